@@ -1,0 +1,139 @@
+# distutils: language = c++
+"""The one driver loop shared by every compiled ranking kernel.
+
+For each query it splits the samples into positive and negative Keys, sorts the positives,
+pre-fills the negatives' ranks with P+1, calls the algorithm's `solve` (a C function pointer
+handed over in a capsule), and then computes the output from the interleaving ranks alone
+(paper 004 Observation 2): coefficients of the joint feature vector, the loss from the
++/- pattern, and the objective. All of it runs without the GIL.
+"""
+from libc.stdint cimport uint8_t
+import numpy as np
+
+from aprank.inference._kernel cimport (
+    Key, LossSpec, LOSS_AP, i64, solve_fn, sort, discount_at, capsule_solve,
+)
+
+cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount) noexcept nogil:
+    cdef i64 k
+    cdef double norm = 0.0
+    L.kind = kind
+    L.P = P
+    L.N = N
+    L.score_scale = 2.0 / (<double>P * <double>N)
+    L.discount = discount
+    L.inv_norm = 0.0
+    if kind != LOSS_AP:
+        for k in range(1, P + 1):
+            norm += discount_at(L, k)
+        L.inv_norm = 1.0 / norm
+
+
+cdef void finish(const LossSpec* L, const Key* pos, const double[:] scores,
+                 const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
+                 i64* ranks, double* coef, i64* count, double* suffix,
+                 double* loss_out, double* objective_out) noexcept nogil:
+    """Coefficients, positive ranks, loss and objective from the negatives' ranks.
+
+    Objective = loss + (2 / PN) * sum over inverted pairs (positive below negative) of
+    (s_neg - s_pos), which equals Delta + w'Psi(R) - w'Psi(R*) (ERRATA item 1). Scores are
+    centred on a positive's score first so the sums do not lose precision when all scores
+    share a large offset.
+    """
+    cdef i64 P = L.P, N = L.N
+    cdef i64 t, k, r, above = 0
+    cdef double centre = pos[P // 2].s
+    cdef double inv_pn = 1.0 / (<double>P * <double>N)
+    cdef double pairs = 0.0, lsum = 0.0
+    suffix[P + 1] = 0.0
+    for r in range(P, 0, -1):
+        suffix[r] = suffix[r + 1] + (pos[r - 1].s - centre)
+    for r in range(P + 2):
+        count[r] = 0
+    for t in range(a, b):
+        k = order[t] if order != NULL else t
+        if not is_pos[k]:
+            r = ranks[k]
+            count[r] += 1
+            # the P - r + 1 positives ranked below this negative are inverted pairs
+            pairs += (P - r + 1) * (scores[k] - centre) - suffix[r]
+            coef[k] = (P + 2 - 2 * r) * inv_pn
+    for r in range(1, P + 1):
+        above += count[r]     # negatives above the r-th positive
+        k = pos[r - 1].i
+        ranks[k] = 1 + above
+        coef[k] = (N - 2 * above) * inv_pn
+        if L.kind == LOSS_AP:
+            lsum += <double>above / <double>(r + above)       # 1 - precision at this positive
+        else:
+            lsum += discount_at(L, r) - discount_at(L, r + above)
+    loss_out[0] = lsum / <double>P if L.kind == LOSS_AP else lsum * L.inv_norm
+    objective_out[0] = loss_out[0] + L.score_scale * pairs
+
+
+def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
+                 const i64[::1] order, const i64[::1] offsets, int kind,
+                 const double[::1] discount, i64 n_pos,
+                 i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective):
+    """Run one ranking algorithm on every query and fill the outputs in place.
+
+    solve: capsule holding the algorithm's solve_fn, or None when `ranks` already holds the
+        negatives' ranks (a user-registered algorithm) and only the output is to be computed.
+    order: sample indices grouped by query (None: samples are already grouped, in order).
+    offsets: query q owns order[offsets[q]:offsets[q+1]].
+    n_pos: total number of positives. Inputs are validated by aprank._validation.
+    """
+    cdef solve_fn fn = NULL
+    cdef i64 n = scores.shape[0]
+    cdef i64 n_queries = offsets.shape[0] - 1
+    cdef const i64* order_p = &order[0] if order is not None and order.shape[0] > 0 else NULL
+    cdef const double* discount_p = &discount[0] if discount is not None else NULL
+    if solve is not None:
+        fn = capsule_solve(solve)
+    # Key buffers are raw bytes so that numpy owns (and tracemalloc sees) the memory.
+    pos_buf = np.empty(max(n_pos, 1) * sizeof(Key), dtype=np.uint8)
+    neg_buf = np.empty(max(n - n_pos, 1) * sizeof(Key), dtype=np.uint8)
+    count_buf = np.empty(n_pos + 2, dtype=np.int64)
+    suffix_buf = np.empty(n_pos + 2, dtype=np.float64)
+    cdef unsigned char[::1] pos_mv = pos_buf, neg_mv = neg_buf
+    cdef Key* pos = <Key*>&pos_mv[0]
+    cdef Key* neg = <Key*>&neg_mv[0]
+    cdef i64[::1] count = count_buf
+    cdef double[::1] suffix = suffix_buf
+    cdef i64 q, t, k, a, b, P, N
+    cdef LossSpec L
+    cdef Key key
+    with nogil:
+        for q in range(n_queries):
+            a = offsets[q]
+            b = offsets[q + 1]
+            P = 0
+            N = 0
+            for t in range(a, b):
+                k = order_p[t] if order_p != NULL else t
+                key.s = scores[k]
+                key.i = k
+                if is_pos[k]:
+                    pos[P] = key
+                    P += 1
+                else:
+                    neg[N] = key
+                    N += 1
+            if P == 0 or N == 0:
+                # Nothing can be inverted: the only ranking is the ground truth.
+                for t in range(a, b):
+                    k = order_p[t] if order_p != NULL else t
+                    ranks[k] = 1
+                    coef[k] = 0.0
+                loss[q] = 0.0
+                objective[q] = 0.0
+                continue
+            if fn != NULL:
+                for t in range(N):
+                    ranks[neg[t].i] = P + 1
+            sort(pos, pos + P)
+            make_spec(&L, kind, P, N, discount_p)
+            if fn != NULL:
+                fn(&L, pos, neg, N, &ranks[0])
+            finish(&L, pos, scores, is_pos, order_p, a, b, &ranks[0], &coef[0],
+                   &count[0], &suffix[0], &loss[q], &objective[q])

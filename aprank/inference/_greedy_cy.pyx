@@ -1,0 +1,20 @@
+# distutils: language = c++
+"""Greedy loss-augmented inference: sort the negatives, then scan every rank for each one.
+
+This is Yue et al.'s algorithm for AP (SIGIR 2007; paper 000 Algorithm 1) and, with the NDCG
+increments, the greedy of Chakrabarti et al. as corrected in paper 004 section 2.3 (exact for
+convex, non-increasing discounts). O(N log N + P N): kept as the published baseline, so it
+deliberately does not use the monotonicity of the optimal ranks to shorten its scans.
+"""
+
+from aprank.inference._kernel cimport Key, LossSpec, i64, solve_capsule, sort, scan_from, set_rank
+
+
+cdef void solve(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg, i64* ranks) noexcept nogil:
+    cdef i64 t
+    sort(neg, neg + n_neg)
+    for t in range(n_neg):
+        set_rank(ranks, L.P, neg, t, scan_from(L, pos, neg[t].s, t + 1, 1, L.P + 1))
+
+
+SOLVE = solve_capsule(solve)

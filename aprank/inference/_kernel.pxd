@@ -1,0 +1,214 @@
+# Shared inline pieces of the rank kernels.
+#
+# Design (read this before changing a kernel):
+#   * A query is split into two arrays of Key = (score, input index): positives, sorted once in
+#     rank order (descending score, ties by index, see _keys.hpp), and negatives, which each
+#     algorithm orders as much as it needs to.
+#   * Loss-augmented inference for a QS-suitable loss (paper 004, section 4) decomposes over the
+#     negatives: the j-th negative in rank order, with score s, gets the interleaving rank
+#     opt_j = the largest maximiser over i in 1..P+1 of
+#         f_j(i) = sum_{k < i} step(j, k),
+#         step(j, k) = f_j(k+1) - f_j(k) = 2 (s+_k - s) / (P N) + delta_j(k+1) - delta_j(k).
+#     (Observation 3 and ERRATA items 1-3.) Every algorithm below computes exactly these opt_j;
+#     they differ only in how they find the j-th negative and how they search over i.
+#   * Ranks are written into the caller-visible `ranks` array by input index. The driver fills
+#     every negative with P+1 first, so kernels only write ranks <= P.
+#   * Everything here is `noexcept nogil` and touches no Python object.
+from libc.stdint cimport int64_t, uint8_t
+from libc.math cimport log2
+
+ctypedef int64_t i64
+
+cdef extern from "_keys.hpp" nogil:
+    cdef struct Key:
+        double s
+        int64_t i
+    bint key_before(const Key& a, const Key& b)
+
+cdef extern from "<algorithm>" namespace "std" nogil:
+    # std::sort on Key* uses operator< from _keys.hpp, i.e. key_before.
+    void sort[Iter](Iter first, Iter last)
+
+cdef enum:
+    LOSS_AP = 0
+    LOSS_NDCG = 1
+    # Below this many candidate ranks a linear scan is faster than the binary search.
+    BINARY_SEARCH_MIN = 16
+
+cdef struct LossSpec:
+    int kind
+    i64 P
+    i64 N
+    double score_scale        # 2 / (P N): weight of one inverted (positive, negative) pair
+    double inv_norm           # NDCG: 1 / sum_{i <= P} D(i)
+    const double* discount    # NDCG: D(m) = discount[m - 1]; NULL means D(m) = 1 / log2(1 + m)
+
+
+cdef inline double discount_at(const LossSpec* L, i64 m) noexcept nogil:
+    if L.discount != NULL:
+        return L.discount[m - 1]
+    return 1.0 / log2(1.0 + <double>m)
+
+
+cdef inline double loss_step(const LossSpec* L, i64 j, i64 i) noexcept nogil:
+    """delta_j(i+1) - delta_j(i): loss change when the j-th negative drops below positive i."""
+    cdef double a
+    if L.kind == LOSS_AP:
+        # ERRATA item 2: -(1/P) * i / ((j+i)(j+i-1)); the 1/P factor is missing in print.
+        a = <double>(j + i)
+        return -(<double>i) / ((<double>L.P) * a * (a - 1.0))
+    # paper 004 Prop. 7: (D(i+j) - D(i+j-1)) / sum_{k<=P} D(k)
+    return (discount_at(L, i + j) - discount_at(L, i + j - 1)) * L.inv_norm
+
+
+cdef inline double step(const LossSpec* L, const Key* pos, double s, i64 j, i64 i) noexcept nogil:
+    """f_j(i+1) - f_j(i) for a negative with score s at position j (both 1-based)."""
+    return L.score_scale * (pos[i - 1].s - s) + loss_step(L, j, i)
+
+
+cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
+    """Largest candidate c such that f_j is concave on 1..c (its steps do not increase).
+
+    AP only. The score part of step(j, i) does not increase with i (positives are sorted) and
+    the loss part -(1/P) i/((j+i)(j+i-1)) does not increase while i <= j-1, because
+    (i+1)(j+i-1) >= i(j+i+1) iff i <= j-1. So steps 1..min(j, P) are non-increasing and f_j is
+    concave on candidates 1..min(j, P)+1: one more candidate than paper 004 Prop. 5 states
+    (ERRATA item 5); tests/test_oracle.py checks the claim against exhaustive search.
+    """
+    if L.kind == LOSS_AP:
+        return (j if j < L.P else L.P) + 1
+    return 1
+
+
+cdef inline i64 scan_from(const LossSpec* L, const Key* pos, double s, i64 j,
+                          i64 best, i64 hi) noexcept nogil:
+    """Largest maximiser of f_j over best..hi, scanning right from the incumbent `best`.
+
+    The running gain is f_j(i+1) - f_j(best), summed from the incumbent rather than from rank 1,
+    so rounding stays relative to the values being compared.
+    """
+    cdef i64 i
+    cdef double gain = 0.0
+    for i in range(best, hi):
+        gain += step(L, pos, s, j, i)
+        if gain >= 0.0:
+            best = i + 1
+            gain = 0.0
+    return best
+
+
+cdef inline i64 opt_rank(const LossSpec* L, const Key* pos, double s, i64 j,
+                         i64 lo, i64 hi) noexcept nogil:
+    """opt_j restricted to candidates lo..hi (largest maximiser), for the j-th negative.
+
+    Where f_j is concave (AP, see concave_end) and the range is wide enough to pay, the
+    maximiser is the first candidate whose step is negative: a binary search (paper 000
+    Algorithm 2, paper 004 section 5). Candidates past the concave part are scanned linearly.
+    """
+    cdef i64 c = concave_end(L, j)
+    cdef i64 top, a, b, m
+    if c - lo < BINARY_SEARCH_MIN:
+        return scan_from(L, pos, s, j, lo, hi)
+    top = hi if hi < c else c
+    a = lo
+    b = top
+    while a < b:
+        m = a + (b - a) // 2
+        if step(L, pos, s, j, m) >= 0.0:
+            a = m + 1
+        else:
+            b = m
+    if top == hi:
+        return a
+    return scan_from(L, pos, s, j, a, hi)
+
+
+cdef inline void swap_keys(Key* a, i64 x, i64 y) noexcept nogil:
+    cdef Key t = a[x]
+    a[x] = a[y]
+    a[y] = t
+
+
+cdef inline i64 median3(const Key* a, i64 x, i64 y, i64 z) noexcept nogil:
+    if key_before(a[x], a[y]):
+        if key_before(a[y], a[z]):
+            return y
+        return z if key_before(a[x], a[z]) else x
+    if key_before(a[x], a[z]):
+        return x
+    return z if key_before(a[y], a[z]) else y
+
+
+cdef inline i64 choose_pivot(const Key* a, i64 lo, i64 hi) noexcept nogil:
+    """Median of 3, or of 3 medians of 3 on large ranges: robust to sorted input."""
+    cdef i64 n = hi - lo
+    cdef i64 mid = lo + n // 2
+    cdef i64 d
+    if n < 256:
+        return median3(a, lo, mid, hi - 1)
+    d = n // 8
+    return median3(a,
+                   median3(a, lo, lo + d, lo + 2 * d),
+                   median3(a, mid - d, mid, mid + d),
+                   median3(a, hi - 1 - 2 * d, hi - 1 - d, hi - 1))
+
+
+cdef inline i64 partition(Key* a, i64 lo, i64 hi) noexcept nogil:
+    """Partition a[lo:hi] (hi - lo >= 3) around a sampled pivot; return its final position m.
+
+    Afterwards a[lo:m] ranks above a[m] and a[m+1:hi] below it, so m + 1 is the pivot's
+    1-based position in rank order within the query. Branch-free Lomuto: the swap happens
+    unconditionally and only the counter depends on the comparison, so there is nothing for
+    the branch predictor to miss.
+    """
+    cdef i64 p = choose_pivot(a, lo, hi)
+    cdef i64 k = lo
+    cdef i64 t
+    cdef Key e, pivot
+    swap_keys(a, p, hi - 1)
+    pivot = a[hi - 1]
+    for t in range(lo, hi - 1):
+        e = a[t]
+        a[t] = a[k]
+        a[k] = e
+        k += key_before(e, pivot)
+    swap_keys(a, k, hi - 1)
+    return k
+
+
+cdef inline void set_rank(i64* ranks, i64 P, const Key* neg, i64 t, i64 r) noexcept nogil:
+    # The driver pre-filled P+1, so that value needs no write.
+    if r <= P:
+        ranks[neg[t].i] = r
+
+
+cdef inline void solve_sorted(const LossSpec* L, const Key* pos, const Key* neg,
+                              i64 lo, i64 hi, i64 rl, i64 rh, i64* ranks) noexcept nogil:
+    """Ranks of the sorted negatives neg[lo:hi], known to lie in rl..rh.
+
+    opt_j does not decrease with j (paper 004 Observation 4), so each search starts at the
+    previous negative's rank.
+    """
+    cdef i64 t
+    cdef i64 r = rl
+    for t in range(lo, hi):
+        r = opt_rank(L, pos, neg[t].s, t + 1, r, rh)
+        set_rank(ranks, L.P, neg, t, r)
+
+
+ctypedef void (*solve_fn)(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg,
+                          i64* ranks) noexcept nogil
+
+
+# Algorithm modules publish their solve_fn in a capsule; the driver unwraps it.
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
+
+
+cdef inline object solve_capsule(solve_fn fn):
+    return PyCapsule_New(<void*>fn, b"aprank.solve_fn", NULL)
+
+
+cdef inline solve_fn capsule_solve(object capsule) except NULL:
+    if not PyCapsule_IsValid(capsule, b"aprank.solve_fn"):
+        raise TypeError("expected the SOLVE capsule of an aprank kernel module")
+    return <solve_fn>PyCapsule_GetPointer(capsule, b"aprank.solve_fn")

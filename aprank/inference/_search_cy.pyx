@@ -1,0 +1,18 @@
+# distutils: language = c++
+"""SEARCH (paper 000 Algorithm 2, paper 004 Algorithm 3): sort the negatives, then find each
+optimal rank by binary search where the AP objective is unimodal and a linear scan elsewhere.
+
+O(N log N + N log P + P^2). Rank P+1 is a candidate (ERRATA item 3).
+"""
+
+from aprank.inference._kernel cimport Key, LossSpec, i64, solve_capsule, sort, opt_rank, set_rank
+
+
+cdef void solve(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg, i64* ranks) noexcept nogil:
+    cdef i64 t
+    sort(neg, neg + n_neg)
+    for t in range(n_neg):
+        set_rank(ranks, L.P, neg, t, opt_rank(L, pos, neg[t].s, t + 1, 1, L.P + 1))
+
+
+SOLVE = solve_capsule(solve)

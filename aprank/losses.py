@@ -1,0 +1,248 @@
+"""Losses of the rank SVM family and their per-negative decompositions.
+
+Notation (as in ``../shared/ERRATA.md``): P positives, N negatives; positives and negatives are
+each taken in rank order; the *interleaving rank* of a negative is 1 + the number of positives
+ranked above it (1 ... P+1).
+
+Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (paper 004, section
+4.1): the loss of a ranking is sum_j delta_j(rank of the j-th negative). Each exposes
+
+* :meth:`~RankingLoss.delta` -- delta_j(i), from the definition;
+* :meth:`~RankingLoss.increment` -- delta_j(i+1) - delta_j(i) in O(1), condition (C4);
+* :meth:`~RankingLoss.from_pattern` -- the loss from the +/- pattern (condition (C1)).
+
+The compiled kernels evaluate the same increments in C (``aprank/inference/_kernel.pxd``); the
+NumPy versions here are the readable reference that the tests and the brute-force oracle use.
+They share the joint feature map of paper 004 eq. 1, whose coefficients for the ground-truth
+ranking are 1/P for a positive and -1/N for a negative.
+
+:class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (paper 002 eq. 7). Its
+output is a labelling, not a ranking, and its joint feature map is its own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "get_loss", "LOSSES"]
+
+# Kernel codes; must match the enum in aprank/inference/_kernel.pxd.
+_KIND_AP = 0
+_KIND_NDCG = 1
+
+
+class Loss:
+    """Base class. ``name`` is the key used by the algorithm registry."""
+
+    name: str = ""
+    #: True when the loss is undefined without positives (AP, NDCG).
+    needs_positives: bool = True
+
+    def truth_coef(self, is_pos) -> np.ndarray:
+        """Coefficients c* with Psi(X, R*) = sum_k c*_k psi(x_k) for the ground truth."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class RankingLoss(Loss):
+    """A QS-suitable ranking loss (paper 004, section 4.1)."""
+
+    _kind: int = -1
+
+    def truth_coef(self, is_pos) -> np.ndarray:
+        is_pos = np.asarray(is_pos, dtype=bool)
+        n_pos = int(is_pos.sum())
+        n_neg = is_pos.size - n_pos
+        if n_pos == 0 or n_neg == 0:
+            return np.zeros(is_pos.size)
+        return np.where(is_pos, 1.0 / n_pos, -1.0 / n_neg)
+
+    def delta(self, j, i, P: int, N: int) -> np.ndarray:
+        """delta_j(i): loss contributed by the j-th negative at interleaving rank i (1-based)."""
+        raise NotImplementedError
+
+    def increment(self, j, i, P: int, N: int) -> np.ndarray:
+        """delta_j(i+1) - delta_j(i), for 1 <= i <= P."""
+        raise NotImplementedError
+
+    def from_pattern(self, neg_above, P: int, N: int) -> np.ndarray:
+        """Loss of the ranking whose k-th positive has ``neg_above[..., k-1]`` negatives above it.
+
+        ``neg_above`` is non-decreasing along its last axis; leading axes are batch axes.
+        """
+        raise NotImplementedError
+
+    def kernel_discount(self, n_max: int, table: bool = False):
+        """Discount array handed to the kernels (None: the kernel needs none)."""
+        return None
+
+
+class AveragePrecision(RankingLoss):
+    """1 - AP (non-interpolated average precision) of a ranking, paper 004 section 2.2."""
+
+    name = "ap"
+    _kind = _KIND_AP
+
+    def delta(self, j, i, P, N):
+        # Yue et al.: delta_j(i) = (1/P) sum_{k=i}^{P} (j/(j+k) - (j-1)/(j+k-1))
+        j, i = np.broadcast_arrays(np.asarray(j, dtype=float), np.asarray(i, dtype=float))
+        k = np.arange(1, P + 1, dtype=float)
+        terms = j[..., None] / (j[..., None] + k) - (j[..., None] - 1) / (j[..., None] + k - 1)
+        return np.where(k >= i[..., None], terms, 0.0).sum(axis=-1) / P
+
+    def increment(self, j, i, P, N):
+        # ERRATA item 2: the printed derivative drops the factor 1/P.
+        j = np.asarray(j, dtype=float)
+        i = np.asarray(i, dtype=float)
+        return -i / (P * (j + i) * (j + i - 1))
+
+    def from_pattern(self, neg_above, P, N):
+        n = np.asarray(neg_above, dtype=float)
+        k = np.arange(1, P + 1, dtype=float)
+        # 1 - precision at the k-th positive is n_k / (k + n_k); no cancellation near AP = 1
+        return (n / (k + n)).sum(axis=-1) / P
+
+
+def _default_discount(m) -> np.ndarray:
+    return 1.0 / np.log2(1.0 + np.asarray(m, dtype=float))
+
+
+class NDCG(RankingLoss):
+    """1 - NDCG with binary relevance, paper 004 section 2.2.
+
+    Parameters
+    ----------
+    discount : array-like, optional
+        ``discount[m-1]`` is D(m), the discount at position m. Default D(m) = 1/log2(1+m).
+        A user discount must be finite, non-negative, non-increasing and convex with D(1) > 0:
+        the exact algorithms rely on convexity (ERRATA item 6; paper 004 Remark 1 shows the
+        greedy failing without it). It must cover every position of the queries it scores.
+    """
+
+    name = "ndcg"
+    _kind = _KIND_NDCG
+
+    def __init__(self, discount=None):
+        self.discount = None if discount is None else self._check_discount(discount)
+
+    def __repr__(self) -> str:
+        return "NDCG()" if self.discount is None else f"NDCG(discount=<{self.discount.size} values>)"
+
+    @staticmethod
+    def _check_discount(discount) -> np.ndarray:
+        d = np.array(discount, dtype=np.float64)  # a private copy: later caller edits can't leak in
+        if d.ndim != 1 or d.size == 0:
+            raise ValueError("discount must be a non-empty 1-D array: discount[m-1] = D(m)")
+        if not np.isfinite(d).all():
+            raise ValueError("discount must be finite")
+        if d[0] <= 0 or (d < 0).any():
+            raise ValueError("discount must be non-negative with D(1) > 0")
+        tol = 4 * np.finfo(float).eps * float(np.abs(d).max())
+        rises = np.flatnonzero(np.diff(d) > tol)
+        if rises.size:
+            m = int(rises[0]) + 1
+            raise ValueError(
+                f"discount must be non-increasing: D({m + 1}) = {d[m]} > D({m}) = {d[m - 1]}; "
+                "the exact NDCG algorithms need a non-increasing, convex discount"
+            )
+        dips = np.flatnonzero(d[2:] - 2 * d[1:-1] + d[:-2] < -tol)
+        if dips.size:
+            m = int(dips[0]) + 2
+            raise ValueError(
+                f"discount must be convex: D({m - 1}) + D({m + 1}) < 2 D({m}); the greedy and "
+                "quicksort algorithms are exact only for convex discounts (ERRATA item 6, "
+                "paper 004 Remark 1)"
+            )
+        d.setflags(write=False)
+        return d
+
+    def D(self, m) -> np.ndarray:
+        """The discount at 1-based positions m."""
+        m = np.asarray(m)
+        if self.discount is None:
+            return _default_discount(m)
+        if m.size and int(m.max()) > self.discount.size:
+            raise ValueError(
+                f"discount has {self.discount.size} values but position {int(m.max())} is needed"
+            )
+        return self.discount[m - 1]
+
+    def _norm(self, P):
+        return self.D(np.arange(1, P + 1)).sum()
+
+    def delta(self, j, i, P, N):
+        # paper 004 Prop. 7: delta_j(i) = (D(i+j-1) - D(P+j)) / sum_{k<=P} D(k)
+        j, i = np.broadcast_arrays(np.asarray(j), np.asarray(i))
+        return (self.D(i + j - 1) - self.D(P + j)) / self._norm(P)
+
+    def increment(self, j, i, P, N):
+        j, i = np.broadcast_arrays(np.asarray(j), np.asarray(i))
+        return (self.D(i + j) - self.D(i + j - 1)) / self._norm(P)
+
+    def from_pattern(self, neg_above, P, N):
+        n = np.asarray(neg_above)
+        k = np.arange(1, P + 1)
+        return (self.D(k) - self.D(k + n)).sum(axis=-1) / self._norm(P)
+
+    def kernel_discount(self, n_max, table=False):
+        """The user discount, checked to cover n_max positions; with ``table=True`` also the
+        default discount as a table (worth it for O(PN) scans, not for the O(N log P) ones)."""
+        if self.discount is not None:
+            if self.discount.size < n_max:
+                raise ValueError(
+                    f"discount has {self.discount.size} values but a query has {n_max} samples"
+                )
+            return self.discount
+        return _default_discount(np.arange(1, n_max + 1)) if table else None
+
+
+class ZeroOne(Loss):
+    """Weighted 0-1 loss of the binary structural SVM, paper 002 eq. 7.
+
+    Delta = (J * #positives labelled 0 + #negatives labelled 1) / (J P + N), J = N / P by default
+    (per query). The joint feature map is Psi(X, Y) = sum_i v_i (2 y_i - 1) psi(x_i) / (2 (J P + N))
+    with v_i = J for positives and 1 for negatives, which makes the 1-slack structural SVM the
+    class-weighted hinge-loss SVM.
+    """
+
+    name = "zero-one"
+
+    def __init__(self, J=None):
+        if J is not None:
+            J = float(J)
+            if not np.isfinite(J) or J < 0:
+                raise ValueError(f"J must be a finite number >= 0, got {J}")
+        self.J = J
+        self.needs_positives = J is None
+
+    def __repr__(self) -> str:
+        return "ZeroOne()" if self.J is None else f"ZeroOne(J={self.J})"
+
+    def weights(self, is_pos) -> tuple[np.ndarray, float]:
+        """Per-sample weights v and the normaliser J P + N."""
+        is_pos = np.asarray(is_pos, dtype=bool)
+        n_pos = int(is_pos.sum())
+        n_neg = is_pos.size - n_pos
+        J = self.J if self.J is not None else (n_neg / n_pos if n_pos else 0.0)
+        return np.where(is_pos, J, 1.0), J * n_pos + n_neg
+
+    def truth_coef(self, is_pos) -> np.ndarray:
+        v, z = self.weights(is_pos)
+        if z == 0:
+            return np.zeros(v.size)
+        return v * np.where(is_pos, 1.0, -1.0) / (2 * z)
+
+
+#: Losses by name, as accepted by ``aprank.infer(..., loss=...)``.
+LOSSES = {"ap": AveragePrecision(), "ndcg": NDCG(), "zero-one": ZeroOne()}
+
+
+def get_loss(loss) -> Loss:
+    """A Loss from a name in :data:`LOSSES` or a Loss instance."""
+    if isinstance(loss, Loss):
+        return loss
+    try:
+        return LOSSES[loss]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)} or pass a Loss") from None
