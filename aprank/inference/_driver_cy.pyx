@@ -1,7 +1,8 @@
 # distutils: language = c++
 """The one driver loop shared by every compiled ranking kernel.
 
-For each query it splits the samples into positive and negative Keys, sorts the positives,
+For each query it splits the samples into positives and negatives (scores and input indices),
+sorts the positives,
 pre-fills the negatives' ranks with P+1, calls the algorithm's `solve` (a C function pointer
 handed over in a capsule), and then computes the output from the interleaving ranks alone
 (paper 004 Observation 2): coefficients of the joint feature vector, the loss from the
@@ -11,10 +12,29 @@ from libc.stdint cimport uint8_t
 import numpy as np
 
 from aprank.inference._kernel cimport (
-    Key, LossSpec, LOSS_AP, i64, solve_fn, sort, discount_at, capsule_solve,
+    LossSpec, LOSS_AP, i64, solve_fn, sort_keys, discount_at, capsule_solve, cpu_has_avx512,
 )
 
-cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount) noexcept nogil:
+#: Allow the AVX-512 partition when the CPU has it (see set_simd).
+cdef bint _simd = True
+
+
+def set_simd(bint enabled):
+    """Allow (True, the default) or forbid the AVX-512 partition; results are identical either
+    way, so this exists to test and time the portable path. Returns the previous setting."""
+    global _simd
+    previous = _simd
+    _simd = enabled
+    return previous
+
+
+def simd_active():
+    """True when kernels use the AVX-512 partition (allowed and supported by this CPU)."""
+    return bool(_simd and cpu_has_avx512())
+
+
+cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount,
+                           bint simd) noexcept nogil:
     cdef i64 k
     cdef double norm = 0.0
     L.kind = kind
@@ -22,6 +42,7 @@ cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* di
     L.N = N
     L.score_scale = 2.0 / (<double>P * <double>N)
     L.discount = discount
+    L.simd = simd
     L.inv_norm = 0.0
     if kind != LOSS_AP:
         for k in range(1, P + 1):
@@ -29,7 +50,7 @@ cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* di
         L.inv_norm = 1.0 / norm
 
 
-cdef void finish(const LossSpec* L, const Key* pos, const double[:] scores,
+cdef void finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const double[:] scores,
                  const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
                  i64* ranks, double* coef, i64* count, double* suffix,
                  double* loss_out, double* objective_out) noexcept nogil:
@@ -42,12 +63,12 @@ cdef void finish(const LossSpec* L, const Key* pos, const double[:] scores,
     """
     cdef i64 P = L.P, N = L.N
     cdef i64 t, k, r, above = 0
-    cdef double centre = pos[P // 2].s
+    cdef double centre = pos_s[P // 2]
     cdef double inv_pn = 1.0 / (<double>P * <double>N)
     cdef double pairs = 0.0, lsum = 0.0
     suffix[P + 1] = 0.0
     for r in range(P, 0, -1):
-        suffix[r] = suffix[r + 1] + (pos[r - 1].s - centre)
+        suffix[r] = suffix[r + 1] + (pos_s[r - 1] - centre)
     for r in range(P + 2):
         count[r] = 0
     for t in range(a, b):
@@ -60,7 +81,7 @@ cdef void finish(const LossSpec* L, const Key* pos, const double[:] scores,
             coef[k] = (P + 2 - 2 * r) * inv_pn
     for r in range(1, P + 1):
         above += count[r]     # negatives above the r-th positive
-        k = pos[r - 1].i
+        k = pos_x[r - 1]
         ranks[k] = 1 + above
         coef[k] = (N - 2 * above) * inv_pn
         if L.kind == LOSS_AP:
@@ -90,19 +111,17 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef const double* discount_p = &discount[0] if discount is not None else NULL
     if solve is not None:
         fn = capsule_solve(solve)
-    # Key buffers are raw bytes so that numpy owns (and tracemalloc sees) the memory.
-    pos_buf = np.empty(max(n_pos, 1) * sizeof(Key), dtype=np.uint8)
-    neg_buf = np.empty(max(n - n_pos, 1) * sizeof(Key), dtype=np.uint8)
+    cdef bint simd = _simd
+    pos_s_buf = np.empty(max(n_pos, 1), dtype=np.float64)
+    pos_x_buf = np.empty(max(n_pos, 1), dtype=np.int64)
+    neg_s_buf = np.empty(max(n - n_pos, 1), dtype=np.float64)
+    neg_x_buf = np.empty(max(n - n_pos, 1), dtype=np.int64)
     count_buf = np.empty(n_pos + 2, dtype=np.int64)
     suffix_buf = np.empty(n_pos + 2, dtype=np.float64)
-    cdef unsigned char[::1] pos_mv = pos_buf, neg_mv = neg_buf
-    cdef Key* pos = <Key*>&pos_mv[0]
-    cdef Key* neg = <Key*>&neg_mv[0]
-    cdef i64[::1] count = count_buf
-    cdef double[::1] suffix = suffix_buf
+    cdef double[::1] pos_s = pos_s_buf, neg_s = neg_s_buf, suffix = suffix_buf
+    cdef i64[::1] pos_x = pos_x_buf, neg_x = neg_x_buf, count = count_buf
     cdef i64 q, t, k, a, b, P, N
     cdef LossSpec L
-    cdef Key key
     with nogil:
         for q in range(n_queries):
             a = offsets[q]
@@ -111,13 +130,13 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             N = 0
             for t in range(a, b):
                 k = order_p[t] if order_p != NULL else t
-                key.s = scores[k]
-                key.i = k
                 if is_pos[k]:
-                    pos[P] = key
+                    pos_s[P] = scores[k]
+                    pos_x[P] = k
                     P += 1
                 else:
-                    neg[N] = key
+                    neg_s[N] = scores[k]
+                    neg_x[N] = k
                     N += 1
             if P == 0 or N == 0:
                 # Nothing can be inverted: the only ranking is the ground truth.
@@ -130,10 +149,10 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                 continue
             if fn != NULL:
                 for t in range(N):
-                    ranks[neg[t].i] = P + 1
-            sort(pos, pos + P)
-            make_spec(&L, kind, P, N, discount_p)
+                    ranks[neg_x[t]] = P + 1
+            sort_keys(&pos_s[0], &pos_x[0], 0, P, simd)
+            make_spec(&L, kind, P, N, discount_p, simd)
             if fn != NULL:
-                fn(&L, pos, neg, N, &ranks[0])
-            finish(&L, pos, scores, is_pos, order_p, a, b, &ranks[0], &coef[0],
+                fn(&L, &pos_s[0], &neg_s[0], &neg_x[0], N, &ranks[0])
+            finish(&L, &pos_s[0], &pos_x[0], scores, is_pos, order_p, a, b, &ranks[0], &coef[0],
                    &count[0], &suffix[0], &loss[q], &objective[q])

@@ -7,14 +7,15 @@ convex, non-increasing discounts). O(N log N + P N): kept as the published basel
 deliberately does not use the monotonicity of the optimal ranks to shorten its scans.
 """
 
-from aprank.inference._kernel cimport Key, LossSpec, i64, solve_capsule, sort, scan_from, set_rank
+from aprank.inference._kernel cimport LossSpec, i64, solve_capsule, sort_keys, scan_from, set_rank
 
 
-cdef void solve(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg, i64* ranks) noexcept nogil:
+cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
+                i64* ranks) noexcept nogil:
     cdef i64 t
-    sort(neg, neg + n_neg)
+    sort_keys(neg_s, neg_x, 0, n_neg, L.simd)
     for t in range(n_neg):
-        set_rank(ranks, L.P, neg, t, scan_from(L, pos, neg[t].s, t + 1, 1, L.P + 1))
+        set_rank(ranks, L.P, neg_x, t, scan_from(L, pos, neg_s[t], t + 1, 1, L.P + 1))
 
 
 SOLVE = solve_capsule(solve)

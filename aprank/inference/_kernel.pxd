@@ -1,9 +1,10 @@
 # Shared inline pieces of the rank kernels.
 #
 # Design (read this before changing a kernel):
-#   * A query is split into two arrays of Key = (score, input index): positives, sorted once in
-#     rank order (descending score, ties by index, see _keys.hpp), and negatives, which each
-#     algorithm orders as much as it needs to.
+#   * A query is split into positives and negatives, each held as two parallel arrays of scores
+#     and input indices. Positives are sorted once in rank order (descending score, ties by
+#     index: the tie rule, see _order.hpp); each algorithm orders the negatives as much as it
+#     needs to, with the partition and sort of _order.hpp.
 #   * Loss-augmented inference for a QS-suitable loss (paper 004, section 4) decomposes over the
 #     negatives: the j-th negative in rank order, with score s, gets the interleaving rank
 #     opt_j = the largest maximiser over i in 1..P+1 of
@@ -16,18 +17,15 @@
 #   * Everything here is `noexcept nogil` and touches no Python object.
 from libc.stdint cimport int64_t, uint8_t
 from libc.math cimport log2
+from libcpp cimport bool as cbool
 
 ctypedef int64_t i64
 
-cdef extern from "_keys.hpp" nogil:
-    cdef struct Key:
-        double s
-        int64_t i
-    bint key_before(const Key& a, const Key& b)
-
-cdef extern from "<algorithm>" namespace "std" nogil:
-    # std::sort on Key* uses operator< from _keys.hpp, i.e. key_before.
-    void sort[Iter](Iter first, Iter last)
+cdef extern from "_order.hpp" namespace "aprank" nogil:
+    cbool before(double as_, int64_t ai, double bs, int64_t bi)
+    int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
+    void sort_keys(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
+    cbool cpu_has_avx512()
 
 cdef enum:
     LOSS_AP = 0
@@ -42,6 +40,7 @@ cdef struct LossSpec:
     double score_scale        # 2 / (P N): weight of one inverted (positive, negative) pair
     double inv_norm           # NDCG: 1 / sum_{i <= P} D(i)
     const double* discount    # NDCG: D(m) = discount[m - 1]; NULL means D(m) = 1 / log2(1 + m)
+    bint simd                 # allow the AVX-512 partition (see _order.hpp)
 
 
 cdef inline double discount_at(const LossSpec* L, i64 m) noexcept nogil:
@@ -61,9 +60,10 @@ cdef inline double loss_step(const LossSpec* L, i64 j, i64 i) noexcept nogil:
     return (discount_at(L, i + j) - discount_at(L, i + j - 1)) * L.inv_norm
 
 
-cdef inline double step(const LossSpec* L, const Key* pos, double s, i64 j, i64 i) noexcept nogil:
-    """f_j(i+1) - f_j(i) for a negative with score s at position j (both 1-based)."""
-    return L.score_scale * (pos[i - 1].s - s) + loss_step(L, j, i)
+cdef inline double step(const LossSpec* L, const double* pos, double s, i64 j, i64 i) noexcept nogil:
+    """f_j(i+1) - f_j(i) for a negative with score s at position j (both 1-based); pos holds
+    the positives' scores in rank order."""
+    return L.score_scale * (pos[i - 1] - s) + loss_step(L, j, i)
 
 
 cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
@@ -80,7 +80,7 @@ cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
     return 1
 
 
-cdef inline i64 scan_from(const LossSpec* L, const Key* pos, double s, i64 j,
+cdef inline i64 scan_from(const LossSpec* L, const double* pos, double s, i64 j,
                           i64 best, i64 hi) noexcept nogil:
     """Largest maximiser of f_j over best..hi, scanning right from the incumbent `best`.
 
@@ -97,7 +97,7 @@ cdef inline i64 scan_from(const LossSpec* L, const Key* pos, double s, i64 j,
     return best
 
 
-cdef inline i64 opt_rank(const LossSpec* L, const Key* pos, double s, i64 j,
+cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
                          i64 lo, i64 hi) noexcept nogil:
     """opt_j restricted to candidates lo..hi (largest maximiser), for the j-th negative.
 
@@ -123,68 +123,16 @@ cdef inline i64 opt_rank(const LossSpec* L, const Key* pos, double s, i64 j,
     return scan_from(L, pos, s, j, a, hi)
 
 
-cdef inline void swap_keys(Key* a, i64 x, i64 y) noexcept nogil:
-    cdef Key t = a[x]
-    a[x] = a[y]
-    a[y] = t
-
-
-cdef inline i64 median3(const Key* a, i64 x, i64 y, i64 z) noexcept nogil:
-    if key_before(a[x], a[y]):
-        if key_before(a[y], a[z]):
-            return y
-        return z if key_before(a[x], a[z]) else x
-    if key_before(a[x], a[z]):
-        return x
-    return z if key_before(a[y], a[z]) else y
-
-
-cdef inline i64 choose_pivot(const Key* a, i64 lo, i64 hi) noexcept nogil:
-    """Median of 3, or of 3 medians of 3 on large ranges: robust to sorted input."""
-    cdef i64 n = hi - lo
-    cdef i64 mid = lo + n // 2
-    cdef i64 d
-    if n < 256:
-        return median3(a, lo, mid, hi - 1)
-    d = n // 8
-    return median3(a,
-                   median3(a, lo, lo + d, lo + 2 * d),
-                   median3(a, mid - d, mid, mid + d),
-                   median3(a, hi - 1 - 2 * d, hi - 1 - d, hi - 1))
-
-
-cdef inline i64 partition(Key* a, i64 lo, i64 hi) noexcept nogil:
-    """Partition a[lo:hi] (hi - lo >= 3) around a sampled pivot; return its final position m.
-
-    Afterwards a[lo:m] ranks above a[m] and a[m+1:hi] below it, so m + 1 is the pivot's
-    1-based position in rank order within the query. Branch-free Lomuto: the swap happens
-    unconditionally and only the counter depends on the comparison, so there is nothing for
-    the branch predictor to miss.
-    """
-    cdef i64 p = choose_pivot(a, lo, hi)
-    cdef i64 k = lo
-    cdef i64 t
-    cdef Key e, pivot
-    swap_keys(a, p, hi - 1)
-    pivot = a[hi - 1]
-    for t in range(lo, hi - 1):
-        e = a[t]
-        a[t] = a[k]
-        a[k] = e
-        k += key_before(e, pivot)
-    swap_keys(a, k, hi - 1)
-    return k
-
-
-cdef inline void set_rank(i64* ranks, i64 P, const Key* neg, i64 t, i64 r) noexcept nogil:
+cdef inline void set_rank(i64* ranks, i64 P, const i64* neg_x, i64 t, i64 r) noexcept nogil:
     # The driver pre-filled P+1, so that value needs no write.
     if r <= P:
-        ranks[neg[t].i] = r
+        ranks[neg_x[t]] = r
 
 
-cdef inline void solve_sorted(const LossSpec* L, const Key* pos, const Key* neg,
-                              i64 lo, i64 hi, i64 rl, i64 rh, i64* ranks) noexcept nogil:
-    """Ranks of the sorted negatives neg[lo:hi], known to lie in rl..rh.
+cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double* neg_s,
+                              const i64* neg_x, i64 lo, i64 hi, i64 rl, i64 rh,
+                              i64* ranks) noexcept nogil:
+    """Ranks of the sorted negatives [lo, hi), known to lie in rl..rh.
 
     opt_j does not decrease with j (paper 004 Observation 4), so each search starts at the
     previous negative's rank.
@@ -192,12 +140,15 @@ cdef inline void solve_sorted(const LossSpec* L, const Key* pos, const Key* neg,
     cdef i64 t
     cdef i64 r = rl
     for t in range(lo, hi):
-        r = opt_rank(L, pos, neg[t].s, t + 1, r, rh)
-        set_rank(ranks, L.P, neg, t, r)
+        r = opt_rank(L, pos, neg_s[t], t + 1, r, rh)
+        set_rank(ranks, L.P, neg_x, t, r)
 
 
-ctypedef void (*solve_fn)(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg,
-                          i64* ranks) noexcept nogil
+# An algorithm: given the positives' scores in rank order and the negatives (scores neg_s,
+# input indices neg_x, in any order; the function may reorder them), write the negatives'
+# ranks <= P into ranks[input index].
+ctypedef void (*solve_fn)(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
+                          i64 n_neg, i64* ranks) noexcept nogil
 
 
 # Algorithm modules publish their solve_fn in a capsule; the driver unwraps it.

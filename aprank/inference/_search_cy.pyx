@@ -5,14 +5,15 @@ optimal rank by binary search where the AP objective is unimodal and a linear sc
 O(N log N + N log P + P^2). Rank P+1 is a candidate (ERRATA item 3).
 """
 
-from aprank.inference._kernel cimport Key, LossSpec, i64, solve_capsule, sort, opt_rank, set_rank
+from aprank.inference._kernel cimport LossSpec, i64, solve_capsule, sort_keys, opt_rank, set_rank
 
 
-cdef void solve(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg, i64* ranks) noexcept nogil:
+cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
+                i64* ranks) noexcept nogil:
     cdef i64 t
-    sort(neg, neg + n_neg)
+    sort_keys(neg_s, neg_x, 0, n_neg, L.simd)
     for t in range(n_neg):
-        set_rank(ranks, L.P, neg, t, opt_rank(L, pos, neg[t].s, t + 1, 1, L.P + 1))
+        set_rank(ranks, L.P, neg_x, t, opt_rank(L, pos, neg_s[t], t + 1, 1, L.P + 1))
 
 
 SOLVE = solve_capsule(solve)

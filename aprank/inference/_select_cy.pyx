@@ -10,27 +10,28 @@ the boundary are then sorted and solved with SEARCH; the suffix keeps rank P+1 u
 """
 
 from aprank.inference._kernel cimport (
-    Key, LossSpec, i64, solve_capsule, sort, opt_rank, partition, set_rank,
+    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, set_rank,
 )
 
 cdef enum:
     WINDOW_MIN = 16
 
 
-cdef void solve(const LossSpec* L, const Key* pos, Key* neg, i64 n_neg, i64* ranks) noexcept nogil:
+cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
+                i64* ranks) noexcept nogil:
     cdef i64 P = L.P
     cdef i64 lo = 0, hi = n_neg, m, t
-    # Invariant: neg[:lo] all rank <= P, neg[hi:] all rank P+1, and the window neg[lo:hi]
-    # holds exactly the negatives that fall between them in rank order.
+    # Invariant: negatives [0, lo) have rank <= P, [hi, n_neg) rank P+1, and the window
+    # [lo, hi) holds exactly the negatives that fall between them in rank order.
     while hi - lo > WINDOW_MIN:
-        m = partition(neg, lo, hi)
-        if opt_rank(L, pos, neg[m].s, m + 1, 1, P + 1) == P + 1:
+        m = partition(neg_s, neg_x, lo, hi, L.simd)
+        if opt_rank(L, pos, neg_s[m], m + 1, 1, P + 1) == P + 1:
             hi = m
         else:
             lo = m + 1
-    sort(neg, neg + hi)
+    sort_keys(neg_s, neg_x, 0, hi, L.simd)
     for t in range(hi):
-        set_rank(ranks, P, neg, t, opt_rank(L, pos, neg[t].s, t + 1, 1, P + 1))
+        set_rank(ranks, P, neg_x, t, opt_rank(L, pos, neg_s[t], t + 1, 1, P + 1))
 
 
 SOLVE = solve_capsule(solve)
