@@ -1,0 +1,376 @@
+"""Loaders for the small real data sets used by the experiments.
+
+The data are *not* part of this repository; they are read from a folder
+(``shared/data``) that lives next to the project.
+
+Where the data are found (:func:`data_dir`)
+-------------------------------------------
+1. The environment variable ``APRANK_DATA``, if it is set and not empty.
+   If that folder does not exist, :class:`FileNotFoundError` is raised
+   (there is no silent fallback).
+2. Otherwise ``../shared/data`` relative to the current working directory,
+   if it exists.
+3. Otherwise ``<repository root>/../shared/data``, where the repository root
+   is the parent of the ``aprank`` package directory (in-place checkouts).
+
+If none exists, :class:`FileNotFoundError` tells how to set ``APRANK_DATA``.
+
+Data sets
+---------
+HJA birdsong (:func:`load_hja_birdsong`, folder ``mil/birds_hja``)
+    Briggs, Fern and Raich, KDD 2012. Field recordings from the H. J. Andrews
+    forest: 548 recordings (bags) cut into 10232 segments, each described by
+    38 features. Each segment has a label, either a species 1..13 or -1
+    (unlabelled). The loader keeps only the labelled segments (4998 of them).
+    Provenance / licence: MILSurvey repository (CRAPL v0).
+
+Yahoo! learning-to-rank sample (:func:`load_yahoo_ltr`, folder ``ltr/yahoo_ltr_sample_lightgbm``)
+    300 features in [0, 1], graded relevance 0..4; train 3005 documents in
+    201 queries, test 768 documents in 50 queries. Queries are stored as
+    contiguous blocks of rows, with one query size per line in
+    ``rank.<split>.query``.
+    Provenance / licence: LightGBM's examples/lambdarank (MIT repo); its
+    maintainers describe it as sampled from the Yahoo! Learning to Rank data.
+
+Every loader takes ``verify=False``; with ``verify=True`` the files it reads
+are checked against ``SHA256SUMS`` in the data folder first (a mismatch
+raises :class:`ValueError`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "DATA_ENV_VAR",
+    "data_dir",
+    "HJABirdsong",
+    "load_hja_birdsong",
+    "recording_split",
+    "YahooLTR",
+    "load_yahoo_ltr",
+]
+
+DATA_ENV_VAR = "APRANK_DATA"
+
+_HINT = (
+    "Set the environment variable APRANK_DATA to the folder holding the shared data "
+    "(the one with README.md and SHA256SUMS), e.g. `export APRANK_DATA=/path/to/shared/data`."
+)
+
+_HJA_DIR = "mil/birds_hja"
+_HJA_FEATURES = "hja_birdsong_features.txt"
+_HJA_INSTANCE_LABELS = "hja_birdsong_instance_labels.txt"
+_HJA_CLASS_NAMES = "hja_birdsong_class_names.txt"
+_HJA_N_FEATURES = 38
+_HJA_N_CLASSES = 13
+
+_YAHOO_DIR = "ltr/yahoo_ltr_sample_lightgbm"
+_YAHOO_N_FEATURES = 300
+_YAHOO_SPLITS = ("train", "test")
+
+
+# --------------------------------------------------------------------------- locating the data
+def _repo_root() -> Path:
+    """Parent of the ``aprank`` package directory."""
+    return Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """Return the folder holding the shared data, as a resolved :class:`pathlib.Path`.
+
+    See the module docstring for the rule (``APRANK_DATA``, then
+    ``./../shared/data``, then ``<repository root>/../shared/data``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder does not exist; the message says how to set ``APRANK_DATA``.
+    """
+    env = os.environ.get(DATA_ENV_VAR, "")
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_dir():
+            raise FileNotFoundError(
+                f"{DATA_ENV_VAR}={env!r} is not an existing folder. {_HINT}"
+            )
+        return path.resolve()
+    candidates = [Path.cwd() / ".." / "shared" / "data", _repo_root().parent / "shared" / "data"]
+    for path in candidates:
+        if path.is_dir():
+            return path.resolve()
+    tried = ", ".join(str(p) for p in candidates)
+    raise FileNotFoundError(f"Shared data folder not found (tried {tried}). {_HINT}")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verify(root: Path, relpaths) -> None:
+    """Check ``relpaths`` (relative to ``root``) against ``root/SHA256SUMS``."""
+    sums_file = root / "SHA256SUMS"
+    if not sums_file.is_file():
+        raise FileNotFoundError(f"{sums_file} not found; cannot verify checksums.")
+    expected = {}
+    for line in sums_file.read_text().splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2:
+            expected[parts[1].strip().lstrip("*")] = parts[0].lower()
+    for rel in relpaths:
+        if rel not in expected:
+            raise ValueError(f"{rel} has no checksum listed in {sums_file}.")
+        actual = _sha256(root / rel)
+        if actual != expected[rel]:
+            raise ValueError(
+                f"Checksum mismatch for {root / rel}: expected {expected[rel]}, got {actual}."
+            )
+
+
+# --------------------------------------------------------------------------- HJA birdsong
+@dataclass(frozen=True)
+class HJABirdsong:
+    """Labelled segments of the HJA birdsong data (one row per segment).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_segments, 38), float64
+        Segment features, in the file's column order (f1..f38). The columns are
+        on very different scales (some are below 1e-3, some above 1e4), so
+        standardise before fitting linear models.
+    species : ndarray of shape (n_segments,), int64
+        Species label of each segment, in 1..13.
+    recording : ndarray of shape (n_segments,), int64
+        Recording (bag) id of each segment, in 1..548. Segments of the same
+        recording are not independent: split by recording
+        (see :func:`recording_split`).
+    class_names : tuple of 13 str
+        ``class_names[k - 1]`` names species ``k``, e.g. ``"BRCR - Brown Creeper"``.
+    """
+
+    X: np.ndarray
+    species: np.ndarray
+    recording: np.ndarray
+    class_names: tuple
+
+    @property
+    def n_classes(self) -> int:
+        """Number of species (13)."""
+        return len(self.class_names)
+
+
+def _read_csv_with_header(path: Path, ncols: int) -> np.ndarray:
+    """Read a comma-separated numeric file with one header line; check the column count."""
+    arr = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+    if arr.shape[1] != ncols:
+        raise ValueError(f"{path}: expected {ncols} columns, found {arr.shape[1]}.")
+    return arr
+
+
+def _as_int64(values: np.ndarray, what: str) -> np.ndarray:
+    out = np.asarray(values).astype(np.int64)
+    if not np.array_equal(out, values):
+        raise ValueError(f"{what}: non-integer values found.")
+    return out
+
+
+def _read_hja_class_names(path: Path) -> tuple:
+    names = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        k, _, name = line.partition("\t")
+        if not name:
+            k, _, name = line.partition(" ")
+        names[int(k)] = name.strip()
+    if sorted(names) != list(range(1, _HJA_N_CLASSES + 1)):
+        raise ValueError(f"{path}: expected class ids 1..{_HJA_N_CLASSES}, found {sorted(names)}.")
+    return tuple(names[k] for k in range(1, _HJA_N_CLASSES + 1))
+
+
+def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
+    """Load the labelled segments of the HJA birdsong data.
+
+    Reads ``mil/birds_hja/hja_birdsong_features.txt`` (header, then
+    ``bag_id, f1..f38``), ``hja_birdsong_instance_labels.txt`` (header, then
+    ``bag_id, label``, aligned row by row with the features) and
+    ``hja_birdsong_class_names.txt``. Segments with label -1 (unlabelled) are
+    dropped.
+
+    Parameters
+    ----------
+    verify : bool, default False
+        Check the files against ``SHA256SUMS`` first.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the data folder is missing (see :func:`data_dir`).
+    ValueError
+        If the files disagree (row counts, bag ids row by row), labels are out
+        of range, or (with ``verify=True``) a checksum does not match.
+    """
+    root = data_dir()
+    rels = [f"{_HJA_DIR}/{name}" for name in (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_CLASS_NAMES)]
+    if verify:
+        _verify(root, rels)
+    feat_path, lab_path, names_path = (root / r for r in rels)
+
+    feats = _read_csv_with_header(feat_path, 1 + _HJA_N_FEATURES)
+    labs = _read_csv_with_header(lab_path, 2)
+    if feats.shape[0] != labs.shape[0]:
+        raise ValueError(
+            f"{feat_path.name} has {feats.shape[0]} rows but {lab_path.name} has {labs.shape[0]}."
+        )
+    bag_f = _as_int64(feats[:, 0], feat_path.name + " bag_id")
+    bag_l = _as_int64(labs[:, 0], lab_path.name + " bag_id")
+    bad = np.flatnonzero(bag_f != bag_l)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"Bag ids disagree between {feat_path.name} and {lab_path.name} on {bad.size} rows "
+            f"(first at data row {i}: {bag_f[i]} vs {bag_l[i]})."
+        )
+    label = _as_int64(labs[:, 1], lab_path.name + " label")
+    keep = label != -1
+    species = label[keep]
+    if species.size and (species.min() < 1 or species.max() > _HJA_N_CLASSES):
+        raise ValueError(f"{lab_path.name}: labels outside -1, 1..{_HJA_N_CLASSES}.")
+    X = np.ascontiguousarray(feats[keep, 1:], dtype=np.float64)
+    return HJABirdsong(
+        X=X,
+        species=species,
+        recording=bag_f[keep],
+        class_names=_read_hja_class_names(names_path),
+    )
+
+
+def recording_split(recording, test_fraction: float = 0.3, seed: int = 0):
+    """Split rows into train / test so that every recording lies on one side only.
+
+    A random ``round(test_fraction * n_recordings)`` of the distinct recordings
+    (at least one, and at most all but one when there are two or more) goes
+    to the test side. The fraction is of *recordings*, not of rows.
+    Deterministic for a given ``seed`` and set of recordings.
+
+    Parameters
+    ----------
+    recording : array-like of shape (n,)
+        Recording (bag) id of each row, e.g. :attr:`HJABirdsong.recording`.
+    test_fraction : float in (0, 1), default 0.3
+    seed : int, default 0
+
+    Returns
+    -------
+    train, test : ndarray of bool, shape (n,)
+        Complementary masks.
+    """
+    recording = np.asarray(recording)
+    if recording.ndim != 1:
+        raise ValueError("recording must be one-dimensional.")
+    if not 0.0 < float(test_fraction) < 1.0:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}.")
+    recs = np.unique(recording)
+    n_test = int(round(float(test_fraction) * recs.size))
+    if recs.size >= 2:
+        n_test = min(max(n_test, 1), recs.size - 1)
+    rng = np.random.default_rng(seed)
+    test_recs = rng.permutation(recs)[:n_test]
+    test = np.isin(recording, test_recs)
+    return ~test, test
+
+
+# --------------------------------------------------------------------------- Yahoo LTR sample
+@dataclass(frozen=True)
+class YahooLTR:
+    """One split of the Yahoo! learning-to-rank sample.
+
+    Attributes
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_docs, 300), float64
+        Features (values in [0, 1]; absent entries are 0). ``indices`` and
+        ``indptr`` are int32.
+    relevance : ndarray of shape (n_docs,), int64
+        Graded relevance, 0..4.
+    qid : ndarray of shape (n_docs,), int64
+        Query id of each row: 0, 1, ... in file order. Rows of a query are
+        contiguous.
+    """
+
+    X: sp.csr_matrix
+    relevance: np.ndarray
+    qid: np.ndarray
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries in the split."""
+        return int(np.unique(self.qid).size)
+
+
+def load_yahoo_ltr(split: str, *, verify: bool = False) -> YahooLTR:
+    """Load ``split`` ("train" or "test") of the Yahoo! learning-to-rank sample.
+
+    Reads ``ltr/yahoo_ltr_sample_lightgbm/rank.<split>`` (svmlight, one-based
+    feature indices 1..300, no ``qid:``) and ``rank.<split>.query`` (one query
+    size per line; rows are contiguous per query).
+
+    Parameters
+    ----------
+    split : {"train", "test"}
+    verify : bool, default False
+        Check the files against ``SHA256SUMS`` first.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the data folder is missing (see :func:`data_dir`).
+    ValueError
+        Unknown split, query sizes that do not sum to the number of rows,
+        non-integer relevance, or (with ``verify=True``) a checksum mismatch.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    if split not in _YAHOO_SPLITS:
+        raise ValueError(f"split must be one of {_YAHOO_SPLITS}, got {split!r}.")
+    root = data_dir()
+    rels = [f"{_YAHOO_DIR}/rank.{split}", f"{_YAHOO_DIR}/rank.{split}.query"]
+    if verify:
+        _verify(root, rels)
+    data_path, query_path = (root / r for r in rels)
+
+    X, y = load_svmlight_file(
+        str(data_path), n_features=_YAHOO_N_FEATURES, dtype=np.float64, zero_based=False
+    )
+    X = sp.csr_matrix(X)
+    X = sp.csr_matrix(
+        (
+            np.asarray(X.data, dtype=np.float64),
+            np.asarray(X.indices, dtype=np.int32),
+            np.asarray(X.indptr, dtype=np.int32),
+        ),
+        shape=(X.shape[0], _YAHOO_N_FEATURES),
+    )
+    relevance = _as_int64(y, data_path.name + " relevance")
+
+    sizes = np.array(
+        [int(tok) for tok in query_path.read_text().split()], dtype=np.int64
+    )
+    if sizes.size == 0 or (sizes <= 0).any():
+        raise ValueError(f"{query_path.name}: query sizes must be positive integers.")
+    if int(sizes.sum()) != X.shape[0]:
+        raise ValueError(
+            f"{query_path.name}: query sizes sum to {int(sizes.sum())} but "
+            f"{data_path.name} has {X.shape[0]} rows."
+        )
+    qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    return YahooLTR(X=X, relevance=relevance, qid=qid)

@@ -1,0 +1,277 @@
+"""Tests for aprank.datasets.
+
+Tests marked by the ``real_dir`` fixture read the shared data folder (see
+``aprank.datasets.data_dir``) and are skipped, with a message, when it is absent.
+The others build tiny synthetic folders under ``tmp_path``.
+"""
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from aprank import datasets
+
+
+# --------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def real_dir():
+    try:
+        return datasets.data_dir()
+    except FileNotFoundError as exc:
+        pytest.skip(f"shared data folder not available: {exc}")
+
+
+@pytest.fixture(scope="module")
+def hja(real_dir):
+    return datasets.load_hja_birdsong()
+
+
+@pytest.fixture(scope="module")
+def yahoo(real_dir):
+    return {s: datasets.load_yahoo_ltr(s) for s in ("train", "test")}
+
+
+def _write_sums(root: Path, rels):
+    lines = []
+    for rel in rels:
+        digest = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+        lines.append(f"{digest}  {rel}\n")
+    (root / "SHA256SUMS").write_text("".join(lines))
+
+
+def _fake_hja(root: Path, label_bags=(1, 1, 2)):
+    d = root / "mil" / "birds_hja"
+    d.mkdir(parents=True)
+    feat_rows = ["bag_id, [segment features]"]
+    for i, bag in enumerate((1, 1, 2)):
+        feat_rows.append(",".join([str(bag)] + [f"{0.1 * (i + j):.3f}" for j in range(38)]))
+    (d / "hja_birdsong_features.txt").write_text("\n".join(feat_rows) + "\n")
+    labels = (-1, 3, 13)
+    lab_rows = ["bag_id, instance_label"] + [f"{b},{l}" for b, l in zip(label_bags, labels)]
+    (d / "hja_birdsong_instance_labels.txt").write_text("\n".join(lab_rows) + "\n")
+    names = "\n".join(f"{k}\tS{k:02d} - Species {k}" for k in range(1, 14)) + "  "
+    (d / "hja_birdsong_class_names.txt").write_text(names)
+    return [f"mil/birds_hja/{n}" for n in (
+        "hja_birdsong_features.txt", "hja_birdsong_instance_labels.txt",
+        "hja_birdsong_class_names.txt")]
+
+
+def _fake_yahoo(root: Path, sizes=(2, 1)):
+    d = root / "ltr" / "yahoo_ltr_sample_lightgbm"
+    d.mkdir(parents=True)
+    (d / "rank.train").write_text("0 1:0.5 300:0.25\n3 2:1.0\n4 150:0.75\n")
+    (d / "rank.train.query").write_text("".join(f"{s}\n" for s in sizes))
+    return ["ltr/yahoo_ltr_sample_lightgbm/rank.train",
+            "ltr/yahoo_ltr_sample_lightgbm/rank.train.query"]
+
+
+# --------------------------------------------------------------------------- data_dir
+def test_missing_env_folder_raises_with_hint(monkeypatch, tmp_path):
+    missing = tmp_path / "does_not_exist"
+    monkeypatch.setenv("APRANK_DATA", str(missing))
+    with pytest.raises(FileNotFoundError, match="APRANK_DATA") as info:
+        datasets.data_dir()
+    assert "export APRANK_DATA=" in str(info.value)
+    with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
+        datasets.load_hja_birdsong()
+    with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
+        datasets.load_yahoo_ltr("train")
+
+
+def test_env_var_is_used(monkeypatch, tmp_path):
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    assert datasets.data_dir() == tmp_path.resolve()
+
+
+def test_default_relative_to_cwd(monkeypatch, tmp_path):
+    project = tmp_path / "project"
+    data = tmp_path / "shared" / "data"
+    project.mkdir()
+    data.mkdir(parents=True)
+    monkeypatch.delenv("APRANK_DATA", raising=False)
+    monkeypatch.chdir(project)
+    assert datasets.data_dir() == data.resolve()
+    # an empty variable counts as unset
+    monkeypatch.setenv("APRANK_DATA", "")
+    assert datasets.data_dir() == data.resolve()
+
+
+def test_default_falls_back_to_repository_root(monkeypatch, tmp_path):
+    monkeypatch.delenv("APRANK_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ../shared/data next to tmp_path
+    expected = Path(datasets.__file__).resolve().parent.parent.parent / "shared" / "data"
+    if (tmp_path / ".." / "shared" / "data").is_dir():
+        pytest.skip("tmp_path happens to have a ../shared/data sibling")
+    if expected.is_dir():
+        assert datasets.data_dir() == expected.resolve()
+    else:
+        with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
+            datasets.data_dir()
+
+
+# --------------------------------------------------------------------------- synthetic folders
+def test_fake_hja_parsing_and_verify(monkeypatch, tmp_path):
+    rels = _fake_hja(tmp_path)
+    _write_sums(tmp_path, rels)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    d = datasets.load_hja_birdsong(verify=True)
+    assert d.X.shape == (2, 38) and d.X.dtype == np.float64
+    np.testing.assert_array_equal(d.species, [3, 13])
+    np.testing.assert_array_equal(d.recording, [1, 2])
+    assert d.class_names[12] == "S13 - Species 13"  # trailing blanks stripped
+    assert d.n_classes == 13
+    # corrupt one file: verify=True must notice, verify=False must not look
+    p = tmp_path / rels[2]
+    p.write_text(p.read_text() + "\n")
+    with pytest.raises(ValueError, match="Checksum mismatch"):
+        datasets.load_hja_birdsong(verify=True)
+    datasets.load_hja_birdsong(verify=False)
+
+
+def test_fake_hja_bag_id_mismatch(monkeypatch, tmp_path):
+    _fake_hja(tmp_path, label_bags=(1, 2, 2))
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="Bag ids disagree"):
+        datasets.load_hja_birdsong()
+
+
+def test_fake_yahoo(monkeypatch, tmp_path):
+    rels = _fake_yahoo(tmp_path)
+    _write_sums(tmp_path, rels)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    d = datasets.load_yahoo_ltr("train", verify=True)
+    assert d.X.shape == (3, 300)
+    assert d.X.indices.dtype == np.int32
+    # one-based indices: feature 1 -> column 0, feature 300 -> column 299
+    np.testing.assert_array_equal(d.X.toarray()[0, [0, 299]], [0.5, 0.25])
+    np.testing.assert_array_equal(d.relevance, [0, 3, 4])
+    np.testing.assert_array_equal(d.qid, [0, 0, 1])
+    with pytest.raises(ValueError, match="split"):
+        datasets.load_yahoo_ltr("valid")
+
+
+def test_fake_yahoo_bad_query_sizes(monkeypatch, tmp_path):
+    _fake_yahoo(tmp_path, sizes=(2, 2))
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="sum to 4"):
+        datasets.load_yahoo_ltr("train")
+
+
+# --------------------------------------------------------------------------- recording_split
+def test_recording_split_small():
+    rec = np.array([5, 5, 7, 8, 8, 8, 9, 10])
+    tr, te = datasets.recording_split(rec, test_fraction=0.4, seed=3)
+    assert tr.dtype == bool and te.dtype == bool
+    assert np.all(tr ^ te)
+    assert not set(rec[tr]) & set(rec[te])
+    assert len(set(rec[te])) == 2  # round(0.4 * 5)
+    for bad in (0.0, 1.0, -0.1):
+        with pytest.raises(ValueError):
+            datasets.recording_split(rec, test_fraction=bad)
+
+
+# --------------------------------------------------------------------------- real data: HJA
+def test_hja_raw_file_facts(real_dir):
+    labels = np.loadtxt(real_dir / "mil/birds_hja/hja_birdsong_instance_labels.txt",
+                        delimiter=",", skiprows=1, dtype=np.int64)
+    assert labels.shape == (10232, 2)
+    assert len(np.unique(labels[:, 0])) == 548
+    assert int((labels[:, 1] != -1).sum()) == 4998
+    assert set(np.unique(labels[:, 1])) == {-1} | set(range(1, 14))
+
+
+def test_hja_shapes_and_types(hja):
+    assert hja.X.shape == (4998, 38)
+    assert hja.X.dtype == np.float64 and np.isfinite(hja.X).all()
+    assert hja.species.dtype == np.int64 and hja.recording.dtype == np.int64
+    assert hja.species.shape == hja.recording.shape == (4998,)
+    assert hja.species.min() >= 1 and hja.species.max() <= 13
+    assert len(hja.class_names) == 13 and hja.n_classes == 13
+    assert all(isinstance(n, str) and n for n in hja.class_names)
+    assert hja.class_names[0] == "BRCR - Brown Creeper"
+    assert hja.class_names[12] == "WETA - Western Tanager"
+    n_rec = len(np.unique(hja.recording))
+    assert n_rec <= 548
+    assert n_rec == 548  # every recording has at least one labelled segment
+    assert hja.recording.min() >= 1 and hja.recording.max() <= 548
+
+
+def test_hja_species_counts(hja):
+    counts = np.bincount(hja.species, minlength=14)[1:]
+    expected = [602, 810, 501, 494, 82, 277, 32, 345, 139, 120, 190, 1280, 126]
+    np.testing.assert_array_equal(counts, expected)
+    assert counts.sum() == 4998
+
+
+def test_hja_instance_labels_agree_with_bag_labels(real_dir, hja):
+    bags = {}
+    text = (real_dir / "mil/birds_hja/hja_birdsong_bag_labels.txt").read_text()
+    for line in text.splitlines()[1:]:
+        parts = [int(t) for t in line.split(",") if t.strip()]
+        bags[parts[0]] = set(parts[1:])
+    assert len(bags) == 548
+    assert all(s in bags[r] for r, s in zip(hja.recording, hja.species))
+
+
+def test_hja_recording_split(hja):
+    tr, te = datasets.recording_split(hja.recording, test_fraction=0.3, seed=0)
+    assert tr.shape == te.shape == hja.recording.shape
+    assert np.all(tr ^ te)
+    assert not set(hja.recording[tr]) & set(hja.recording[te])
+    assert len(np.unique(hja.recording[te])) == round(0.3 * 548)
+    tr2, te2 = datasets.recording_split(hja.recording, test_fraction=0.3, seed=0)
+    np.testing.assert_array_equal(tr, tr2)
+    np.testing.assert_array_equal(te, te2)
+    _, te3 = datasets.recording_split(hja.recording, test_fraction=0.3, seed=1)
+    assert not np.array_equal(te, te3)
+
+
+def test_hja_frozen(hja):
+    with pytest.raises(Exception):
+        hja.X = None
+
+
+# --------------------------------------------------------------------------- real data: Yahoo
+@pytest.mark.parametrize("split,n_rows,n_queries", [("train", 3005, 201), ("test", 768, 50)])
+def test_yahoo_facts(yahoo, split, n_rows, n_queries):
+    d = yahoo[split]
+    assert isinstance(d.X, sp.csr_matrix)
+    assert d.X.shape == (n_rows, 300)
+    assert d.X.dtype == np.float64
+    assert d.X.indices.dtype == np.int32 and d.X.indptr.dtype == np.int32
+    assert d.X.data.min() >= 0.0 and d.X.data.max() <= 1.0
+    assert d.relevance.dtype == np.int64 and d.relevance.shape == (n_rows,)
+    assert d.relevance.min() >= 0 and d.relevance.max() <= 4
+    assert d.qid.dtype == np.int64 and d.qid.shape == (n_rows,)
+    assert d.n_queries == n_queries
+    # contiguous: ids never decrease and step by at most one, starting at 0
+    steps = np.diff(d.qid)
+    assert d.qid[0] == 0 and np.all((steps == 0) | (steps == 1))
+    assert d.qid[-1] == n_queries - 1
+    # sizes match the .query file
+    sizes = np.loadtxt(datasets.data_dir() / f"ltr/yahoo_ltr_sample_lightgbm/rank.{split}.query",
+                       dtype=np.int64)
+    np.testing.assert_array_equal(np.bincount(d.qid), sizes)
+
+
+def test_yahoo_relevance_counts(yahoo):
+    np.testing.assert_array_equal(np.bincount(yahoo["train"].relevance), [645, 1211, 858, 222, 69])
+    np.testing.assert_array_equal(np.bincount(yahoo["test"].relevance), [206, 256, 252, 44, 10])
+
+
+def test_yahoo_usable_by_sklearn(yahoo):
+    from sklearn.linear_model import Ridge
+
+    d = yahoo["train"]
+    Ridge(alpha=1.0).fit(d.X, d.relevance)
+
+
+# --------------------------------------------------------------------------- verify on real files
+def test_verify_real_files(real_dir):
+    hja = datasets.load_hja_birdsong(verify=True)
+    assert hja.X.shape == (4998, 38)
+    for split in ("train", "test"):
+        d = datasets.load_yahoo_ltr(split, verify=True)
+        assert d.X.shape[1] == 300
