@@ -25,6 +25,8 @@ class InferenceResult:
     objective : Delta(R*, R) + w'Psi(X, R) - w'Psi(X, R*), the constraint violation (>= 0 for an
         exact algorithm, since R* itself scores 0).
     algorithm : name of the algorithm used.
+    labelling : for the 0-1 loss, int8 per sample, 1 where the most violated labelling marks
+        the sample relevant; None for ranking losses.
     """
 
     ranks: np.ndarray
@@ -32,6 +34,7 @@ class InferenceResult:
     loss: float
     objective: float
     algorithm: str
+    labelling: np.ndarray | None = None
 
 
 def _resolve(loss, algorithm):
@@ -89,4 +92,4 @@ def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
     loss, algo = _resolve(loss, algorithm)
     problem = solve_problem(Problem.build(scores, labels, loss), algo)
     return InferenceResult(problem.ranks, problem.coef, float(problem.query_loss[0]),
-                           float(problem.query_objective[0]), algo.name)
+                           float(problem.query_objective[0]), algo.name, problem.labelling)

@@ -20,6 +20,7 @@ class Problem:
     order, offsets : query groups (see ``aprank._validation.as_query_groups``).
     loss : the Loss.
     ranks, coef : (n,) outputs, filled by an algorithm.
+    labelling : (n,) int8 output for labelling losses (the 0-1 loss), else None.
     query_loss, query_objective : (n_queries,) outputs.
     """
 
@@ -31,6 +32,7 @@ class Problem:
     n_pos: int
     ranks: np.ndarray = field(init=False)
     coef: np.ndarray = field(init=False)
+    labelling: np.ndarray | None = field(init=False)
     query_loss: np.ndarray = field(init=False)
     query_objective: np.ndarray = field(init=False)
 
@@ -38,6 +40,7 @@ class Problem:
         n = self.scores.shape[0]
         self.ranks = np.empty(n, dtype=np.int64)
         self.coef = np.empty(n, dtype=np.float64)
+        self.labelling = np.empty(n, dtype=np.int8) if self.loss.labelling else None
         self.query_loss = np.zeros(self.n_queries)
         self.query_objective = np.zeros(self.n_queries)
 

@@ -36,6 +36,8 @@ class Loss:
     name: str = ""
     #: True when the loss is undefined without positives (AP, NDCG).
     needs_positives: bool = True
+    #: True when the structured output is a labelling rather than a ranking (the 0-1 loss).
+    labelling: bool = False
 
     def truth_coef(self, is_pos) -> np.ndarray:
         """Coefficients c* with Psi(X, R*) = sum_k c*_k psi(x_k) for the ground truth."""
@@ -207,6 +209,7 @@ class ZeroOne(Loss):
     """
 
     name = "zero-one"
+    labelling = True
 
     def __init__(self, J=None):
         if J is not None:

@@ -30,7 +30,7 @@ def _pick(objective: np.ndarray, preference: np.ndarray) -> int:
 
 
 def _ranking_query(s, pos, loss):
-    """(ranks, coef, loss, objective) for one query of a ranking loss; local order."""
+    """(ranks, coef, loss, objective, None) for one query of a ranking loss; local order."""
     n = s.size
     order = _rank_order(s)
     pos_sorted, neg_sorted = order[pos[order]], order[~pos[order]]
@@ -49,7 +49,7 @@ def _ranking_query(s, pos, loss):
     ranks[neg_sorted] = 1 + np.searchsorted(above[m], np.arange(1, N + 1), side="left")
     coef[pos_sorted] = (N + 2 - 2 * ranks[pos_sorted]) / (P * N)   # ERRATA item 1
     coef[neg_sorted] = (P + 2 - 2 * ranks[neg_sorted]) / (P * N)
-    return ranks, coef, float(loss.from_pattern(above[m], P, N)), float(objective[m])
+    return ranks, coef, float(loss.from_pattern(above[m], P, N)), float(objective[m]), None
 
 
 def _zero_one_query(s, pos, loss):
@@ -67,19 +67,21 @@ def _zero_one_query(s, pos, loss):
     tp, fp = int(np.sum(pos & (y > 0))), int(np.sum(~pos & (y > 0)))
     ranks = np.where(pos, np.where(y > 0, 1, 1 + fp), np.where(y > 0, 1 + tp, pos.sum() + 1))
     coef = v * y / (2 * z) if z > 0 else np.zeros(n)
-    return ranks.astype(np.int64), coef, float(delta[m]), float(objective[m])
+    return ranks.astype(np.int64), coef, float(delta[m]), float(objective[m]), y > 0
 
 
 def run(problem):
     """Fill ``problem``'s outputs by exhaustive search, one query at a time."""
-    solve = _zero_one_query if problem.loss.name == "zero-one" else _ranking_query
+    solve = _zero_one_query if problem.loss.labelling else _ranking_query
     for q in range(problem.n_queries):
         idx = problem.query_indices(q)
         s, pos = problem.scores[idx], problem.is_pos[idx]
-        if problem.loss.name != "zero-one" and (pos.all() or not pos.any()):
+        if not problem.loss.labelling and (pos.all() or not pos.any()):
             problem.ranks[idx], problem.coef[idx] = 1, 0.0
             problem.query_loss[q] = problem.query_objective[q] = 0.0
             continue
-        ranks, coef, loss, objective = solve(s, pos, problem.loss)
+        ranks, coef, loss, objective, labelling = solve(s, pos, problem.loss)
         problem.ranks[idx], problem.coef[idx] = ranks, coef
+        if labelling is not None:
+            problem.labelling[idx] = labelling
         problem.query_loss[q], problem.query_objective[q] = loss, objective

@@ -38,6 +38,6 @@ def run_zero_one(problem):
     J = problem.loss.J
     _zero_one_cy.zero_one_queries(
         problem.scores, problem.is_pos.view("uint8"), problem.order, problem.offsets,
-        -1.0 if J is None else J, problem.ranks, problem.coef, problem.query_loss,
+        -1.0 if J is None else J, problem.labelling, problem.ranks, problem.coef, problem.query_loss,
         problem.query_objective,
     )

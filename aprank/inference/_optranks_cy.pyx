@@ -12,8 +12,12 @@ O(N log N) (Theorem 2). For AP the rank of a pivot is found by binary search whe
 Engineering choices that do not change the result: pivots are medians of 3 (or 9) samples
 rather than exact medians (as in quicksort, balanced splits are expected, not guaranteed),
 small ranges are sorted and swept, and the larger half of each split is deferred on an
-explicit stack so that its depth stays O(log N).
+explicit stack so that its depth stays O(log N). A range that has been split more than
+2 log2(N) + 8 times (bad pivots) is sorted and swept instead, as introsort does, so the worst
+case is O(N log N).
 """
+from libc.math cimport log2
+
 from aprank.inference._kernel cimport (
     LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, set_rank, solve_sorted,
 )
@@ -32,24 +36,27 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
     cdef i64 hi_s[STACK_SIZE]
     cdef i64 rl_s[STACK_SIZE]
     cdef i64 rh_s[STACK_SIZE]
-    cdef i64 sp = 1, lo, hi, rl, rh, m, r, t
-    lo_s[0] = 0; hi_s[0] = n_neg; rl_s[0] = 1; rh_s[0] = P + 1
+    cdef i64 depth_s[STACK_SIZE]
+    cdef i64 sp = 1, lo, hi, rl, rh, depth, m, r, t
+    cdef i64 max_depth = 2 * <i64>log2(<double>n_neg + 1.0) + 8
+    lo_s[0] = 0; hi_s[0] = n_neg; rl_s[0] = 1; rh_s[0] = P + 1; depth_s[0] = 0
     while sp > 0:
         sp -= 1
-        lo = lo_s[sp]; hi = hi_s[sp]; rl = rl_s[sp]; rh = rh_s[sp]
+        lo = lo_s[sp]; hi = hi_s[sp]; rl = rl_s[sp]; rh = rh_s[sp]; depth = depth_s[sp]
         while hi > lo:
             if rl == rh:
                 if rl <= P:
                     for t in range(lo, hi):
                         ranks[neg_x[t]] = rl
                 break
-            if hi - lo <= SMALL_RANGE:
+            if hi - lo <= SMALL_RANGE or depth > max_depth:
                 sort_keys(neg_s, neg_x, lo, hi, L.simd)
                 solve_sorted(L, pos, neg_s, neg_x, lo, hi, rl, rh, ranks)
                 break
             m = partition(neg_s, neg_x, lo, hi, L.simd)
             r = opt_rank(L, pos, neg_s[m], m + 1, rl, rh)
             set_rank(ranks, P, neg_x, m, r)
+            depth += 1
             if m - lo < hi - m - 1:
                 lo_s[sp] = m + 1; hi_s[sp] = hi; rl_s[sp] = r; rh_s[sp] = rh
                 hi = m
@@ -58,6 +65,7 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
                 lo_s[sp] = lo; hi_s[sp] = m; rl_s[sp] = rl; rh_s[sp] = r
                 lo = m + 1
                 rl = r
+            depth_s[sp] = depth
             sp += 1
 
 

@@ -7,19 +7,20 @@ v_i = J for a positive and 1 for a negative, the problem separates over samples:
 flipped exactly when its margin y~*_i s_i is below 1, and the objective is the class-weighted
 hinge loss sum_i v_i max(0, 1 - y~*_i s_i) / (J P + N). O(N + P).
 """
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int8_t, uint8_t
 
 from aprank.inference._kernel cimport i64
 
 
 def zero_one_queries(const double[:] scores, const uint8_t[:] is_pos, const i64[::1] order,
-                     const i64[::1] offsets, double J,
+                     const i64[::1] offsets, double J, int8_t[::1] labelling,
                      i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective):
     """Fill the outputs for every query. J < 0 means J = N / P per query.
 
-    The labelling is reported as a ranking with two blocks, samples labelled relevant first;
-    inside a block positives come first. So a true positive has rank 1, a false negative
-    1 + #false positives, a false positive 1 + #true positives and a true negative P + 1.
+    labelling[k] is 1 when sample k is labelled relevant. The labelling is also reported as a
+    ranking with two blocks, samples labelled relevant first, positives first inside a block:
+    a true positive has rank 1, a false negative 1 + #false positives, a false positive
+    1 + #true positives and a true negative P + 1.
     """
     cdef i64 n_queries = offsets.shape[0] - 1
     cdef const i64* order_p = &order[0] if order is not None and order.shape[0] > 0 else NULL
@@ -50,16 +51,15 @@ def zero_one_queries(const double[:] scores, const uint8_t[:] is_pos, const i64[
                     osum += v * (1.0 - margin)
                     y = -y
                 coef[k] = v * y / (2.0 * z) if z > 0.0 else 0.0
-                # provisional: +1 labelled relevant, -1 not (fixed below once counts are known)
-                ranks[k] = 1 if y > 0.0 else -1
+                labelling[k] = y > 0.0
                 if y > 0.0:
                     n_tp += is_pos[k]
                     n_fp += 1 - is_pos[k]
             for t in range(a, b):
                 k = order_p[t] if order_p != NULL else t
                 if is_pos[k]:
-                    ranks[k] = 1 if ranks[k] > 0 else 1 + n_fp
+                    ranks[k] = 1 if labelling[k] else 1 + n_fp
                 else:
-                    ranks[k] = 1 + n_tp if ranks[k] > 0 else P + 1
+                    ranks[k] = 1 + n_tp if labelling[k] else P + 1
             loss[q] = lsum / z if z > 0.0 else 0.0
             objective[q] = osum / z if z > 0.0 else 0.0

@@ -1,0 +1,155 @@
+"""``python -m aprank bench``: time every registered algorithm against ``numpy.argsort``.
+
+For each cell (P, N) and score regime, every algorithm of the registry is run on the same
+instance; the table reports the median time, its ratio to ``numpy.argsort`` of the negatives'
+scores measured in the same run, and the peak extra memory of one call (traced with
+``tracemalloc``, which sees NumPy's allocations; in units of 8N bytes). A cell an algorithm is
+predicted to need more than ``max_seconds`` for (from its registry cost model and its time in
+the previous cell) is skipped with a note. A last line reports how well two threads calling
+``infer`` at N = 1e6 overlap (the kernels release the GIL).
+"""
+from __future__ import annotations
+
+import threading
+import time
+import tracemalloc
+from dataclasses import dataclass
+
+import numpy as np
+
+from aprank import _registry
+from aprank._infer import infer
+
+FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_000_000),
+              (100, 10_000_000))
+QUICK_CELLS = ((100, 10_000), (1_000, 100_000))
+REGIMES = {"overlapping": 1.0, "separated": 6.0}   # positives ~ N(shift, 1), negatives ~ N(0, 1)
+LOSS_ORDER = ("ap", "ndcg", "zero-one")
+
+
+def make_scores(n_pos: int, n_neg: int, shift: float, seed: int = 0):
+    """Shuffled scores and boolean labels: positives ~ N(shift, 1), negatives ~ N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n_pos + n_neg, dtype=bool)
+    labels[rng.choice(labels.size, n_pos, replace=False)] = True
+    scores = rng.standard_normal(labels.size)
+    scores[labels] += shift
+    return scores, labels
+
+
+def _median_time(fn, repeats: int, budget: float) -> float:
+    times = []
+    start = time.perf_counter()
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        if time.perf_counter() - start > budget:
+            break
+    return float(np.median(times))
+
+
+@dataclass
+class Row:
+    regime: str
+    P: int
+    N: int
+    loss: str
+    algorithm: str
+    seconds: float | None
+    ratio: float | None
+    memory: float | None      # peak extra bytes / (8 N)
+    note: str = ""
+
+
+def _run_traced(fn):
+    """(seconds, peak extra bytes) of one call."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return seconds, peak
+
+
+def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: float = 60.0,
+          log=print) -> list[Row]:
+    """Run the benchmark and return its rows (``log`` receives progress lines)."""
+    rows = []
+    for regime, shift in regimes.items():
+        previous = {}       # (loss, algorithm) -> (P, N, seconds) of the last cell run
+        for P, N in cells:
+            scores, labels = make_scores(P, N, shift)
+            negatives = scores[~labels]
+            t_sort = _median_time(lambda: np.argsort(negatives), repeats, 10.0)
+            rows.append(Row(regime, P, N, "-", "numpy.argsort", t_sort, 1.0, None))
+            for loss in LOSS_ORDER:
+                for algo in _registry.for_loss(loss):
+                    key = (loss, algo.name)
+                    if algo.max_samples is not None and P + N > algo.max_samples:
+                        continue      # brute: only for tiny inputs
+                    if key in previous and algo.cost is not None:
+                        p0, n0, t0 = previous[key]
+                        predicted = t0 * algo.cost(P, N) / algo.cost(p0, n0)
+                        if predicted > max_seconds:
+                            rows.append(Row(regime, P, N, loss, algo.name, None, None, None,
+                                            f"skipped: predicted {predicted:.0f} s > {max_seconds:.0f} s"))
+                            continue
+
+                    def call(algo=algo, loss=loss):
+                        return infer(scores, labels, loss=loss, algorithm=algo.name)
+
+                    first, peak = _run_traced(call)
+                    seconds = first if first > 2.0 else _median_time(call, repeats, 10.0)
+                    previous[key] = (P, N, seconds)
+                    rows.append(Row(regime, P, N, loss, algo.name, seconds, seconds / t_sort,
+                                    peak / (8.0 * N)))
+                    log(f"  {regime:11s} P={P:<6d} N={N:<9d} {loss:8s} {algo.name:12s} "
+                        f"{seconds * 1e3:10.2f} ms  {seconds / t_sort:7.2f} x argsort")
+    return rows
+
+
+def gil_overlap(n_pos: int = 1_000, n_neg: int = 1_000_000, algorithm: str = "qs",
+                repeats: int = 5) -> tuple[float, float, float]:
+    """(sequential seconds, threaded seconds, ratio) for two ``infer`` calls at this size."""
+    scores, labels = make_scores(n_pos, n_neg, REGIMES["overlapping"])
+
+    def one():
+        infer(scores, labels, algorithm=algorithm)
+
+    def two_sequential():
+        one()
+        one()
+
+    def two_threads():
+        threads = [threading.Thread(target=one) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    one()
+    seq = _median_time(two_sequential, repeats, 20.0)
+    par = _median_time(two_threads, repeats, 20.0)
+    return seq, par, par / seq
+
+
+def format_table(rows: list[Row]) -> str:
+    """Markdown table of the rows."""
+    out = ["| regime | P | N | loss | algorithm | median time | x argsort | peak extra memory (x 8N bytes) |",
+           "|---|---:|---:|---|---|---:|---:|---:|"]
+    for r in rows:
+        if r.seconds is None:
+            out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | {r.note} | | |")
+            continue
+        mem = "" if r.memory is None else f"{r.memory:.2f}"
+        out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | "
+                   f"{_fmt_seconds(r.seconds)} | {r.ratio:.2f} | {mem} |")
+    return "\n".join(out)
+
+
+def _fmt_seconds(s: float) -> str:
+    return f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"

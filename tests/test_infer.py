@@ -1,0 +1,181 @@
+"""The public inference API: input forms, bad input, and what the caller gets back."""
+import threading
+
+import numpy as np
+import pytest
+
+import aprank
+from aprank import _registry
+from aprank.losses import NDCG, ZeroOne
+
+RANKING = [(a.name, loss) for loss in ("ap", "ndcg") for a in _registry.for_loss(loss)]
+ALL = RANKING + [(a.name, "zero-one") for a in _registry.for_loss("zero-one")]
+
+
+def instance(n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n, dtype=bool)
+    labels[rng.choice(n, n // 3, replace=False)] = True
+    return rng.normal(labels * 1.0, 1.0), labels
+
+
+@pytest.mark.parametrize("name,loss", ALL)
+def test_dtypes_strides_readonly_give_the_same_answer(name, loss):
+    scores, labels = instance()
+    ref = aprank.infer(scores, labels, loss=loss, algorithm=name)
+    wide = np.zeros((scores.size, 3))
+    wide[:, 1] = scores
+    readonly = scores.copy()
+    readonly.setflags(write=False)
+    for s in (wide[:, 1], readonly, scores.astype(np.longdouble)):
+        res = aprank.infer(s, labels, loss=loss, algorithm=name)
+        np.testing.assert_array_equal(res.ranks, ref.ranks)
+        assert res.objective == ref.objective
+    for y in (labels.astype(int), np.where(labels, 1, -1), labels.astype(np.float32),
+              labels.astype(np.uint8)):
+        res = aprank.infer(scores, y, loss=loss, algorithm=name)
+        np.testing.assert_array_equal(res.ranks, ref.ranks)
+    # float32 scores are ranked as their float64 values
+    s32 = scores.astype(np.float32)
+    res = aprank.infer(s32, labels, loss=loss, algorithm=name)
+    assert res.objective == aprank.infer(s32.astype(float), labels, loss=loss, algorithm=name).objective
+    # integer scores
+    res = aprank.infer(np.arange(12)[::-1], labels, loss=loss, algorithm=name)
+    assert res.ranks.dtype == np.int64 and res.coef.dtype == np.float64
+
+
+@pytest.mark.parametrize("name,loss", ALL)
+def test_caller_arrays_are_not_modified(name, loss):
+    scores, labels = instance(n=16 if name == "brute" else 3000, seed=3)
+    s0, y0 = scores.copy(), labels.copy()
+    aprank.infer(scores, labels, loss=loss, algorithm=name)
+    np.testing.assert_array_equal(scores, s0)
+    np.testing.assert_array_equal(labels, y0)
+
+
+@pytest.mark.parametrize("name,loss", ALL)
+def test_result_shapes_and_ground_truth(name, loss):
+    # perfectly separated scores with a wide margin: the ground truth is most violated
+    labels = np.array([1, 0, 1, 0, 0, 1, 0], dtype=bool)
+    scores = np.where(labels, 100.0, -100.0)
+    res = aprank.infer(scores, labels, loss=loss, algorithm=name)
+    assert res.algorithm == name
+    assert res.loss == 0.0 and res.objective == 0.0
+    if loss != "zero-one":
+        np.testing.assert_array_equal(res.ranks, np.where(labels, 1, 4))
+        np.testing.assert_allclose(res.coef, np.where(labels, 1 / 3, -1 / 4))
+
+
+@pytest.mark.parametrize("name,loss", ALL)
+def test_no_negatives(name, loss):
+    res = aprank.infer([0.3, -1.0, 2.0], [1, 1, 1], loss=loss, algorithm=name)
+    assert res.loss == 0.0 and res.objective == 0.0
+    np.testing.assert_array_equal(res.ranks, [1, 1, 1])
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+def test_no_positives_is_an_error(loss):
+    with pytest.raises(ValueError, match="without positive"):
+        aprank.infer([0.1, 0.2], [0, 0], loss=loss)
+
+
+def test_zero_one_without_positives_needs_explicit_J():
+    with pytest.raises(ValueError, match="without positive"):
+        aprank.infer([0.1, 0.2], [0, 0], loss="zero-one", algorithm="zero-one")
+    res = aprank.infer([0.1, 0.2], [0, 0], loss=ZeroOne(J=1.0), algorithm="zero-one")
+    assert res.loss == 1.0   # both negatives have margin below 1 and are flipped
+
+
+@pytest.mark.parametrize("bad,where", [(np.nan, 2), (np.inf, 0), (-np.inf, 4)])
+def test_non_finite_scores_name_the_first_bad_index(bad, where):
+    scores = np.zeros(6)
+    scores[where] = bad
+    scores[5] = np.nan
+    with pytest.raises(ValueError, match=rf"scores\[{where}\]"):
+        aprank.infer(scores, [1, 0, 1, 0, 1, 0])
+
+
+@pytest.mark.parametrize("scores,labels,match", [
+    ([], [], "empty"),
+    ([1.0, 2.0], [1, 0, 1], "3 entries"),
+    ([[1.0, 2.0]], [[1, 0]], "1-D"),
+    ([1.0, 2.0], [2, 0], "labels"),
+    ([1.0, 2.0, 3.0], [1, 0, -1], "mix 0 and -1"),
+    (["a", "b"], [1, 0], "real numbers"),
+    ([1.0, 2.0], ["x", "y"], "labels"),
+    ([1.0 + 1j, 2.0], [1, 0], "real numbers"),
+])
+def test_bad_input(scores, labels, match):
+    with pytest.raises(ValueError, match=match):
+        aprank.infer(scores, labels)
+
+
+def test_unknown_names_list_the_valid_ones():
+    with pytest.raises(ValueError, match="qs"):
+        aprank.infer([1.0, 0.0], [1, 0], algorithm="quick")
+    with pytest.raises(ValueError, match="ndcg"):
+        aprank.infer([1.0, 0.0], [1, 0], loss="map")
+
+
+def test_unsupported_loss_is_not_implemented():
+    with pytest.raises(NotImplementedError, match="yue"):
+        aprank.infer([1.0, 0.0], [1, 0], loss="ndcg", algorithm="yue")
+    with pytest.raises(NotImplementedError):
+        aprank.infer([1.0, 0.0], [1, 0], loss="zero-one", algorithm="qs")
+
+
+def test_brute_refuses_large_inputs():
+    scores, labels = instance(n=17)
+    with pytest.raises(ValueError, match="16 samples"):
+        aprank.infer(scores, labels, algorithm="brute")
+
+
+def test_ndcg_discount_validation():
+    n = 50
+    good = 1.0 / np.log2(2.0 + np.arange(n))
+    scores, labels = instance(n=n)
+    res = aprank.infer(scores, labels, loss=NDCG(discount=good), algorithm="qs")
+    assert res.objective == pytest.approx(aprank.infer(scores, labels, loss="ndcg").objective, rel=1e-12)
+    with pytest.raises(ValueError, match="convex"):
+        # the discount of Chakrabarti et al. (paper 004 Remark 1): 1, 1, 1/log2(i)
+        NDCG(discount=np.r_[1.0, 1.0, 1.0 / np.log2(np.arange(3, n + 1))])
+    with pytest.raises(ValueError, match="non-increasing"):
+        NDCG(discount=np.r_[1.0, 0.5, 0.6])
+    with pytest.raises(ValueError, match="non-negative"):
+        NDCG(discount=np.r_[1.0, 0.0, -1.0])
+    with pytest.raises(ValueError, match="finite"):
+        NDCG(discount=np.r_[1.0, np.nan])
+    with pytest.raises(ValueError, match="a query has 50 samples"):
+        aprank.infer(scores, labels, loss=NDCG(discount=good[:20]), algorithm="qs")
+    # the discount is copied: editing the caller's array later changes nothing
+    mine = good.copy()
+    loss = NDCG(discount=mine)
+    mine[:] = 1.0
+    assert aprank.infer(scores, labels, loss=loss).objective == res.objective
+
+
+def test_infer_is_thread_safe():
+    scores, labels = instance(n=200_000, seed=5)
+    expected = aprank.infer(scores, labels, algorithm="qs")
+    results = [None] * 4
+
+    def work(i):
+        results[i] = aprank.infer(scores, labels, algorithm="qs")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        np.testing.assert_array_equal(r.ranks, expected.ranks)
+        assert r.objective == expected.objective
+
+
+def test_algorithms_table():
+    table = aprank.algorithms()
+    text = str(table)
+    for a in table:
+        assert a.name in text
+    assert {"yue", "ndcg-greedy", "search", "select", "qs", "zero-one", "brute"} <= {a.name for a in table}
+    assert all(a.exact for a in table)      # so far every built-in algorithm is exact
