@@ -27,6 +27,8 @@ def test_increments_delta_and_pattern_agree(loss):
         # (C3): increments do not decrease with j
         inc = loss.increment(j, i[:, :-1], P, N)
         assert np.all(np.diff(inc, axis=0) >= -1e-15)
+        # moving a negative down never raises the loss (the kernels' early stop relies on it)
+        assert np.all(inc <= 0)
         # (C2): the loss of a pattern is the sum of the negatives' deltas
         ranks = np.sort(rng.integers(1, P + 2, N))
         above = np.searchsorted(ranks, np.arange(1, P + 1), side="right")

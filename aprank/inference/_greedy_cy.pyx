@@ -15,7 +15,7 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
     cdef i64 t
     sort_keys(neg_s, neg_x, 0, n_neg, L.simd)
     for t in range(n_neg):
-        set_rank(ranks, L.P, neg_x, t, scan_from(L, pos, neg_s[t], t + 1, 1, L.P + 1))
+        set_rank(ranks, L.P, neg_x, t, scan_from(L, pos, neg_s[t], t + 1, 1, L.P + 1, False))
 
 
 SOLVE = solve_capsule(solve)

@@ -81,14 +81,30 @@ cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
 
 
 cdef inline i64 scan_from(const LossSpec* L, const double* pos, double s, i64 j,
-                          i64 best, i64 hi) noexcept nogil:
+                          i64 best, i64 hi, bint stop_early) noexcept nogil:
     """Largest maximiser of f_j over best..hi, scanning right from the incumbent `best`.
 
     The running gain is f_j(i+1) - f_j(best), summed from the incumbent rather than from rank 1,
     so rounding stays relative to the values being compared.
+
+    stop_early: loss steps are <= 0 for AP and NDCG (a negative moving down never raises the
+    loss; tests/test_losses.py checks it), so from the first positive scoring strictly below s
+    on, every step is negative and no later rank can catch up: the scan ends there. The
+    published greedy scans do not use this.
     """
-    cdef i64 i
+    cdef i64 i, a, b, m
     cdef double gain = 0.0
+    if stop_early and hi - best > 32:
+        # first candidate i in (best, hi] with pos[i - 1] < s (positives are sorted)
+        a = best
+        b = hi
+        while a < b:
+            m = a + (b - a) // 2
+            if pos[m - 1] < s:
+                b = m
+            else:
+                a = m + 1
+        hi = a
     for i in range(best, hi):
         gain += step(L, pos, s, j, i)
         if gain >= 0.0:
@@ -108,7 +124,7 @@ cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
     cdef i64 c = concave_end(L, j)
     cdef i64 top, a, b, m
     if c - lo < BINARY_SEARCH_MIN:
-        return scan_from(L, pos, s, j, lo, hi)
+        return scan_from(L, pos, s, j, lo, hi, True)
     top = hi if hi < c else c
     a = lo
     b = top
@@ -120,7 +136,7 @@ cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
             b = m
     if top == hi:
         return a
-    return scan_from(L, pos, s, j, a, hi)
+    return scan_from(L, pos, s, j, a, hi, True)
 
 
 cdef inline void set_rank(i64* ranks, i64 P, const i64* neg_x, i64 t, i64 r) noexcept nogil:
@@ -134,8 +150,8 @@ cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double
                               i64* ranks) noexcept nogil:
     """Ranks of the sorted negatives [lo, hi), known to lie in rl..rh.
 
-    opt_j does not decrease with j (paper 004 Observation 4), so each search starts at the
-    previous negative's rank.
+    opt_j does not decrease with j (paper 004 Observation 4; paper 000 section 3.2 states it
+    too), so each search starts at the previous negative's rank.
     """
     cdef i64 t
     cdef i64 r = rl

@@ -2,18 +2,17 @@
 """SEARCH (paper 000 Algorithm 2, paper 004 Algorithm 3): sort the negatives, then find each
 optimal rank by binary search where the AP objective is unimodal and a linear scan elsewhere.
 
-O(N log N + N log P + P^2). Rank P+1 is a candidate (ERRATA item 3).
+O(N log N + N log P + P^2). Rank P+1 is a candidate (ERRATA item 3). Each search starts at the
+previous negative's rank (the optimal ranks do not decrease along the sorted negatives).
 """
 
-from aprank.inference._kernel cimport LossSpec, i64, solve_capsule, sort_keys, opt_rank, set_rank
+from aprank.inference._kernel cimport LossSpec, i64, solve_capsule, sort_keys, solve_sorted
 
 
 cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
                 i64* ranks) noexcept nogil:
-    cdef i64 t
     sort_keys(neg_s, neg_x, 0, n_neg, L.simd)
-    for t in range(n_neg):
-        set_rank(ranks, L.P, neg_x, t, opt_rank(L, pos, neg_s[t], t + 1, 1, L.P + 1))
+    solve_sorted(L, pos, neg_s, neg_x, 0, n_neg, 1, L.P + 1, ranks)
 
 
 SOLVE = solve_capsule(solve)
