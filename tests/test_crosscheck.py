@@ -97,3 +97,29 @@ def test_check_command_exits_zero():
                           "--max-n", "500"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "0 disagreements" in out.stdout
+
+
+@pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
+@pytest.mark.parametrize("P,N", [(5, 50_000), (60, 20_000), (600, 30_000)])
+def test_large_instances_agree(P, N, simd):
+    """Sizes where the sampled pivots and the AVX-512 partition are used, in every regime."""
+    previous = _driver_cy.set_simd(simd)
+    rng = np.random.default_rng(P + N)
+    try:
+        for shift, ties in [(1.0, None), (6.0, None), (-1.0, None), (3.0, 0), (6.0, 1)]:
+            labels = np.zeros(P + N, dtype=bool)
+            labels[rng.choice(P + N, P, replace=False)] = True
+            scores = rng.standard_normal(P + N) + shift * labels
+            if ties is not None:
+                scores = np.round(scores, ties)
+            for loss in ("ap", "ndcg"):
+                results = {a.name: aprank.infer(scores, labels, loss=loss, algorithm=a.name)
+                           for a in aprank._registry.for_loss(loss, exact=True) if a.name != "brute"}
+                ref = results.pop("qs")
+                for name, res in results.items():
+                    assert abs(res.objective - ref.objective) <= 1e-12 * max(1, abs(ref.objective)), \
+                        (loss, name, shift, ties)
+                    if ties is None:
+                        np.testing.assert_array_equal(res.ranks, ref.ranks, err_msg=f"{loss} {name}")
+    finally:
+        _driver_cy.set_simd(previous)

@@ -24,6 +24,7 @@ ctypedef int64_t i64
 cdef extern from "_order.hpp" namespace "aprank" nogil:
     cbool before(double as_, int64_t ai, double bs, int64_t bi)
     int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
+    int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi, int64_t p, cbool simd)
     void sort_keys(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
     cbool cpu_has_avx512()
 
@@ -32,6 +33,11 @@ cdef enum:
     LOSS_NDCG = 1
     # Below this many candidate ranks a linear scan is faster than the binary search.
     BINARY_SEARCH_MIN = 16
+    # Pivots guided by a sample (last_rank_pivot): only for ranges at least this long, from
+    # this many evenly spaced keys, placed this many sample steps past the predicted boundary.
+    GUIDED_MIN = 4096
+    GUIDE_SAMPLE = 128
+    GUIDE_MARGIN = 4
 
 cdef struct LossSpec:
     int kind
@@ -137,6 +143,40 @@ cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
     if top == hi:
         return a
     return scan_from(L, pos, s, j, a, hi, True)
+
+
+cdef inline i64 last_rank_pivot(const LossSpec* L, const double* pos, const double* neg_s,
+                                i64 lo, i64 hi, i64 rl) noexcept nogil:
+    """Position in [lo, hi) of a pivot just past where rank P+1 is predicted to start, or -1.
+
+    For a range of negatives whose ranks lie in rl..P+1. Late in training most negatives sit
+    below every positive (paper 000 Figure 1), so halving a range with median pivots would
+    partition that block again and again. Instead, a sorted sample of GUIDE_SAMPLE evenly
+    spaced keys, each given the position its sample quantile predicts, locates where rank P+1
+    starts (Floyd & Rivest's sampling idea, applied to SELECT's binary search over order
+    statistics); a pivot a little past that point usually has rank P+1, so one partition
+    splits off the whole block. -1 (use the median) when the block is predicted to be under a
+    quarter of the range. Any pivot gives the same result; this one only saves work.
+    """
+    cdef double sample_s[GUIDE_SAMPLE]
+    cdef i64 sample_at[GUIDE_SAMPLE]
+    cdef i64 n = hi - lo, q, a = 0, b = GUIDE_SAMPLE, m
+    for q in range(GUIDE_SAMPLE):
+        sample_at[q] = lo + (2 * q + 1) * n // (2 * GUIDE_SAMPLE)
+        sample_s[q] = neg_s[sample_at[q]]
+    # ties among sampled keys are ordered by array position: only an estimate is needed here
+    sort_keys(sample_s, sample_at, 0, GUIDE_SAMPLE, False)
+    while a < b:
+        m = a + (b - a) // 2
+        if opt_rank(L, pos, sample_s[m], lo + 1 + (2 * m + 1) * n // (2 * GUIDE_SAMPLE),
+                    rl, L.P + 1) == L.P + 1:
+            b = m
+        else:
+            a = m + 1
+    if a > (3 * GUIDE_SAMPLE) // 4:
+        return -1
+    a += GUIDE_MARGIN
+    return sample_at[a if a < GUIDE_SAMPLE else GUIDE_SAMPLE - 1]
 
 
 cdef inline void set_rank(i64* ranks, i64 P, const i64* neg_x, i64 t, i64 r) noexcept nogil:

@@ -11,6 +11,8 @@ O(N log N) (Theorem 2). For AP the rank of a pivot is found by binary search whe
 
 Engineering choices that do not change the result: pivots are medians of 3 (or 9) samples
 rather than exact medians (as in quicksort, balanced splits are expected, not guaranteed),
+except that a range still holding rank P+1 gets a pivot placed where a sample predicts the
+P+1 block to start, when that block looks large (last_rank_pivot in _kernel.pxd),
 small ranges are sorted and swept, and the larger half of each split is deferred on an
 explicit stack so that its depth stays O(log N). A range that has been split more than
 2 log2(N) + 8 times (bad pivots) is sorted and swept instead, as introsort does, so the worst
@@ -19,7 +21,8 @@ case is O(N log N).
 from libc.math cimport log2
 
 from aprank.inference._kernel cimport (
-    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, set_rank, solve_sorted,
+    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, partition_at, set_rank,
+    solve_sorted, last_rank_pivot, GUIDED_MIN,
 )
 
 cdef enum:
@@ -37,7 +40,7 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
     cdef i64 rl_s[STACK_SIZE]
     cdef i64 rh_s[STACK_SIZE]
     cdef i64 depth_s[STACK_SIZE]
-    cdef i64 sp = 1, lo, hi, rl, rh, depth, m, r, t
+    cdef i64 sp = 1, lo, hi, rl, rh, depth, m, r, t, p
     cdef i64 max_depth = 2 * <i64>log2(<double>n_neg + 1.0) + 8
     lo_s[0] = 0; hi_s[0] = n_neg; rl_s[0] = 1; rh_s[0] = P + 1; depth_s[0] = 0
     while sp > 0:
@@ -53,7 +56,13 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
                 sort_keys(neg_s, neg_x, lo, hi, L.simd)
                 solve_sorted(L, pos, neg_s, neg_x, lo, hi, rl, rh, ranks)
                 break
-            m = partition(neg_s, neg_x, lo, hi, L.simd)
+            p = -1
+            if rh == P + 1 and hi - lo >= GUIDED_MIN:
+                p = last_rank_pivot(L, pos, neg_s, lo, hi, rl)
+            if p >= 0:
+                m = partition_at(neg_s, neg_x, lo, hi, p, L.simd)
+            else:
+                m = partition(neg_s, neg_x, lo, hi, L.simd)
             r = opt_rank(L, pos, neg_s[m], m + 1, rl, rh)
             set_rank(ranks, P, neg_x, m, r)
             depth += 1

@@ -11,7 +11,8 @@
 //     x86-simd-sort), 8 keys per step. Used when the CPU has AVX-512F and the caller allows it.
 //   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss,
 //     BlockQuicksort, ESA 2016).
-// Both partition around the key at s[hi-1], x[hi-1] and return its final position.
+// Both partition around the key at s[hi-1], x[hi-1] and return its final position;
+// partition_at() moves the chosen pivot there and dispatches.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -192,14 +193,20 @@ static inline bool cpu_has_avx512() {
 static inline bool cpu_has_avx512() { return false; }
 #endif
 
-// Partition [lo, hi) (hi - lo >= 3) around a sampled pivot; return the pivot's final position
+// Partition [lo, hi) (hi - lo >= 3) around the key at position p; return its final position
 // m: keys in [lo, m) rank above it, keys in (m, hi) below. `simd` allows the AVX-512 path.
-static inline int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, bool simd) {
-    swap_at(s, x, choose_pivot(s, x, lo, hi), hi - 1);
+static inline int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi, int64_t p,
+                                   bool simd) {
+    swap_at(s, x, p, hi - 1);
 #ifdef APRANK_HAVE_AVX512
     if (simd && hi - lo > 64 && cpu_has_avx512()) return partition_avx512(s, x, lo, hi);
 #endif
     return partition_block(s, x, lo, hi);
+}
+
+// Partition around a median-of-3 (or 9) pivot.
+static inline int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, bool simd) {
+    return partition_at(s, x, lo, hi, choose_pivot(s, x, lo, hi), simd);
 }
 
 static inline void insertion_sort(double* s, int64_t* x, int64_t lo, int64_t hi) {

@@ -5,13 +5,16 @@ The negatives whose optimal rank is P+1 form a suffix of the rank order (optimal
 decrease along it). A binary search over order statistics finds where that suffix starts: each
 probe partitions the current window around a pivot (one quickselect step), which gives the
 pivot's exact position j, and the pivot's optimal rank tells on which side the boundary lies.
-The windows shrink geometrically, so the search costs O(N) expected. Only the negatives above
+Pivots are placed where a small sorted sample predicts the boundary (see last_rank_pivot in
+_kernel.pxd), falling back to medians, so the windows shrink fast and the search costs O(N)
+expected, typically little more than one pass. Only the negatives above
 the boundary are then sorted and solved with SEARCH (each search starting at the previous
 negative's rank); the suffix keeps rank P+1 untouched.
 """
 
 from aprank.inference._kernel cimport (
-    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, solve_sorted,
+    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, partition_at, solve_sorted,
+    last_rank_pivot, GUIDED_MIN,
 )
 
 cdef enum:
@@ -21,11 +24,15 @@ cdef enum:
 cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
                 i64* ranks) noexcept nogil:
     cdef i64 P = L.P
-    cdef i64 lo = 0, hi = n_neg, m
+    cdef i64 lo = 0, hi = n_neg, m, p
     # Invariant: negatives [0, lo) have rank <= P, [hi, n_neg) rank P+1, and the window
     # [lo, hi) holds exactly the negatives that fall between them in rank order.
     while hi - lo > WINDOW_MIN:
-        m = partition(neg_s, neg_x, lo, hi, L.simd)
+        p = last_rank_pivot(L, pos, neg_s, lo, hi, 1) if hi - lo >= GUIDED_MIN else -1
+        if p >= 0:
+            m = partition_at(neg_s, neg_x, lo, hi, p, L.simd)
+        else:
+            m = partition(neg_s, neg_x, lo, hi, L.simd)
         if opt_rank(L, pos, neg_s[m], m + 1, 1, P + 1) == P + 1:
             hi = m
         else:
