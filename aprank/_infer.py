@@ -9,7 +9,7 @@ from aprank import _registry
 from aprank._problem import Problem
 from aprank.losses import get_loss
 
-__all__ = ["InferenceResult", "infer", "solve_problem"]
+__all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "solve_problem"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +93,49 @@ def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
     problem = solve_problem(Problem.build(scores, labels, loss), algo)
     return InferenceResult(problem.ranks, problem.coef, float(problem.query_loss[0]),
                            float(problem.query_objective[0]), algo.name, problem.labelling)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The most violated ranking of every query (see :class:`InferenceResult`).
+
+    ranks, coef, labelling : per sample, in input order (coef is per query's joint feature).
+    truth_coef : per sample, the coefficients of Psi(X, R*) of its query.
+    loss, objective : per query, in the order of ``query_ids``.
+    used : per query; False for queries without positives left out under ``empty="skip"``
+        (their loss, objective and coefficients are 0).
+    """
+
+    ranks: np.ndarray
+    coef: np.ndarray
+    truth_coef: np.ndarray
+    loss: np.ndarray
+    objective: np.ndarray
+    query_ids: np.ndarray
+    used: np.ndarray
+    algorithm: str
+    labelling: np.ndarray | None = None
+
+    @property
+    def mean_loss(self) -> float:
+        return float(self.loss[self.used].mean())
+
+    @property
+    def mean_objective(self) -> float:
+        return float(self.objective[self.used].mean())
+
+
+def infer_batch(scores, labels, qid, *, loss="ap", algorithm="qs", empty="error") -> BatchResult:
+    """Loss-augmented inference for every query at once (one compiled loop over the queries).
+
+    ``qid`` gives each sample's query; a query's samples need not be contiguous. A query
+    without positives has no AP or NDCG: ``empty="error"`` raises ValueError naming it,
+    ``empty="skip"`` leaves it out (``used`` False). Otherwise as :func:`infer`.
+    """
+    loss, algo = _resolve(loss, algorithm)
+    if qid is None:
+        raise ValueError("infer_batch needs qid; use infer for a single query")
+    problem = solve_problem(Problem.build(scores, labels, loss, qid=qid, empty=empty), algo)
+    return BatchResult(problem.ranks, problem.coef, problem.truth_coef(), problem.query_loss,
+                       problem.query_objective, problem.query_ids, problem.used, algo.name,
+                       problem.labelling)

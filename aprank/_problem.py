@@ -22,6 +22,8 @@ class Problem:
     ranks, coef : (n,) outputs, filled by an algorithm.
     labelling : (n,) int8 output for labelling losses (the 0-1 loss), else None.
     query_loss, query_objective : (n_queries,) outputs.
+    used : (n_queries,) bool; False for queries left out under ``empty="skip"``.
+    query_ids : (n_queries,) the query ids (None for a single query given without qid).
     """
 
     scores: np.ndarray
@@ -30,6 +32,8 @@ class Problem:
     offsets: np.ndarray
     loss: Loss
     n_pos: int
+    used: np.ndarray
+    query_ids: np.ndarray | None = None
     ranks: np.ndarray = field(init=False)
     coef: np.ndarray = field(init=False)
     labelling: np.ndarray | None = field(init=False)
@@ -45,15 +49,32 @@ class Problem:
         self.query_objective = np.zeros(self.n_queries)
 
     @classmethod
-    def build(cls, scores, labels, loss, qid=None) -> "Problem":
+    def build(cls, scores, labels, loss, qid=None, empty="error") -> "Problem":
+        """Validate the inputs. ``empty`` says what a query without positives does under a loss
+        that needs them: "error" (ValueError naming it) or "skip" (left out: zero loss,
+        objective and coefficients, ``used`` False)."""
         loss = get_loss(loss)
+        if empty not in ("error", "skip"):
+            raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
         scores = _validation.as_scores(scores)
         is_pos = _validation.as_labels(labels, scores.shape[0])
-        order, offsets, _ = _validation.as_query_groups(qid, scores.shape[0])
+        order, offsets, ids = _validation.as_query_groups(qid, scores.shape[0])
         n_pos = int(np.count_nonzero(is_pos))
-        if loss.needs_positives and n_pos == 0:
-            raise ValueError(f"loss {loss.name!r} is undefined without positive samples")
-        return cls(scores, is_pos, order, offsets, loss, n_pos)
+        used = np.ones(offsets.shape[0] - 1, dtype=bool)
+        if loss.needs_positives:
+            if qid is not None:
+                grouped = is_pos if order is None else is_pos[order]
+                used = np.add.reduceat(grouped, offsets[:-1]) > 0
+            else:
+                used[:] = n_pos > 0
+            if not used.all() and (empty == "error" or not used.any()):
+                where = "any sample" if qid is None else (
+                    f"query {ids[np.argmin(used)]!r}" + ("" if empty == "error" else " or any other"))
+                raise ValueError(f"loss {loss.name!r} is undefined without positive samples, "
+                                 f"and {where} has none" +
+                                 ("; pass empty='skip' to leave such queries out"
+                                  if qid is not None and empty == "error" else ""))
+        return cls(scores, is_pos, order, offsets, loss, n_pos, used, ids)
 
     @property
     def n_queries(self) -> int:
@@ -62,6 +83,26 @@ class Problem:
     @property
     def max_query_size(self) -> int:
         return int(np.diff(self.offsets).max())
+
+    def per_sample(self, values: np.ndarray) -> np.ndarray:
+        """Spread one value per query to the query's samples (in input order)."""
+        out = np.empty(self.scores.shape[0], dtype=np.asarray(values).dtype)
+        spread = np.repeat(values, np.diff(self.offsets))
+        if self.order is None:
+            out[:] = spread
+        else:
+            out[self.order] = spread
+        return out
+
+    def truth_coef(self) -> np.ndarray:
+        """Coefficients of Psi(X, R*) for every sample, query by query (0 in skipped queries)."""
+        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
+        n_pos = np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+        n_all = np.diff(self.offsets)
+        coef = self.loss.truth_coef(self.is_pos, self.per_sample(n_pos),
+                                    self.per_sample(n_all - n_pos))
+        coef[~self.per_sample(self.used)] = 0.0
+        return coef
 
     def query_indices(self, q: int) -> np.ndarray:
         """Input indices of the samples of query q, in input order."""

@@ -39,8 +39,20 @@ class Loss:
     #: True when the structured output is a labelling rather than a ranking (the 0-1 loss).
     labelling: bool = False
 
-    def truth_coef(self, is_pos) -> np.ndarray:
-        """Coefficients c* with Psi(X, R*) = sum_k c*_k psi(x_k) for the ground truth."""
+    def truth_coef(self, is_pos, n_pos=None, n_neg=None) -> np.ndarray:
+        """Coefficients c* with Psi(X, R*) = sum_k c*_k psi(x_k) for the ground truth.
+
+        ``is_pos`` describes one query; for several queries pass, per sample, the number of
+        positives ``n_pos`` and negatives ``n_neg`` of its query.
+        """
+        is_pos = np.asarray(is_pos, dtype=bool)
+        if n_pos is None:
+            n_pos = np.full(is_pos.shape, is_pos.sum())
+            n_neg = is_pos.size - n_pos
+        return self._truth_coef(is_pos, np.asarray(n_pos, dtype=float),
+                                np.asarray(n_neg, dtype=float))
+
+    def _truth_coef(self, is_pos, n_pos, n_neg) -> np.ndarray:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -52,13 +64,11 @@ class RankingLoss(Loss):
 
     _kind: int = -1
 
-    def truth_coef(self, is_pos) -> np.ndarray:
-        is_pos = np.asarray(is_pos, dtype=bool)
-        n_pos = int(is_pos.sum())
-        n_neg = is_pos.size - n_pos
-        if n_pos == 0 or n_neg == 0:
-            return np.zeros(is_pos.size)
-        return np.where(is_pos, 1.0 / n_pos, -1.0 / n_neg)
+    def _truth_coef(self, is_pos, n_pos, n_neg):
+        # 1/P for a positive, -1/N for a negative; nothing when a class is missing
+        both = (n_pos > 0) & (n_neg > 0)
+        with np.errstate(divide="ignore"):
+            return np.where(both, np.where(is_pos, 1.0 / n_pos, -1.0 / n_neg), 0.0)
 
     def delta(self, j, i, P: int, N: int) -> np.ndarray:
         """delta_j(i): loss contributed by the j-th negative at interleaving rank i (1-based)."""
@@ -222,19 +232,24 @@ class ZeroOne(Loss):
     def __repr__(self) -> str:
         return "ZeroOne()" if self.J is None else f"ZeroOne(J={self.J})"
 
-    def weights(self, is_pos) -> tuple[np.ndarray, float]:
-        """Per-sample weights v and the normaliser J P + N."""
+    def weights(self, is_pos, n_pos=None, n_neg=None):
+        """Per-sample weights v and normalisers J P + N (scalars for one query, or per sample
+        when the per-sample query counts ``n_pos``, ``n_neg`` are given)."""
         is_pos = np.asarray(is_pos, dtype=bool)
-        n_pos = int(is_pos.sum())
-        n_neg = is_pos.size - n_pos
-        J = self.J if self.J is not None else (n_neg / n_pos if n_pos else 0.0)
+        if n_pos is None:
+            n_pos = float(is_pos.sum())
+            n_neg = is_pos.size - n_pos
+        n_pos, n_neg = np.asarray(n_pos, dtype=float), np.asarray(n_neg, dtype=float)
+        if self.J is not None:
+            J = np.full(n_pos.shape, self.J)
+        else:   # J = N / P per query; a query without positives only weighs its negatives
+            J = np.divide(n_neg, n_pos, out=np.zeros(n_pos.shape), where=n_pos > 0)
         return np.where(is_pos, J, 1.0), J * n_pos + n_neg
 
-    def truth_coef(self, is_pos) -> np.ndarray:
-        v, z = self.weights(is_pos)
-        if z == 0:
-            return np.zeros(v.size)
-        return v * np.where(is_pos, 1.0, -1.0) / (2 * z)
+    def _truth_coef(self, is_pos, n_pos, n_neg):
+        v, z = self.weights(is_pos, n_pos, n_neg)
+        signed = v * np.where(is_pos, 1.0, -1.0)
+        return np.divide(signed, 2 * z, out=np.zeros(signed.shape), where=z > 0)
 
 
 #: Losses by name, as accepted by ``aprank.infer(..., loss=...)``.

@@ -1,0 +1,147 @@
+"""1-slack cutting-plane training with margin rescaling (Joachims, Finley & Yu 2009; paper 003
+Algorithm 3).
+
+    min_w 1/2 ||w||^2 + C xi   s.t.  w'g(R) >= Delta(R) - xi  for every ranking R,
+
+where g(R) = Psi(X, R*) - Psi(X, R) and, over several queries, g and Delta are means over the
+queries. Each iteration asks the oracle (exact loss-augmented inference) for the most violated
+constraint at the current w, adds it to the working set and re-solves the dual QP over the
+working set. Optional hard constraints w'h_i >= 1 (APSVMAppx's easy samples) are added when
+violated.
+
+Stopping: when the most violated constraint exceeds the working-set slack by at most ``tol``
+and the primal-dual gap is at most ``tol`` (the gap is C times that excess at a QP optimum, so
+for C > 1 the second test is the binding one), and no hard constraint is violated by more
+than ``tol``. The primal objective uses the slack of exact inference at the current w, so it
+is the true objective of that w, not the working-set approximation.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from aprank.learn._qp import solve_dual
+
+
+@dataclass
+class Cut:
+    """The oracle's answer at w: the most violated constraint and what inference reported."""
+
+    g: np.ndarray            # Psi(R*) - Psi(R_hat), mean over queries
+    b: float                 # Delta(R*, R_hat), mean over queries
+    violation: float         # b - w'g: the exact slack at w (>= 0 for exact inference)
+    seconds: float           # time spent in loss-augmented inference
+    n_last_rank: int = 0     # negatives at rank P+1 (summed over queries)
+    ranks: Optional[np.ndarray] = None
+
+
+@dataclass
+class CuttingPlaneResult:
+    w: np.ndarray
+    primal: float
+    dual: float
+    gap: float
+    converged: bool
+    n_iter: int
+    history: list = field(default_factory=list)
+    working_set: tuple = ()
+
+
+class WorkingSet:
+    """Constraint vectors, offsets, kinds and their Gram matrix, grown incrementally."""
+
+    def __init__(self, dim: int):
+        self.G = np.zeros((0, dim))
+        self.b = np.zeros(0)
+        self.soft = np.zeros(0, dtype=bool)
+        self.K = np.zeros((0, 0))
+        self.idle = np.zeros(0, dtype=np.int64)   # iterations each constraint has been inactive
+        self.z = np.zeros(0)
+
+    def __len__(self) -> int:
+        return self.b.shape[0]
+
+    def add(self, g: np.ndarray, b: float, soft: bool) -> None:
+        row = self.G @ g
+        self.K = np.block([[self.K, row[:, None]], [row[None, :], np.array([[g @ g]])]])
+        self.G = np.vstack([self.G, g])
+        self.b = np.r_[self.b, b]
+        self.soft = np.r_[self.soft, soft]
+        self.idle = np.r_[self.idle, 0]
+        self.z = np.r_[self.z, 0.0]
+
+    def keep(self, mask: np.ndarray) -> None:
+        self.G, self.b, self.soft = self.G[mask], self.b[mask], self.soft[mask]
+        self.K = self.K[np.ix_(mask, mask)]
+        self.idle, self.z = self.idle[mask], self.z[mask]
+
+    def slack(self, w: np.ndarray) -> float:
+        """max(0, largest violation b_c - w'g_c over the soft constraints)."""
+        if not self.soft.any():
+            return 0.0
+        return max(0.0, float(np.max(self.b[self.soft] - self.G[self.soft] @ w)))
+
+
+def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, tol: float = 1e-3,
+                  max_iter: int = 1000, prune_after: int = 50, hard: Optional[np.ndarray] = None,
+                  w0: Optional[np.ndarray] = None, working_set: Optional[WorkingSet] = None,
+                  record_ranks: bool = False, progress=None) -> CuttingPlaneResult:
+    """Train; ``hard`` holds the vectors h_i of hard constraints w'h_i >= 1 (rows)."""
+    ws = working_set if working_set is not None else WorkingSet(dim)
+    w = np.zeros(dim) if w0 is None else np.asarray(w0, dtype=float).copy()
+    dual = 0.0
+    history = []
+    converged = False
+    if len(ws):          # a warm working set: start from its optimum
+        w, dual, _ = _resolve(ws, C)
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        cut = oracle(w)
+        xi_ws = ws.slack(w)
+        hard_gap = 0.0
+        worst_hard = None
+        if hard is not None and hard.shape[0]:
+            margins = hard @ w
+            worst_hard = int(np.argmin(margins))
+            hard_gap = max(0.0, 1.0 - float(margins[worst_hard]))
+        primal = 0.5 * float(w @ w) + C * max(cut.violation, 0.0)
+        gap = primal - dual
+        history.append({
+            "iteration": n_iter, "primal": primal, "dual": dual, "gap": gap,
+            "violation": cut.violation, "working_slack": xi_ws, "hard_violation": hard_gap,
+            "n_constraints": len(ws), "inference_seconds": cut.seconds, "qp_seconds": 0.0,
+            "n_last_rank": cut.n_last_rank,
+            **({"ranks": cut.ranks} if record_ranks else {}),
+        })
+        if progress is not None:
+            progress(history[-1])
+        if cut.violation <= xi_ws + tol and gap <= tol and hard_gap <= tol:
+            converged = True
+            break
+        if n_iter == max_iter:
+            break
+        if cut.violation > xi_ws + tol or gap > tol:
+            ws.add(cut.g, cut.b, soft=True)
+        if hard_gap > tol:
+            ws.add(hard[worst_hard], 1.0, soft=False)
+        t0 = time.perf_counter()
+        w, dual, active = _resolve(ws, C)
+        history[-1]["qp_seconds"] = time.perf_counter() - t0
+        # prune constraints that have been inactive for prune_after iterations in a row
+        ws.idle = np.where(active, 0, ws.idle + 1)
+        if prune_after and np.any(ws.idle >= prune_after):
+            ws.keep(ws.idle < prune_after)
+    return CuttingPlaneResult(w, history[-1]["primal"], history[-1]["dual"], history[-1]["gap"],
+                              converged, n_iter, history, ws)
+
+
+def _resolve(ws: WorkingSet, C: float):
+    """Solve the working-set dual; return w, the dual objective and the active constraints."""
+    sol = solve_dual(ws.K, ws.b, ws.soft, C)
+    ws.z = sol.z
+    w = ws.G.T @ sol.z
+    active = sol.z > 1e-10 * max(C, 1.0)
+    return w, sol.objective, active
