@@ -58,6 +58,7 @@ def solve_problem(problem: Problem, algo) -> Problem:
             f"{algo.max_samples} samples (got {problem.max_query_size})"
         )
     algo.run(problem)
+    problem.clear_unused()
     return problem
 
 

@@ -69,7 +69,7 @@ class Problem:
                 used[:] = n_pos > 0
             if not used.all() and (empty == "error" or not used.any()):
                 where = "any sample" if qid is None else (
-                    f"query {ids[np.argmin(used)]!r}" + ("" if empty == "error" else " or any other"))
+                    f"query {ids[np.argmin(used)].tolist()!r}" + ("" if empty == "error" else " or any other"))
                 raise ValueError(f"loss {loss.name!r} is undefined without positive samples, "
                                  f"and {where} has none" +
                                  ("; pass empty='skip' to leave such queries out"
@@ -103,6 +103,18 @@ class Problem:
                                     self.per_sample(n_all - n_pos))
         coef[~self.per_sample(self.used)] = 0.0
         return coef
+
+    def clear_unused(self) -> None:
+        """Zero the outputs of skipped queries: ground-truth ranks, no loss, no constraint."""
+        if self.used.all():
+            return
+        skipped = ~self.per_sample(self.used)
+        self.ranks[skipped] = 1
+        self.coef[skipped] = 0.0
+        if self.labelling is not None:
+            self.labelling[skipped] = self.is_pos[skipped]
+        self.query_loss[~self.used] = 0.0
+        self.query_objective[~self.used] = 0.0
 
     def query_indices(self, q: int) -> np.ndarray:
         """Input indices of the samples of query q, in input order."""

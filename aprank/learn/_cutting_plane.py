@@ -60,6 +60,7 @@ class WorkingSet:
         self.K = np.zeros((0, 0))
         self.idle = np.zeros(0, dtype=np.int64)   # iterations each constraint has been inactive
         self.z = np.zeros(0)
+        self.ridge = 0.0                           # last ridge the QP needed
 
     def __len__(self) -> int:
         return self.b.shape[0]
@@ -96,7 +97,7 @@ def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, to
     history = []
     converged = False
     if len(ws):          # a warm working set: start from its optimum
-        w, dual, _ = _resolve(ws, C)
+        w, dual, _ = _resolve(ws, C, tol)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         cut = oracle(w)
@@ -128,7 +129,7 @@ def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, to
         if hard_gap > tol:
             ws.add(hard[worst_hard], 1.0, soft=False)
         t0 = time.perf_counter()
-        w, dual, active = _resolve(ws, C)
+        w, dual, active = _resolve(ws, C, tol)
         history[-1]["qp_seconds"] = time.perf_counter() - t0
         # prune constraints that have been inactive for prune_after iterations in a row
         ws.idle = np.where(active, 0, ws.idle + 1)
@@ -138,10 +139,12 @@ def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, to
                               converged, n_iter, history, ws)
 
 
-def _resolve(ws: WorkingSet, C: float):
+def _resolve(ws: WorkingSet, C: float, tol: float):
     """Solve the working-set dual; return w, the dual objective and the active constraints."""
-    sol = solve_dual(ws.K, ws.b, ws.soft, C)
-    ws.z = sol.z
+    # the dual objective decides when to stop, so it must be far more precise than tol
+    sol = solve_dual(ws.K, ws.b, ws.soft, C, ridge=ws.ridge, precision=1e-3 * tol)
+    ws.z, ws.ridge = sol.z, sol.ridge
     w = ws.G.T @ sol.z
-    active = sol.z > 1e-10 * max(C, 1.0)
+    # dual weights this small move w by a negligible amount; such constraints are inactive
+    active = sol.z > 1e-7 * max(C, 1.0)
     return w, sol.objective, active

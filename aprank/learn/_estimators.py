@@ -95,15 +95,19 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
             raise ValueError(f"tol must be positive, got {self.tol!r}")
         if self.empty not in ("error", "skip"):
             raise ValueError(f"empty must be 'error' or 'skip', got {self.empty!r}")
-        _registry.get(self._algorithm())                   # unknown name: clear ValueError
+        algo = _registry.get(self._algorithm())            # unknown name: clear ValueError
+        loss = self._loss()
+        if not algo.supports(loss.name):
+            raise ValueError(f"algorithm {algo.name!r} does not serve the {loss.name!r} loss; "
+                             f"choose one of {[a.name for a in _registry.for_loss(loss.name)]}")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] != 2:
-            raise ValueError(f"{type(self).__name__} needs samples of exactly 2 classes "
-                             f"(relevant and not); got {self.classes_.shape[0]} class(es): "
-                             f"{self.classes_.tolist()}")
+            raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
+                             f"needs samples of exactly 2 classes (relevant and not); got "
+                             f"{self.classes_.shape[0]} class(es): {self.classes_.tolist()}")
         return X, y == self.classes_[1], _check_qid(qid, X.shape[0])
 
     def _design(self, X):
@@ -175,6 +179,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The second class where the score is above 0 (rank SVMs learn no threshold)."""
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y, qid=None):

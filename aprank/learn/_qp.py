@@ -20,29 +20,64 @@ import quadprog
 class DualSolution:
     z: np.ndarray          # dual variables, soft constraints first
     objective: float       # dual objective, evaluated with the exact Gram matrix
-    ridge: float           # ridge that made quadprog accept the matrix (0 if none was needed)
+    ridge: float           # ridge of the proximal steps (0 when K itself was accepted)
 
 
-def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float) -> DualSolution:
-    """Maximise b'z - 1/2 z'Kz over z >= 0 with sum(z[soft]) <= C.
+def _qp(K, b, A, lower, soft, C):
+    """quadprog's solution, or None when it refuses K or returns an infeasible point (which it
+    does when K is nearly singular)."""
+    try:
+        z = quadprog.solve_qp(K, b, A, lower, 0)[0]
+    except ValueError:
+        return None
+    slack = 1e-9 * max(C, 1.0)
+    if z.min() < -slack or z[soft].sum() > C + slack:
+        return None
+    # remove the rounding left over, so that the dual objective is a true lower bound
+    z = np.maximum(z, 0.0)
+    total = z[soft].sum()
+    if total > C:
+        z[soft] *= C / total
+    return z
 
-    quadprog needs a positive definite matrix; a Gram matrix is only semi-definite (two equal
-    constraints make it singular), so on refusal a small ridge, growing a hundredfold each
-    time, is added to the diagonal.
+
+def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
+               ridge: float = 0.0, precision: float = 1e-12, max_steps: int = 100) -> DualSolution:
+    """Maximise D(z) = b'z - 1/2 z'Kz over z >= 0 with sum(z[soft]) <= C.
+
+    quadprog needs a positive definite matrix, but a Gram matrix is only semi-definite (two
+    equal constraints, or more constraints than features, make it singular), and when it is
+    nearly singular quadprog's answer can break the constraints. Then a ridge r is added and the
+    ridged problem is solved repeatedly as proximal steps,
+        z <- argmax D(z) - r/2 ||z - z_prev||^2,
+    each well conditioned, until D gains less than ``precision`` per step: the ridge then no
+    longer biases the solution (w = sum z_c g_c converges fastest, since directions where K is
+    small hardly move w). ``ridge`` is where to start (the last value that worked); it grows
+    tenfold whenever quadprog still fails.
     """
     k = b.shape[0]
     A = np.hstack([np.eye(k), -soft.astype(float)[:, None]])
     lower = np.r_[np.zeros(k), -C]
-    scale = max(float(np.max(np.diag(K))), 1e-12)
-    ridge = 0.0
-    for attempt in range(8):
-        try:
-            z = quadprog.solve_qp(K + ridge * np.eye(k), b, A, lower, 0)[0]
+
+    def dual(z):
+        return float(b @ z - 0.5 * z @ K @ z)
+
+    if ridge == 0.0:
+        z = _qp(K, b, A, lower, soft, C)
+        if z is not None:
+            return DualSolution(z, dual(z), 0.0)
+        ridge = 1e-8 * max(float(np.max(np.diag(K))), 1e-12)
+    z = np.zeros(k)
+    value = 0.0
+    for _ in range(max_steps):
+        step = _qp(K + ridge * np.eye(k), b + ridge * z, A, lower, soft, C)
+        if step is None:
+            ridge *= 10.0
+            if ridge > 1e6 * max(float(np.max(np.diag(K))), 1e-12):
+                raise RuntimeError(f"quadprog failed on the working-set QP even with ridge {ridge:g}")
+            continue
+        gained = dual(step) - value
+        z, value = step, value + gained
+        if gained <= precision:
             break
-        except ValueError:
-            ridge = scale * 1e-13 * 100.0 ** attempt
-    else:
-        raise RuntimeError(f"quadprog failed on the working-set QP even with ridge {ridge:g}")
-    z = np.maximum(z, 0.0)   # quadprog may return -1e-17 for bounds it holds active
-    objective = float(b @ z - 0.5 * z @ K @ z)
-    return DualSolution(z, objective, ridge)
+    return DualSolution(z, value, ridge)

@@ -1,0 +1,58 @@
+"""infer_batch: one call over many queries equals one infer call per query."""
+import numpy as np
+import pytest
+
+import aprank
+from aprank import _registry
+
+
+def queries(seed=0, n_queries=30):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 60, n_queries)
+    qid = np.repeat(rng.permutation(1000)[:n_queries], sizes)
+    labels = rng.random(qid.size) < 0.3
+    scores = rng.normal(labels * 1.0, 1.0)
+    scores[rng.random(qid.size) < 0.2] = 0.5        # some ties
+    return scores, labels, qid
+
+
+@pytest.mark.parametrize("name,loss", [(a.name, loss) for loss in ("ap", "ndcg", "zero-one")
+                                       for a in _registry.for_loss(loss) if a.name != "brute"])
+@pytest.mark.parametrize("shuffle", [False, True], ids=["contiguous", "interleaved"])
+def test_batch_equals_per_query_calls(name, loss, shuffle):
+    scores, labels, qid = queries()
+    if shuffle:
+        perm = np.random.default_rng(1).permutation(qid.size)
+        scores, labels, qid = scores[perm], labels[perm], qid[perm]
+    res = aprank.infer_batch(scores, labels, qid, loss=loss, algorithm=name, empty="skip")
+    for k, q in enumerate(res.query_ids):
+        mask = qid == q
+        if not labels[mask].any():       # no positives: skipped (also J = N/P is undefined)
+            assert not res.used[k] and res.loss[k] == 0 and res.objective[k] == 0
+            assert np.all(res.coef[mask] == 0)
+            continue
+        one = aprank.infer(scores[mask], labels[mask], loss=loss, algorithm=name)
+        np.testing.assert_array_equal(res.ranks[mask], one.ranks)
+        np.testing.assert_allclose(res.coef[mask], one.coef, rtol=0, atol=1e-15)
+        assert res.loss[k] == pytest.approx(one.loss, abs=1e-15)
+        assert res.objective[k] == pytest.approx(one.objective, abs=1e-15)
+        truth = aprank.losses.get_loss(loss).truth_coef(labels[mask])
+        np.testing.assert_allclose(res.truth_coef[mask], truth, atol=1e-15)
+    assert res.mean_loss == pytest.approx(res.loss[res.used].mean())
+
+
+def test_empty_queries():
+    scores, labels, qid = queries()
+    labels[qid == qid[0]] = False
+    with pytest.raises(ValueError, match=f"query {qid[0]}"):
+        aprank.infer_batch(scores, labels, qid)
+    res = aprank.infer_batch(scores, labels, qid, empty="skip")
+    assert not res.used[list(res.query_ids).index(qid[0])]
+    with pytest.raises(ValueError, match="empty"):
+        aprank.infer_batch(scores, labels, qid, empty="zero")
+    with pytest.raises(ValueError, match="none"):
+        aprank.infer_batch(scores, np.zeros_like(labels), qid, empty="skip")
+    with pytest.raises(ValueError, match="needs qid"):
+        aprank.infer_batch(scores, labels, None)
+    with pytest.raises(ValueError, match="qid has"):
+        aprank.infer_batch(scores, labels, qid[:-1])

@@ -1,0 +1,206 @@
+"""The structured SVM estimators: scikit-learn conventions, exactness, queries, bad input."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sklearn
+from sklearn.datasets import load_digits
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from aprank import _registry
+from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM
+from aprank.metrics import average_precision
+
+ESTIMATORS = [BinarySVM(), APSVM(), NDCGSVM(), APSVMAppx()]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_conventions(estimator, check):
+    # Every check applies: the estimators are binary classifiers whose predict marks scores
+    # above 0, so no check needs to be declared as an expected failure.
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def test_exact_algorithms_learn_the_same_w(digits):
+    """Paper 000: AP-SVM with SEARCH or SELECT learns exactly what Yue's greedy learns."""
+    X, y = digits
+    for digit in (3, 8):
+        ws = {a.name: APSVM(C=10.0, algorithm=a.name).fit(X, y == digit).coef_
+              for a in _registry.for_loss("ap", exact=True) if a.name != "brute"}
+        assert set(ws) >= {"yue", "search", "select", "qs"}
+        ref = ws["yue"]
+        for name, w in ws.items():
+            assert np.abs(w - ref).max() <= 1e-6 * np.linalg.norm(ref), name
+
+
+def test_binary_svm_is_the_class_weighted_hinge_svm(digits):
+    """With C' = C / (J P + N) and class weights (J, 1), liblinear solves the same problem."""
+    X, y = digits
+    yb = y == 5
+    C, P, N = 2.0, yb.sum(), (~yb).sum()
+    ours = BinarySVM(C=C, tol=1e-7, max_iter=5000).fit(X, yb)
+    ref = LinearSVC(C=C / (2 * N), loss="hinge", class_weight={True: N / P, False: 1.0},
+                    intercept_scaling=1.0, tol=1e-10, max_iter=200_000).fit(X, yb)
+    w_ref = np.r_[ref.coef_.ravel(), ref.intercept_]
+    w_ours = np.r_[ours.coef_, ours.intercept_]
+    assert np.linalg.norm(w_ours - w_ref) <= 1e-3 * np.linalg.norm(w_ref)
+
+
+def test_qid_takes_the_mean_over_queries(digits):
+    X, y = digits
+    X, yb = X[:400], y[:400] == 1
+    single = APSVM(C=5.0, tol=1e-8).fit(X, yb)
+    # the same data twice, as two queries: the mean constraint is the single query's
+    X2, y2 = np.vstack([X, X]), np.r_[yb, yb]
+    blocks = np.r_[np.full(400, 7), np.full(400, 3)]
+    interleaved = np.empty(800, dtype=int)
+    interleaved[::2], interleaved[1::2] = 7, 3               # queries not contiguous
+    rows = np.argsort(interleaved, kind="stable").argsort()  # put row r of query q where it goes
+    for qid, Xq, yq in ((blocks, X2, y2), (interleaved, X2[np.argsort(blocks, kind="stable")][rows],
+                                           y2[np.argsort(blocks, kind="stable")][rows])):
+        est = APSVM(C=5.0, tol=1e-8).fit(Xq, yq, qid=qid)
+        assert est.primal_ == pytest.approx(single.primal_, abs=1e-7)
+        np.testing.assert_allclose(est.coef_, single.coef_, atol=1e-5 * np.abs(single.coef_).max())
+
+
+def test_sparse_and_dense_agree(digits):
+    X, y = digits
+    for est in (APSVM(C=3.0), BinarySVM(C=3.0), APSVMAppx(C=3.0)):
+        dense = type(est)(**est.get_params()).fit(X, y == 2)
+        sparse = type(est)(**est.get_params()).fit(sp.csr_matrix(X), y == 2)
+        np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-8)
+        np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
+                                   dense.decision_function(X), atol=1e-8)
+
+
+def test_history_and_reports(digits):
+    X, y = digits
+    est = APSVM(C=10.0, record_ranks=True).fit(X, y == 4)
+    h = est.history_
+    assert est.converged_ and len(h) == est.n_iter_
+    assert est.gap_ == h[-1]["gap"] <= est.tol and est.dual_ <= est.primal_
+    assert h[-1]["violation"] <= h[-1]["working_slack"] + est.tol
+    for row in h:
+        negatives = y != 4
+        assert row["n_last_rank"] == np.sum(row["ranks"][negatives] == (y == 4).sum() + 1)
+        assert row["inference_seconds"] >= 0 and row["qp_seconds"] >= 0
+    # the primal objective is the true objective of the final w: recompute it
+    scores = X @ est.coef_
+    from aprank import infer
+    xi = infer(scores, y == 4).objective
+    assert est.primal_ == pytest.approx(0.5 * est.coef_ @ est.coef_ + 10.0 * xi, rel=1e-12)
+    # duals never exceed primals, and the primal at the end is below the first one
+    assert all(r["dual"] <= r["primal"] + 1e-12 for r in h)
+
+
+def test_warm_start_reuses_the_working_set(digits):
+    X, y = digits
+    cold = APSVM(C=30.0).fit(X, y == 9)
+    warm = APSVM(C=10.0, warm_start=True).fit(X, y == 9)
+    warm.set_params(C=30.0).fit(X, y == 9)
+    assert warm.n_iter_ < cold.n_iter_
+    assert warm.primal_ == pytest.approx(cold.primal_, abs=2 * cold.tol)
+
+
+def test_verbose_shows_progress(digits, capsys):
+    X, y = digits
+    APSVM(C=1.0, verbose=True).fit(X[:300], y[:300] == 0)
+    assert "APSVM" in capsys.readouterr().err
+
+
+def test_appx_extremes(digits):
+    X, y = digits
+    yb = y == 6
+    # keep = 0: every sample is difficult, the bias cancels in the AP loss -> APSVM's w
+    appx = APSVMAppx(C=5.0, keep=0.0, tol=1e-6).fit(X, yb)
+    plain = APSVM(C=5.0, tol=1e-6).fit(X, yb)
+    assert not appx.easy_.any()
+    np.testing.assert_allclose(appx.coef_, plain.coef_, atol=1e-3 * np.abs(plain.coef_).max())
+    assert abs(appx.intercept_) < 1e-6
+    # keep = 1: every easy sample keeps its hard constraint
+    appx = APSVMAppx(C=5.0, keep=1.0).fit(X, yb)
+    signs = np.where(yb, 1.0, -1.0)
+    margins = signs * (X @ appx.coef_ + appx.intercept_)
+    assert appx.easy_.sum() == np.sum(signs * appx.binary_.decision_function(X) > 1)
+    assert margins[appx.easy_].min() >= 1 - appx.tol
+
+
+def test_grid_search(digits):
+    X, y = digits
+    X, yb = X[:600], y[:600] == 7
+    search = GridSearchCV(APSVM(), {"C": [0.1, 10.0]}, cv=3).fit(X, yb)
+    assert search.best_params_["C"] in (0.1, 10.0)
+    assert search.best_score_ == pytest.approx(
+        max(search.cv_results_["mean_test_score"]))
+
+
+def test_grid_search_with_qid(digits):
+    X, y = digits
+    X, yb = X[:600], y[:600] == 7
+    qid = np.arange(600) // 60
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = APSVM().set_fit_request(qid=True).set_score_request(qid=True)
+        search = GridSearchCV(est, {"C": [0.1, 10.0]}, cv=GroupKFold(3))
+        search.fit(X, yb, groups=qid, qid=qid)
+    best = APSVM(C=search.best_params_["C"]).fit(X, yb, qid=qid)
+    assert best.score(X, yb, qid=qid) == pytest.approx(
+        average_precision(yb, best.decision_function(X), qid=qid))
+
+
+def test_bad_input(digits):
+    X, y = digits
+    yb = y == 1
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        APSVM().fit(bad, yb)
+    with pytest.raises(ValueError, match="2 classes"):
+        APSVM().fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="inconsistent"):
+        APSVM().fit(X, yb[:-1])
+    with pytest.raises(ValueError, match="qid"):
+        APSVM().fit(X, yb, qid=np.zeros(3))
+    with pytest.raises(ValueError, match="algorithm"):
+        APSVM(algorithm="ndcg-greedy").fit(X, yb)       # not an AP algorithm
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        APSVM(algorithm="nope").fit(X, yb)
+    with pytest.raises(ValueError, match="C must be"):
+        APSVM(C=0).fit(X, yb)
+    with pytest.raises(ValueError, match="keep"):
+        APSVMAppx(keep=1.5).fit(X, yb)
+
+
+def test_queries_without_positives_follow_empty(digits):
+    X, y = digits
+    X, yb = X[:300], y[:300] == 1
+    qid = np.arange(300) // 30
+    yb = yb & (qid != 4)                      # query 4 has no positive
+    with pytest.raises(ValueError, match="query 4"):
+        APSVM().fit(X, yb, qid=qid)
+    est = APSVM(empty="skip").fit(X, yb, qid=qid)
+    kept = qid != 4
+    same = APSVM().fit(X[kept], yb[kept], qid=qid[kept])
+    np.testing.assert_allclose(est.coef_, same.coef_, atol=1e-9)
+    with pytest.raises(ValueError, match="query 4"):
+        APSVM(C=1.0).fit(X[kept], yb[kept], qid=qid[kept]).score(X, yb, qid=qid)
+    assert est.score(X, yb, qid=qid) == pytest.approx(same.score(X[kept], yb[kept], qid=qid[kept]))
+
+
+def test_convergence_warning(digits):
+    X, y = digits
+    with pytest.warns(sklearn.exceptions.ConvergenceWarning):
+        est = APSVM(C=100.0, max_iter=3).fit(X, y == 1)
+    assert not est.converged_ and est.n_iter_ == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        APSVM(C=1.0).fit(X, y == 1)
