@@ -1,4 +1,4 @@
-"""Command line: ``python -m aprank {bench,check,algorithms}``."""
+"""Command line: ``python -m aprank {bench,check,algorithms,experiment,figures}``."""
 from __future__ import annotations
 
 import argparse
@@ -50,6 +50,29 @@ def _cmd_bench(args) -> int:
     return status
 
 
+def _cmd_experiment(args) -> int:
+    from aprank import experiments
+
+    t0 = time.perf_counter()
+    path = experiments.run(args.name, args.out, quick=args.quick)
+    print(path.read_text())
+    print(f"written to {path} ({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+def _cmd_figures(args) -> int:
+    from aprank import _figures
+
+    t0 = time.perf_counter()
+    for module in _figures.load_scripts():
+        if args.only and module.NAME not in args.only:
+            continue
+        for path in _figures.run(module, args.quick, args.out, args.recompute):
+            print(f"  {path}")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aprank", description=aprank.__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +96,19 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="also write the table to this file")
     p.add_argument("-v", "--verbose", action="store_true", help="print each timing as it is made")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("experiment", help="run an experiment on real data and write its table")
+    p.add_argument("name", choices=["digits", "birds", "yahoo"])
+    p.add_argument("--quick", action="store_true", help="two classes / a smaller grid (a smoke test)")
+    p.add_argument("--out", default="figures/tables", help="folder for the Markdown table")
+    p.set_defaults(func=_cmd_experiment)
+
+    p = sub.add_parser("figures", help="regenerate every figure of figures/fig_*.py")
+    p.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
+    p.add_argument("--out", default="figures/out", help="output folder")
+    p.add_argument("--recompute", action="store_true", help="ignore cached results")
+    p.add_argument("--only", nargs="+", help="names of the figures to make (e.g. fig_scaling)")
+    p.set_defaults(func=_cmd_figures)
 
     args = parser.parse_args(argv)
     return args.func(args)
