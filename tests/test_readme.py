@@ -2,6 +2,8 @@
 import re
 from pathlib import Path
 
+import pytest
+
 import aprank
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,3 +28,15 @@ def test_ci_runs_the_readme_test_command():
     assert "pytest" in test_command and "[test]" in test_command
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_command in ci
+
+
+@pytest.mark.parametrize("name", ["digits", "birds", "yahoo"])
+def test_experiment_tables_are_in_the_readme(name):
+    table = (ROOT / "figures" / "tables" / f"{name}.md").read_text().strip()
+    assert between(README, f"table: {name}", f"end table: {name}") == table
+
+
+def test_readme_shows_every_committed_figure():
+    shown = between(README, "figures", "end figures")
+    for png in (ROOT / "figures" / "out").glob("fig_*.png"):
+        assert f"figures/out/{png.name}" in shown

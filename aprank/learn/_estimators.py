@@ -81,6 +81,17 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 
     _has_intercept = False
 
+    def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, empty="error",
+                 verbose=False, warm_start=False, record_ranks=False):
+        self.C = C
+        self.tol = tol
+        self.max_iter = max_iter
+        self.prune_after = prune_after
+        self.empty = empty
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.record_ranks = record_ranks
+
     def _loss(self):
         raise NotImplementedError
 
@@ -254,16 +265,10 @@ class BinarySVM(_StructuredSVM):
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
                  record_ranks=False):
-        self.C = C
         self.J = J
         self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.max_iter = max_iter
-        self.prune_after = prune_after
-        self.empty = empty
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.record_ranks = record_ranks
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
+                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
 
     def _loss(self):
         return ZeroOne(self.J)
@@ -283,15 +288,9 @@ class APSVM(_StructuredSVM):
 
     def __init__(self, C=1.0, *, algorithm="qs", tol=1e-3, max_iter=1000, prune_after=50,
                  empty="error", verbose=False, warm_start=False, record_ranks=False):
-        self.C = C
         self.algorithm = algorithm
-        self.tol = tol
-        self.max_iter = max_iter
-        self.prune_after = prune_after
-        self.empty = empty
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.record_ranks = record_ranks
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
+                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
 
     def _loss(self):
         return AveragePrecision()
@@ -311,16 +310,10 @@ class NDCGSVM(_StructuredSVM):
     def __init__(self, C=1.0, *, algorithm="qs", discount=None, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
                  record_ranks=False):
-        self.C = C
         self.algorithm = algorithm
         self.discount = discount
-        self.tol = tol
-        self.max_iter = max_iter
-        self.prune_after = prune_after
-        self.empty = empty
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.record_ranks = record_ranks
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
+                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
 
     def _loss(self):
         return NDCG(self.discount)
@@ -352,17 +345,11 @@ class APSVMAppx(_StructuredSVM):
     def __init__(self, C=1.0, *, keep=0.5, algorithm="qs", intercept_scaling=1.0, tol=1e-3,
                  max_iter=1000, prune_after=50, empty="error", verbose=False, warm_start=False,
                  record_ranks=False):
-        self.C = C
         self.keep = keep
         self.algorithm = algorithm
         self.intercept_scaling = intercept_scaling
-        self.tol = tol
-        self.max_iter = max_iter
-        self.prune_after = prune_after
-        self.empty = empty
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.record_ranks = record_ranks
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
+                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
 
     def _loss(self):
         return AveragePrecision()
