@@ -12,5 +12,5 @@ from aprank.checks import crosscheck
 
 __version__ = "0.1.0"
 
-__all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "algorithms", "register", "unregister", "crosscheck", "losses",
-           "__version__"]
+__all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "algorithms", "register",
+           "unregister", "crosscheck", "losses", "__version__"]

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-import numpy as np
-
 __all__ = ["Algorithm", "AlgorithmTable", "register", "unregister", "get", "algorithms", "for_loss"]
 
 
@@ -123,7 +121,3 @@ def for_loss(loss_name: str, exact: Optional[bool] = None) -> list[Algorithm]:
     """Algorithms that serve ``loss_name`` (only exact or approximate ones if asked)."""
     return [a for a in _REGISTRY.values()
             if a.supports(loss_name) and (exact is None or a.exact == exact)]
-
-
-def _log2(x) -> float:
-    return float(np.log2(max(float(x), 2.0)))

@@ -75,8 +75,8 @@ def plot(results):
     import matplotlib.pyplot as plt
 
     labels = [label for label, _ in learners()]
-    groups = {"AP-SVM": [l for l in labels if not l.startswith("NDCGSVM")],
-              "NDCG-SVM": [l for l in labels if not l.startswith("APSVM")]}
+    groups = {"AP-SVM": [x for x in labels if not x.startswith("NDCGSVM")],
+              "NDCG-SVM": [x for x in labels if not x.startswith("APSVM")]}
     colours = dict(zip(labels, plt.cm.tab10.colors))
     fig, axes = plt.subplots(2, 3, figsize=(15, 9), squeeze=False)
     for row, (group, members) in enumerate(groups.items()):
