@@ -53,7 +53,7 @@ def run(module, quick: bool = False, out: str = DEFAULT_OUT, recompute: bool = F
         results = module.compute(quick)
         results["machine"] = machine()
         results["seconds"] = round(time.perf_counter() - t0, 1)
-        cache.write_text(json.dumps(results, indent=1))
+        cache.write_text(json.dumps(results, separators=(",", ":")))
         log(f"{module.NAME}: computed in {results['seconds']} s")
     fig = module.plot(results)
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
