@@ -4,6 +4,11 @@ Each compiled algorithm is a ``_<name>_cy.pyx`` kernel exposing ``SOLVE`` (a C f
 the shared driver in ``_driver_cy.pyx``); ``_brute.py`` is the exhaustive oracle.
 """
 from math import comb, log2
+from pkgutil import extend_path
+
+# Run from a source checkout after a regular `pip install .`, this folder has no compiled
+# kernels; extending the package path lets Python find the installed ones (same version).
+__path__ = extend_path(__path__, __name__)
 
 from aprank._registry import Algorithm, _add
 from aprank.inference import (
