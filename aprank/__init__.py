@@ -4,7 +4,13 @@ Public entry points: :func:`infer` and :func:`infer_batch`, :func:`algorithms`,
 :func:`register`, :func:`crosscheck`, the losses in :mod:`aprank.losses`, the metrics in
 :mod:`aprank.metrics` and the estimators in :mod:`aprank.learn`.
 """
-from aprank import inference as _inference  # noqa: F401  (registers the built-in algorithms)
+from pkgutil import extend_path
+
+# A source checkout imported after a regular `pip install .` lacks the compiled kernels; this
+# (and the same line in aprank/inference) lets Python find the installed ones.
+__path__ = extend_path(__path__, __name__)
+
+from aprank import inference as _inference  # noqa: E402,F401  (registers the algorithms)
 from aprank._infer import BatchResult, InferenceResult, infer, infer_batch
 from aprank._registry import algorithms, register, unregister
 from aprank import losses

@@ -6,8 +6,7 @@ the shared driver in ``_driver_cy.pyx``); ``_brute.py`` is the exhaustive oracle
 from math import comb, log2
 from pkgutil import extend_path
 
-# Run from a source checkout after a regular `pip install .`, this folder has no compiled
-# kernels; extending the package path lets Python find the installed ones (same version).
+# See aprank/__init__.py: in a source checkout, also look for the installed compiled kernels.
 __path__ = extend_path(__path__, __name__)
 
 from aprank._registry import Algorithm, _add
