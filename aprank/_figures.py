@@ -74,6 +74,13 @@ def figure_main(module, argv=None) -> int:
     return 0
 
 
+def script_main(module_name: str):
+    """The ``main(argv=None)`` of a figure script: ``main = script_main(__name__)``."""
+    def main(argv=None) -> int:
+        return figure_main(sys.modules[module_name], argv)
+    return main
+
+
 def figures_dir() -> Path:
     """The repository's figures/ folder: under the working directory, else next to the package."""
     for candidate in (Path.cwd() / "figures", Path(__file__).resolve().parents[1] / "figures"):

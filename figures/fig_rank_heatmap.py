@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from aprank._figures import figure_main
+from aprank._figures import script_main
 from aprank.learn import APSVM, NDCGSVM
 
 NAME = "fig_rank_heatmap"
@@ -78,9 +78,7 @@ def plot(results):
     return fig
 
 
-def main(argv=None):
-    return figure_main(sys.modules[__name__], argv)
-
+main = script_main(__name__)
 
 if __name__ == "__main__":
     sys.exit(main())

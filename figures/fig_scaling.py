@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from aprank import _registry, infer
-from aprank._figures import figure_main, fit_slope
+from aprank._figures import fit_slope, script_main
 from aprank.bench import REGIMES, _median_time, make_scores
 
 NAME = "fig_scaling"
@@ -109,9 +109,7 @@ def plot(results):
     return fig
 
 
-def main(argv=None):
-    return figure_main(sys.modules[__name__], argv)
-
+main = script_main(__name__)
 
 if __name__ == "__main__":
     sys.exit(main())

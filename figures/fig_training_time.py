@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from aprank import _registry
-from aprank._figures import figure_main, fit_slope
+from aprank._figures import fit_slope, script_main
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 
 NAME = "fig_training_time"
@@ -102,9 +102,7 @@ def plot(results):
     return fig
 
 
-def main(argv=None):
-    return figure_main(sys.modules[__name__], argv)
-
+main = script_main(__name__)
 
 if __name__ == "__main__":
     sys.exit(main())
