@@ -64,7 +64,7 @@ class Problem:
         if loss.needs_positives:
             if qid is not None:
                 grouped = is_pos if order is None else is_pos[order]
-                used = np.add.reduceat(grouped, offsets[:-1]) > 0
+                used = np.add.reduceat(grouped.astype(np.int64), offsets[:-1]) > 0
             else:
                 used[:] = n_pos > 0
             if not used.all() and (empty == "error" or not used.any()):
@@ -94,10 +94,13 @@ class Problem:
             out[self.order] = spread
         return out
 
+    def positives_per_query(self) -> np.ndarray:
+        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
+        return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+
     def truth_coef(self) -> np.ndarray:
         """Coefficients of Psi(X, R*) for every sample, query by query (0 in skipped queries)."""
-        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
-        n_pos = np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+        n_pos = self.positives_per_query()
         n_all = np.diff(self.offsets)
         coef = self.loss.truth_coef(self.is_pos, self.per_sample(n_pos),
                                     self.per_sample(n_all - n_pos))

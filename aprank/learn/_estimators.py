@@ -55,9 +55,7 @@ class InferenceOracle:
         problem = self._problem(np.zeros(X.shape[0]))       # validates labels and queries once
         self.truth = problem.truth_coef()
         self.weight = problem.per_sample(problem.used) / max(int(problem.used.sum()), 1)
-        grouped = is_pos if problem.order is None else is_pos[problem.order]
-        n_pos = np.add.reduceat(grouped.astype(np.int64), problem.offsets[:-1])
-        self.last_rank = problem.per_sample(n_pos + 1)       # rank P+1 of each sample's query
+        self.last_rank = problem.per_sample(problem.positives_per_query() + 1)   # rank P+1
 
     def _problem(self, scores):
         return Problem.build(scores, self.is_pos, self.loss, qid=self.qid, empty=self.empty)
