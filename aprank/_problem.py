@@ -63,8 +63,7 @@ class Problem:
         used = np.ones(offsets.shape[0] - 1, dtype=bool)
         if loss.needs_positives:
             if qid is not None:
-                grouped = is_pos if order is None else is_pos[order]
-                used = np.add.reduceat(grouped.astype(np.int64), offsets[:-1]) > 0
+                used = _positives_per_query(is_pos, order, offsets) > 0
             else:
                 used[:] = n_pos > 0
             if not used.all() and (empty == "error" or not used.any()):
@@ -95,8 +94,7 @@ class Problem:
         return out
 
     def positives_per_query(self) -> np.ndarray:
-        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
-        return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+        return _positives_per_query(self.is_pos, self.order, self.offsets)
 
     def truth_coef(self) -> np.ndarray:
         """Coefficients of Psi(X, R*) for every sample, query by query (0 in skipped queries)."""
@@ -123,3 +121,8 @@ class Problem:
         """Input indices of the samples of query q, in input order."""
         a, b = self.offsets[q], self.offsets[q + 1]
         return np.arange(a, b) if self.order is None else self.order[a:b]
+
+
+def _positives_per_query(is_pos, order, offsets) -> np.ndarray:
+    grouped = is_pos if order is None else is_pos[order]
+    return np.add.reduceat(grouped.astype(np.int64), offsets[:-1])

@@ -15,14 +15,13 @@
 #   * Ranks are written into the caller-visible `ranks` array by input index. The driver fills
 #     every negative with P+1 first, so kernels only write ranks <= P.
 #   * Everything here is `noexcept nogil` and touches no Python object.
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t
 from libc.math cimport log2
 from libcpp cimport bool as cbool
 
 ctypedef int64_t i64
 
 cdef extern from "_order.hpp" namespace "aprank" nogil:
-    cbool before(double as_, int64_t ai, double bs, int64_t bi)
     int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
     int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi, int64_t p, cbool simd)
     void sort_keys(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
