@@ -22,7 +22,7 @@ setup(
         extensions,
         language_level="3",
         compiler_directives={
-            # Bounds are validated once in Python (aprank/_validation.py) before any kernel runs.
+            # Bounds are validated once in Python (aprank/validation.py) before any kernel runs.
             "boundscheck": False,
             "wraparound": False,
             "cdivision": True,

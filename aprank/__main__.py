@@ -1,4 +1,8 @@
-"""Command line: ``python -m aprank {bench,check,algorithms,experiment,figures}``."""
+"""Command line: ``python -m aprank {bench,check,algorithms,experiment}``.
+
+The figures are made by the repository's scripts (``python figures/make_figures.py``), which
+the package does not load.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +10,7 @@ import sys
 import time
 
 import aprank
+from aprank import bench, experiments
 
 
 def _cmd_algorithms(args) -> int:
@@ -15,7 +20,7 @@ def _cmd_algorithms(args) -> int:
 
 def _cmd_check(args) -> int:
     t0 = time.perf_counter()
-    report = aprank.crosscheck(tuple(args.loss), n_trials=args.n_trials, max_n=args.max_n,
+    report = aprank.crosscheck(args.loss, n_trials=args.n_trials, max_n=args.max_n,
                                seed=args.seed)
     print(report)
     print(f"({time.perf_counter() - t0:.1f} s)")
@@ -23,18 +28,17 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from aprank import bench
-    from aprank.inference._driver_cy import simd_active
-
+    if args.iteration:
+        return _iteration(args)
     status = 0
     if args.quick:
-        print("Cross-check of every exact algorithm against brute force and each other:")
-        report = aprank.crosscheck(("ap", "ndcg", "zero-one"), n_trials=100, max_n=1000)
+        print("Cross-check of every exact algorithm against its kind's oracle and each other:")
+        report = aprank.crosscheck(n_trials=100, max_n=1000)
         print(report, end="\n\n")
         status = 0 if report.ok else 1
     cells = bench.QUICK_CELLS if args.quick else bench.FULL_CELLS
     print(f"Timing (median of up to {args.repeats} runs; AVX-512 partition "
-          f"{'on' if simd_active() else 'off'}):")
+          f"{'on' if aprank.simd_active() else 'off'}):")
     rows = bench.bench(cells, repeats=args.repeats, max_seconds=args.max_seconds,
                        log=print if args.verbose else (lambda line: None))
     table = bench.format_table(rows)
@@ -50,26 +54,24 @@ def _cmd_bench(args) -> int:
     return status
 
 
-def _cmd_experiment(args) -> int:
-    from aprank import experiments
+def _iteration(args) -> int:
+    r = bench.iteration_overhead(n=args.n, n_queries=args.n_queries, d=args.d)
+    print(f"One cutting-plane iteration of APSVM (qs), n = {r['n']:g}, {r['n_queries']} "
+          f"interleaved queries, d = {r['d']} (medians over iterations 2-{r['iterations']}; "
+          f"AVX-512 partition {'on' if aprank.simd_active() else 'off'}):")
+    print(f"  inference {r['inference'] * 1e3:8.1f} ms")
+    print(f"  QP        {r['qp'] * 1e3:8.1f} ms")
+    print(f"  the rest  {r['rest'] * 1e3:8.1f} ms  ({r['rest'] / r['inference']:.2f} x inference; "
+          "products X w and X'c included)")
+    print(f"  building the model once: {r['setup'] * 1e3:.1f} ms")
+    return 0
 
+
+def _cmd_experiment(args) -> int:
     t0 = time.perf_counter()
     path = experiments.run(args.name, args.out, quick=args.quick)
     print(path.read_text())
     print(f"written to {path} ({time.perf_counter() - t0:.0f} s)")
-    return 0
-
-
-def _cmd_figures(args) -> int:
-    from aprank import _figures
-
-    t0 = time.perf_counter()
-    for module in _figures.load_scripts():
-        if args.only and module.NAME not in args.only:
-            continue
-        for path in _figures.run(module, args.quick, args.out, args.recompute):
-            print(f"  {path}")
-    print(f"({time.perf_counter() - t0:.0f} s)")
     return 0
 
 
@@ -84,8 +86,8 @@ def main(argv=None) -> int:
     p.add_argument("--n-trials", type=int, default=200)
     p.add_argument("--max-n", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--loss", nargs="+", default=["ap", "ndcg"],
-                   choices=sorted(aprank.losses.LOSSES))
+    p.add_argument("--loss", nargs="+", default=None, choices=sorted(aprank.losses.LOSSES),
+                   help="losses to check (default: every registered loss)")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("bench", help="time every algorithm against numpy.argsort")
@@ -95,6 +97,11 @@ def main(argv=None) -> int:
                    help="skip cells predicted to take longer than this")
     p.add_argument("--out", help="also write the table to this file")
     p.add_argument("-v", "--verbose", action="store_true", help="print each timing as it is made")
+    p.add_argument("--iteration", action="store_true",
+                   help="only split one cutting-plane iteration into inference, QP and the rest")
+    p.add_argument("--n", type=int, default=1_000_000, help="samples for --iteration")
+    p.add_argument("--n-queries", type=int, default=1000, help="queries for --iteration")
+    p.add_argument("--d", type=int, default=16, help="features for --iteration")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("experiment", help="run an experiment on real data and write its table")
@@ -102,13 +109,6 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="two classes / a smaller grid (a smoke test)")
     p.add_argument("--out", default="figures/tables", help="folder for the Markdown table")
     p.set_defaults(func=_cmd_experiment)
-
-    p = sub.add_parser("figures", help="regenerate every figure of figures/fig_*.py")
-    p.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    p.add_argument("--out", default="figures/out", help="output folder")
-    p.add_argument("--recompute", action="store_true", help="ignore cached results")
-    p.add_argument("--only", nargs="+", help="names of the figures to make (e.g. fig_scaling)")
-    p.set_defaults(func=_cmd_figures)
 
     args = parser.parse_args(argv)
     return args.func(args)

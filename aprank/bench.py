@@ -5,8 +5,12 @@ instance; the table reports the median time, its ratio to ``numpy.argsort`` of t
 scores measured in the same run, and the peak extra memory of one call (traced with
 ``tracemalloc``, which sees NumPy's allocations; in units of 8N bytes). A cell an algorithm is
 predicted to need more than ``max_seconds`` for (from its registry cost model and its time in
-the previous cell) is skipped with a note. A last line reports how well two threads calling
-``infer`` at N = 1e6 overlap (the kernels release the GIL).
+the previous cell) is skipped with a note. Algorithms are grouped by (problem kind, loss), as the
+registry declares them. A last line reports how well two threads calling ``infer`` at N = 1e6
+overlap (the kernels release the GIL).
+
+:func:`iteration_overhead` times one cutting-plane iteration of a real fit and splits it into
+inference, QP and everything else (products with X included).
 """
 from __future__ import annotations
 
@@ -17,14 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aprank import _registry
-from aprank._infer import infer
+from aprank.inference import algorithms, infer, kinds
+from aprank.learn import cutting_plane
+from aprank.models import RankingModel
 
 FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_000_000),
               (100, 10_000_000))
 QUICK_CELLS = ((100, 10_000), (1_000, 100_000))
 REGIMES = {"overlapping": 1.0, "separated": 6.0}   # positives ~ N(shift, 1), negatives ~ N(0, 1)
-LOSS_ORDER = ("ap", "ndcg", "zero-one")
 
 
 def make_scores(n_pos: int, n_neg: int, shift: float, seed: int = 0):
@@ -37,7 +41,9 @@ def make_scores(n_pos: int, n_neg: int, shift: float, seed: int = 0):
     return scores, labels
 
 
-def _median_time(fn, repeats: int, budget: float) -> float:
+def median_time(fn, repeats: int, budget: float) -> float:
+    """Median wall time of up to ``repeats`` calls of ``fn()``, stopping once ``budget``
+    seconds have been spent."""
     times = []
     start = time.perf_counter()
     for _ in range(repeats):
@@ -52,6 +58,7 @@ def _median_time(fn, repeats: int, budget: float) -> float:
 @dataclass
 class Row:
     regime: str
+    kind: str
     P: int
     N: int
     loss: str
@@ -84,10 +91,10 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
         for P, N in cells:
             scores, labels = make_scores(P, N, shift)
             negatives = scores[~labels]
-            t_sort = _median_time(lambda: np.argsort(negatives), repeats, 10.0)
-            rows.append(Row(regime, P, N, "-", "numpy.argsort", t_sort, 1.0, None))
-            for loss in LOSS_ORDER:
-                for algo in _registry.for_loss(loss):
+            t_sort = median_time(lambda: np.argsort(negatives), repeats, 10.0)
+            rows.append(Row(regime, "-", P, N, "-", "numpy.argsort", t_sort, 1.0, None))
+            for kind, loss in ((k.name, loss) for k in kinds() for loss in k.losses()):
+                for algo in algorithms(loss=loss):
                     key = (loss, algo.name)
                     if algo.max_samples is not None and P + N > algo.max_samples:
                         continue      # brute: only for tiny inputs
@@ -95,7 +102,7 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
                         p0, n0, t0 = previous[key]
                         predicted = t0 * algo.cost(P, N) / algo.cost(p0, n0)
                         if predicted > max_seconds:
-                            rows.append(Row(regime, P, N, loss, algo.name, None, None, None,
+                            rows.append(Row(regime, kind, P, N, loss, algo.name, None, None, None,
                                             f"skipped: predicted {predicted:.0f} s > {max_seconds:.0f} s"))
                             continue
 
@@ -103,9 +110,9 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
                         return infer(scores, labels, loss=loss, algorithm=algo.name)
 
                     first, peak = _run_traced(call)
-                    seconds = first if first > 2.0 else _median_time(call, repeats, 10.0)
+                    seconds = first if first > 2.0 else median_time(call, repeats, 10.0)
                     previous[key] = (P, N, seconds)
-                    rows.append(Row(regime, P, N, loss, algo.name, seconds, seconds / t_sort,
+                    rows.append(Row(regime, kind, P, N, loss, algo.name, seconds, seconds / t_sort,
                                     peak / (8.0 * N)))
                     log(f"  {regime:11s} P={P:<6d} N={N:<9d} {loss:8s} {algo.name:12s} "
                         f"{seconds * 1e3:10.2f} ms  {seconds / t_sort:7.2f} x argsort")
@@ -132,8 +139,8 @@ def gil_overlap(n_pos: int = 1_000, n_neg: int = 1_000_000, algorithm: str = "qs
             t.join()
 
     one()
-    seq = _median_time(two_sequential, repeats, 20.0)
-    par = _median_time(two_threads, repeats, 20.0)
+    seq = median_time(two_sequential, repeats, 20.0)
+    par = median_time(two_threads, repeats, 20.0)
     return seq, par, par / seq
 
 
@@ -153,3 +160,38 @@ def format_table(rows: list[Row]) -> str:
 
 def _fmt_seconds(s: float) -> str:
     return f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def make_queries(n: int, n_queries: int, d: int, seed: int = 0):
+    """(X, y, qid): n samples with d Gaussian features in ``n_queries`` interleaved queries
+    (each sample's query drawn at random), about 10% relevant with every query holding one."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    qid = rng.integers(0, n_queries, n)
+    y = rng.random(n) < 0.1
+    y[:n_queries] = True
+    qid[:n_queries] = np.arange(n_queries)
+    return X, y, qid
+
+
+def iteration_overhead(n: int = 1_000_000, n_queries: int = 1000, d: int = 16,
+                       iterations: int = 8, algorithm: str = "qs") -> dict:
+    """Split a cutting-plane iteration of an AP-SVM fit on :func:`make_queries` data into
+    loss-augmented inference, the working-set QP and the rest (the products X w and X'c, the
+    constraint's assembly, bookkeeping). Medians over iterations 2 ... ``iterations`` (the first
+    scores every sample 0). Also returns the one-off time to build the model."""
+    X, y, qid = make_queries(n, n_queries, d)
+    t0 = time.perf_counter()
+    model = RankingModel(X, y, loss="ap", qid=qid, algorithm=algorithm)
+    setup = time.perf_counter() - t0
+    stamps = []
+    result = cutting_plane(model, 1.0, tol=1e-12, max_iter=iterations,
+                           callback=lambda info: stamps.append(time.perf_counter()))
+    h = result.history
+    walls = np.diff(stamps)                       # QP of iteration i, then all of iteration i+1
+    inference = np.array([x["inference_seconds"] for x in h[1:len(stamps)]])
+    qp = np.array([x["qp_seconds"] for x in h[:len(stamps) - 1]])
+    rest = walls - inference - qp
+    return {"n": n, "n_queries": n_queries, "d": d, "algorithm": algorithm, "setup": setup,
+            "inference": float(np.median(inference[1:])), "qp": float(np.median(qp[1:])),
+            "rest": float(np.median(rest[1:])), "iterations": len(h)}

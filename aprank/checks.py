@@ -1,55 +1,20 @@
 """Cross-checks between inference algorithms, for users: ``aprank.crosscheck`` and
 ``python -m aprank check``.
 
-Every exact algorithm of a loss (built-in or registered by a user) is run on seeded random
-instances covering sizes, tie densities and score regimes, and compared with the others and,
-on instances of at most 16 samples, with the exhaustive ``brute``. Approximate algorithms are
-checked for what they guarantee: an objective never above the exact optimum.
+Algorithms are grouped by (problem kind, loss). Every exact algorithm of a loss (built-in or
+registered by a user) is run on seeded random instances of its kind (the kind's problem type
+makes them: sizes, tie densities, score regimes) and compared with the kind's brute-force oracle
+where the instance is small enough for it, else with the first exact algorithm. Approximate
+algorithms are checked for what they guarantee: an objective never above the exact optimum.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
+from aprank.inference import algorithms, get_kind
+from aprank.losses import LOSSES, get_loss
 
-from aprank import _registry
-from aprank._infer import _resolve, solve_problem
-from aprank._problem import Problem
-
-__all__ = ["crosscheck", "make_instance", "CrosscheckReport", "Disagreement"]
-
-REGIMES = ("overlapping", "separated", "reversed")
-TIES = ("none", "some", "heavy", "all")
-
-
-def make_instance(seed: int, trial: int, max_n: int = 2000):
-    """The seeded random instance number ``trial``: (scores, labels, description).
-
-    Half of the instances have at most 16 samples (so ``brute`` can join), the rest up to
-    ``max_n``. Scores come from one of REGIMES (positives ~ N(1, 1) or N(6, 1) or N(-1, 1),
-    negatives ~ N(0, 1)), rounded to a tie density from TIES, and scaled by 1e-4, 1 or 1e4.
-    """
-    rng = np.random.default_rng([seed, trial])
-    if rng.random() < 0.5 or max_n <= 16:
-        n = int(rng.integers(2, min(16, max_n) + 1))
-    else:
-        n = int(np.exp(rng.uniform(np.log(17), np.log(max(max_n, 18)))))
-    frac = rng.choice([0.5, 0.2, 0.05])
-    n_pos = int(np.clip(round(n * frac * rng.uniform(0.2, 1.8)), 1, n))
-    regime = REGIMES[int(rng.integers(len(REGIMES)))]
-    ties = TIES[int(rng.integers(len(TIES)))]
-    shift = {"overlapping": 1.0, "separated": 6.0, "reversed": -1.0}[regime]
-    labels = np.zeros(n, dtype=bool)
-    labels[rng.permutation(n)[:n_pos]] = True
-    scores = rng.standard_normal(n) + shift * labels
-    if ties == "some":
-        scores = np.round(scores, 1)
-    elif ties == "heavy":
-        scores = np.round(scores)
-    elif ties == "all":
-        scores = np.zeros(n)
-    scores = scores * rng.choice([1e-4, 1.0, 1e4])
-    return scores, labels, f"n={n} P={n_pos} regime={regime} ties={ties}"
+__all__ = ["crosscheck", "CrosscheckReport", "Disagreement"]
 
 
 @dataclass
@@ -70,14 +35,16 @@ class CrosscheckReport:
     n_trials: int
     comparisons: int = 0
     disagreements: list = field(default_factory=list)
-    algorithms: dict = field(default_factory=dict)
+    algorithms: dict = field(default_factory=dict)    # loss name -> algorithm names
+    kinds: dict = field(default_factory=dict)         # loss name -> problem kind
 
     @property
     def ok(self) -> bool:
         return not self.disagreements
 
     def __str__(self) -> str:
-        lines = [f"{loss}: {', '.join(names)}" for loss, names in self.algorithms.items()]
+        lines = [f"{self.kinds[loss]}/{loss}: {', '.join(names)}"
+                 for loss, names in self.algorithms.items()]
         lines.append(f"{self.n_trials} instances per loss, {self.comparisons} comparisons, "
                      f"{len(self.disagreements)} disagreements")
         lines += [str(d) for d in self.disagreements]
@@ -88,60 +55,52 @@ def _close(a: float, b: float, rtol: float) -> bool:
     return abs(a - b) <= rtol * max(1.0, abs(a), abs(b))
 
 
-def _reproducer(seed, trial, max_n, loss, name, scores, labels):
-    call = f"aprank.infer(scores, labels, loss={loss!r}, algorithm={name!r})"
-    if scores.size <= 16:
-        return f"scores = np.array({scores.tolist()}); labels = np.array({labels.astype(int).tolist()}); {call}"
-    return (f"scores, labels, _ = aprank.checks.make_instance(seed={seed}, trial={trial}, "
-            f"max_n={max_n}); {call}")
-
-
-def crosscheck(losses=("ap", "ndcg"), *, n_trials: int = 200, max_n: int = 2000, seed: int = 0,
+def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int = 0,
                rtol: float = 1e-12, progress=None) -> CrosscheckReport:
-    """Run every registered algorithm of each loss on ``n_trials`` seeded instances.
+    """Run every registered algorithm of each loss on ``n_trials`` seeded instances of its kind.
 
-    Exact algorithms must agree with the reference (``brute`` when the instance has at most 16
-    samples, else the first exact algorithm in the registry) on the objective to ``rtol``
-    (relative to max(1, |objective|)), and on the ranks when no two scores are equal.
-    Approximate ones must not exceed the reference objective. Returns a report; ``report.ok`` is
-    False when anything disagreed, and each disagreement carries a reproducer.
+    losses : names (or one name) of registered losses; default every registered loss.
+
+    Exact algorithms must agree with the reference (the kind's oracle when the instance is small
+    enough for it, else the first exact algorithm in the registry) on the objective to ``rtol``
+    (relative to max(1, |objective|)), and on the solution where the kind defines it uniquely
+    (the ranks when no two scores are equal). Approximate ones must not exceed the reference
+    objective. Returns a report; ``report.ok`` is False when anything disagreed, and each
+    disagreement carries a reproducer.
     """
-    losses = (losses,) if isinstance(losses, str) else tuple(losses)
+    losses = tuple(LOSSES) if losses is None else (losses,) if isinstance(losses, str) else tuple(losses)
     report = CrosscheckReport(n_trials)
     for loss_name in losses:
-        algos = _registry.for_loss(loss_name)
-        report.algorithms[loss_name] = [a.name for a in algos]
+        loss = get_loss(loss_name)
+        kind = get_kind(loss.kind)
+        problem_type = kind.problem_type
+        algos = algorithms(loss=loss)
+        report.algorithms[loss_name] = algos.names()
+        report.kinds[loss_name] = kind.name
         for trial in range(n_trials):
-            scores, labels, _ = make_instance(seed, trial, max_n)
-            results = {}
+            instance = problem_type.random_instance(seed, trial, max_n)
+            results = {a.name: problem_type.solve_instance(instance, loss, a.name) for a in algos
+                       if a.max_samples is None or instance.size <= a.max_samples}
+            exact = [a.name for a in algos if a.exact and a.name in results]
+            ref = kind.oracle if kind.oracle in results else exact[0]
+            ref_obj = results[ref].objective
             for algo in algos:
-                if algo.max_samples is not None and scores.size > algo.max_samples:
-                    continue
-                loss, _ = _resolve(loss_name, algo.name)
-                results[algo.name] = solve_problem(Problem.build(scores, labels, loss), algo)
-            exact = [name for name in results if _registry.get(name).exact]
-            ref = "brute" if "brute" in results else exact[0]
-            ref_obj = float(results[ref].query_objective[0])
-            distinct = np.unique(scores).size == scores.size
-            for name, res in results.items():
-                if name == ref:
+                if algo.name == ref or algo.name not in results:
                     continue
                 report.comparisons += 1
-                obj = float(res.query_objective[0])
+                res = results[algo.name]
                 what = None
-                if _registry.get(name).exact:
-                    if not _close(obj, ref_obj, rtol):
-                        what = f"objective {obj!r} != {ref_obj!r}"
-                    elif distinct and not np.array_equal(res.ranks, results[ref].ranks):
-                        bad = int(np.flatnonzero(res.ranks != results[ref].ranks)[0])
-                        what = (f"ranks differ at sample {bad}: {int(res.ranks[bad])} != "
-                                f"{int(results[ref].ranks[bad])}")
-                elif obj > ref_obj + rtol * max(1.0, abs(ref_obj)):
-                    what = f"approximate objective {obj!r} above the exact optimum {ref_obj!r}"
+                if algo.exact:
+                    if not _close(res.objective, ref_obj, rtol):
+                        what = f"objective {res.objective!r} != {ref_obj!r}"
+                    else:
+                        what = problem_type.disagreement(res, results[ref], instance)
+                elif res.objective > ref_obj + rtol * max(1.0, abs(ref_obj)):
+                    what = f"approximate objective {res.objective!r} above the exact optimum {ref_obj!r}"
                 if what:
                     report.disagreements.append(Disagreement(
-                        loss_name, name, ref, what,
-                        _reproducer(seed, trial, max_n, loss_name, name, scores, labels)))
+                        loss_name, algo.name, ref, what,
+                        problem_type.reproducer(instance, loss_name, algo.name)))
             if progress is not None:
                 progress(loss_name, trial)
     return report

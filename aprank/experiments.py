@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aprank import _registry
+from aprank.inference import algorithms
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.metrics import average_precision, ndcg
 
@@ -100,7 +100,7 @@ def one_vs_rest(X_train, y_train, X_test, y_test, class_names, *, groups=None, q
     folds = 3 if quick else 5
     cv = (StratifiedGroupKFold(folds, shuffle=True, random_state=SEED) if groups is not None
           else StratifiedKFold(folds, shuffle=True, random_state=SEED))
-    exact = [a.name for a in _registry.for_loss("ap", exact=True) if a.name != "brute"]
+    exact = [a.name for a in algorithms(loss="ap", exact=True) if a.max_samples is None]
     results = {"classes": [], "fits": {}, "linear_svc": {}, "exact": {}}
     for c, name in class_names:
         y, yt = y_train == c, y_test == c

@@ -16,6 +16,12 @@ NumPy versions here are the readable reference that the tests and the brute-forc
 They share the joint feature map of paper 004 eq. 1, whose coefficients for the ground-truth
 ranking are 1/P for a positive and -1/N for a negative.
 
+Each loss names the *problem kind* it belongs to (``kind``: "ranking" or "labelling"), which
+decides the algorithms of the registry that may serve it, and hands the compiled driver its own
+kernel specification (:meth:`RankingLoss.kernel_spec`). A ranking loss the kernels do not know
+has none, so no compiled algorithm can run it by mistake; the brute-force oracle and user
+algorithms that work from its Python methods still can.
+
 :class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (paper 002 eq. 7). Its
 output is a labelling, not a ranking, and its joint feature map is its own.
 """
@@ -23,17 +29,31 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "get_loss", "LOSSES"]
+from dataclasses import dataclass
+from typing import Optional
 
-# Kernel codes; must match the enum in aprank/inference/_kernel.pxd.
-_KIND_AP = 0
-_KIND_NDCG = 1
+__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "KernelSpec", "get_loss",
+           "register_loss", "unregister_loss", "LOSSES"]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What the compiled ranking driver needs to know of a loss.
+
+    code : the kernel's name for the loss ("ap" or "ndcg"); the driver refuses any other.
+    discount : NDCG discount table D(m) = discount[m-1] (None: the kernels compute 1/log2(1+m)).
+    """
+
+    code: str
+    discount: Optional[np.ndarray] = None
 
 
 class Loss:
     """Base class. ``name`` is the key used by the algorithm registry."""
 
     name: str = ""
+    #: The problem kind the loss belongs to (see ``aprank.kinds()``).
+    kind: str = ""
     #: True when the loss is undefined without positives (AP, NDCG).
     needs_positives: bool = True
     #: True when the structured output is a labelling rather than a ranking (the 0-1 loss).
@@ -55,14 +75,32 @@ class Loss:
     def _truth_coef(self, is_pos, n_pos, n_neg) -> np.ndarray:
         raise NotImplementedError
 
+    def identity(self) -> tuple:
+        """Everything that defines the loss: its class and parameters. Two losses with equal
+        identities give equal values everywhere (used for equality, hashing and to tell whether
+        cutting-plane constraints can be reused)."""
+        return (type(self).__module__, type(self).__qualname__, self.name)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Loss) and self.identity() == other.identity()
+
+    def __hash__(self) -> int:
+        return hash(self.identity())
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
 class RankingLoss(Loss):
-    """A QS-suitable ranking loss (paper 004, section 4.1)."""
+    """A QS-suitable ranking loss (paper 004, section 4.1).
 
-    _kind: int = -1
+    A loss of your own subclasses this with a ``name`` of its own and implements ``delta``,
+    ``increment`` and ``from_pattern``; the oracle ``brute`` and user algorithms registered for
+    its name can then serve it. The compiled algorithms serve only the losses whose
+    :meth:`kernel_spec` they know.
+    """
+
+    kind = "ranking"
 
     def _truth_coef(self, is_pos, n_pos, n_neg):
         # 1/P for a positive, -1/N for a negative; nothing when a class is missing
@@ -85,16 +123,21 @@ class RankingLoss(Loss):
         """
         raise NotImplementedError
 
-    def kernel_discount(self, n_max: int, table: bool = False):
-        """Discount array handed to the kernels (None: the kernel needs none)."""
-        return None
+    def kernel_spec(self, n_max: int, table: bool = False) -> KernelSpec:
+        """The compiled driver's specification of this loss for queries of up to ``n_max``
+        samples (``table``: precompute per-position constants, worth it for O(PN) scans).
+
+        NotImplementedError for a loss the compiled kernels do not know."""
+        raise NotImplementedError(
+            f"the compiled kernels do not know the loss {self.name!r} ({type(self).__name__}); "
+            "only algorithms that work from its Python methods (the oracle 'brute', or a user "
+            "algorithm) can serve it")
 
 
 class AveragePrecision(RankingLoss):
     """1 - AP (non-interpolated average precision) of a ranking, paper 004 section 2.2."""
 
     name = "ap"
-    _kind = _KIND_AP
 
     def delta(self, j, i, P, N):
         # Yue et al.: delta_j(i) = (1/P) sum_{k=i}^{P} (j/(j+k) - (j-1)/(j+k-1))
@@ -115,6 +158,9 @@ class AveragePrecision(RankingLoss):
         # 1 - precision at the k-th positive is n_k / (k + n_k); no cancellation near AP = 1
         return (n / (k + n)).sum(axis=-1) / P
 
+    def kernel_spec(self, n_max, table=False):
+        return KernelSpec("ap")
+
 
 def _default_discount(m) -> np.ndarray:
     return 1.0 / np.log2(1.0 + np.asarray(m, dtype=float))
@@ -133,13 +179,16 @@ class NDCG(RankingLoss):
     """
 
     name = "ndcg"
-    _kind = _KIND_NDCG
 
     def __init__(self, discount=None):
         self.discount = None if discount is None else self._check_discount(discount)
 
     def __repr__(self) -> str:
         return "NDCG()" if self.discount is None else f"NDCG(discount=<{self.discount.size} values>)"
+
+    def identity(self) -> tuple:
+        # the whole discount, not its repr: two discounts of equal length must not compare equal
+        return super().identity() + (None if self.discount is None else self.discount.tobytes(),)
 
     @staticmethod
     def _check_discount(discount) -> np.ndarray:
@@ -197,7 +246,7 @@ class NDCG(RankingLoss):
         k = np.arange(1, P + 1)
         return (self.D(k) - self.D(k + n)).sum(axis=-1) / self._norm(P)
 
-    def kernel_discount(self, n_max, table=False):
+    def kernel_spec(self, n_max, table=False):
         """The user discount, checked to cover n_max positions; with ``table=True`` also the
         default discount as a table (worth it for O(PN) scans, not for the O(N log P) ones)."""
         if self.discount is not None:
@@ -205,8 +254,8 @@ class NDCG(RankingLoss):
                 raise ValueError(
                     f"discount has {self.discount.size} values but a query has {n_max} samples"
                 )
-            return self.discount
-        return _default_discount(np.arange(1, n_max + 1)) if table else None
+            return KernelSpec("ndcg", self.discount)
+        return KernelSpec("ndcg", _default_discount(np.arange(1, n_max + 1)) if table else None)
 
 
 class ZeroOne(Loss):
@@ -219,6 +268,7 @@ class ZeroOne(Loss):
     """
 
     name = "zero-one"
+    kind = "labelling"
     labelling = True
 
     def __init__(self, J=None):
@@ -231,6 +281,9 @@ class ZeroOne(Loss):
 
     def __repr__(self) -> str:
         return "ZeroOne()" if self.J is None else f"ZeroOne(J={self.J})"
+
+    def identity(self) -> tuple:
+        return super().identity() + (self.J,)
 
     def weights(self, is_pos, n_pos=None, n_neg=None):
         """Per-sample weights v and normalisers J P + N (scalars for one query, or per sample
@@ -252,15 +305,52 @@ class ZeroOne(Loss):
         return np.divide(signed, 2 * z, out=np.zeros(signed.shape), where=z > 0)
 
 
-#: Losses by name, as accepted by ``aprank.infer(..., loss=...)``.
+#: Losses by name, as accepted by ``aprank.infer(..., loss=...)``; see :func:`register_loss`.
 LOSSES = {"ap": AveragePrecision(), "ndcg": NDCG(), "zero-one": ZeroOne()}
+_BUILTIN_LOSSES = frozenset(LOSSES)
 
 
 def get_loss(loss) -> Loss:
-    """A Loss from a name in :data:`LOSSES` or a Loss instance."""
+    """A Loss from a name in :data:`LOSSES` or a Loss instance.
+
+    An instance whose name is registered must be of the registered loss's own class: the
+    algorithms serving that name compute that loss, so an impostor (a subclass, or another class
+    reusing the name) would get its answer silently. A loss of your own takes a name of its own.
+    """
     if isinstance(loss, Loss):
+        known = LOSSES.get(loss.name)
+        if known is not None and type(loss) is not type(known):
+            raise ValueError(
+                f"a loss named {loss.name!r} must be a {type(known).__name__}, got "
+                f"{type(loss).__name__}: the algorithms serving {loss.name!r} compute that loss; "
+                "give your loss a name of its own")
         return loss
     try:
         return LOSSES[loss]
     except (KeyError, TypeError):
         raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)} or pass a Loss") from None
+
+
+def register_loss(loss: Loss) -> Loss:
+    """Make ``loss`` known by its name (``infer(..., loss=name)``, ``crosscheck``, user
+    algorithms). The name must be new: built-in losses are never replaced. Per process, like
+    every registration."""
+    if not isinstance(loss, Loss):
+        raise TypeError(f"register_loss takes a Loss instance, got {type(loss).__name__}")
+    if not isinstance(loss.name, str) or not loss.name:
+        raise ValueError(f"a loss needs a non-empty string name, got {loss.name!r}")
+    if not isinstance(loss.kind, str) or not loss.kind:
+        raise ValueError(f"loss {loss.name!r} must say its problem kind (e.g. kind = 'ranking')")
+    if loss.name in LOSSES:
+        raise ValueError(f"a loss named {loss.name!r} is already registered")
+    LOSSES[loss.name] = loss
+    return loss
+
+
+def unregister_loss(name: str) -> None:
+    """Forget a loss added by :func:`register_loss` (built-in losses stay)."""
+    if name in _BUILTIN_LOSSES:
+        raise ValueError(f"{name!r} is a built-in loss and cannot be removed")
+    if name not in LOSSES:
+        raise ValueError(f"no loss named {name!r} is registered")
+    del LOSSES[name]

@@ -31,7 +31,7 @@ import numbers
 
 import numpy as np
 
-from aprank._validation import as_labels, as_query_groups, as_scores
+from aprank.validation import as_labels, as_query_groups, as_scores
 
 __all__ = ["average_precision", "ndcg", "precision_at_k", "TIE_POLICIES"]
 
@@ -106,10 +106,15 @@ def _ap_query(score, rel, ties):
     return float(np.sum(rb / mb * (before + 1 + others) / (pos + 1)) / cum_r[-1])
 
 
-def _ndcg_query(score, gain, ties, k):
+def _ndcg_query(score, gain, ties, k, discount=None):
     """NDCG (cut at k unless None) of one query with at least one positive gain."""
     n = score.shape[0]
-    discount = 1.0 / np.log2(np.arange(n) + 2.0)
+    if discount is None:
+        discount = 1.0 / np.log2(np.arange(n) + 2.0)
+    else:
+        if discount.size < n:
+            raise ValueError(f"discount has {discount.size} values but a query has {n} samples")
+        discount = discount[:n].copy()
     if k is not None:
         discount[k:] = 0.0
     ideal = np.sum(np.sort(gain)[::-1] * discount)
@@ -175,16 +180,22 @@ def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error
     return _evaluate(score, rel, qid, empty, per_query, lambda s, g: _ap_query(s, g, ties))
 
 
-def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", per_query=False):
+def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", per_query=False,
+         discount=None):
     """Normalised discounted cumulative gain, as ``sklearn.metrics.ndcg_score`` computes it.
 
     Gains are the non-negative relevances ``y_true`` themselves (graded relevance allowed), the
-    discount at rank i is 1/log2(1 + i), and with ``k`` only the top k ranks count, for both the
-    DCG and the ideal DCG. A query whose gains are all zero is empty. See the module docstring
-    for ``ties``, ``qid``, ``empty`` and ``per_query``.
+    discount at rank i is 1/log2(1 + i) unless ``discount`` gives it (``discount[i-1]``, finite
+    and non-negative, covering every position of a query), and with ``k`` only the top k ranks
+    count, for both the DCG and the ideal DCG. A query whose gains are all zero is empty. See
+    the module docstring for ``ties``, ``qid``, ``empty`` and ``per_query``.
     """
     _check_options(ties, empty)
     _check_k(k, allow_none=True)
+    if discount is not None:
+        discount = np.asarray(discount, dtype=np.float64)
+        if discount.ndim != 1 or not np.isfinite(discount).all() or (discount < 0).any():
+            raise ValueError("discount must be a 1-D array of finite, non-negative values")
     score = as_scores(y_score, "y_score")
     gain = np.asarray(y_true)
     if gain.ndim != 1 or gain.shape[0] != score.shape[0]:
@@ -197,7 +208,8 @@ def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", pe
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(f"y_true[{i}] = {gain[i]!r}: relevance must be finite and non-negative")
-    return _evaluate(score, gain, qid, empty, per_query, lambda s, g: _ndcg_query(s, g, ties, k))
+    return _evaluate(score, gain, qid, empty, per_query,
+                     lambda s, g: _ndcg_query(s, g, ties, k, discount))
 
 
 def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="error", per_query=False):

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from aprank._figures import script_main
+from aprank.figure_tools import script_main
 from aprank.learn import APSVM, NDCGSVM
 
 NAME = "fig_rank_heatmap"
@@ -35,11 +35,12 @@ def compute(quick):
     C = 10.0 if quick else 100.0
     results = {"species": data.class_names[SPECIES - 1], "C": C, "P": int(y.sum()),
                "N": int((~y).sum()), "runs": {}}
-    for est in (APSVM(C=C, record_ranks=True), NDCGSVM(C=C, record_ranks=True)):
-        est.fit(X, y)
+    for cls in (APSVM, NDCGSVM):
+        recorded = []        # the ranks inference returned, one array per iteration
+        est = cls(C=C, callback=lambda info: recorded.append(info["result"].ranks[~y])).fit(X, y)
         heat = []
-        for h in est.history_:
-            ranks = np.sort(h["ranks"][~y])              # best-scoring negatives first
+        for ranks in recorded:
+            ranks = np.sort(ranks)                       # best-scoring negatives first
             edges = np.linspace(0, ranks.size, BINS + 1).astype(int)
             heat.append([round(float(ranks[a:b].mean()), 1) for a, b in zip(edges[:-1], edges[1:])])
         results["runs"][type(est).__name__] = {

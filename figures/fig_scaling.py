@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 
-from aprank import _registry, infer
-from aprank._figures import fit_slope, script_main
-from aprank.bench import REGIMES, _median_time, make_scores
+from aprank.bench import REGIMES, make_scores, median_time
+from aprank.figure_tools import fit_slope, script_main
+from aprank.inference import algorithms, get_algorithm, get_kind, infer
 
 NAME = "fig_scaling"
 MAX_SECONDS = 3.0
@@ -38,9 +38,10 @@ def panels(quick):
 
 
 def series():
-    """(loss, algorithm) pairs: every registered exact algorithm of AP and NDCG."""
-    return [(loss, a.name) for loss in ("ap", "ndcg") for a in _registry.for_loss(loss, exact=True)
-            if a.max_samples is None]
+    """(loss, algorithm) pairs: every registered exact algorithm of each loss of the ranking
+    kind (grouped by loss), the oracle left out."""
+    return [(loss, a.name) for loss in get_kind("ranking").losses()
+            for a in algorithms(loss=loss, exact=True) if a.max_samples is None]
 
 
 def compute(quick):
@@ -55,16 +56,16 @@ def compute(quick):
                 scores, labels = make_scores(P, N, shift, seed=P + N)
                 negatives = scores[~labels]
                 xs.append(P + N if x_key is None else (P, N)[x_key])
-                sort_times.append(_median_time(lambda: np.argsort(negatives), repeats, 5.0))
+                sort_times.append(median_time(lambda: np.argsort(negatives), repeats, 5.0))
                 for loss, name in series():
                     label = f"{loss}/{name}"
-                    algo = _registry.get(name)
+                    algo = get_algorithm(name, "ranking")
                     if label in last:
                         p0, n0, t0 = last[label]
                         if t0 * algo.cost(P, N) / algo.cost(p0, n0) > MAX_SECONDS:
                             lines[label].append(None)
                             continue
-                    t = _median_time(lambda: infer(scores, labels, loss=loss, algorithm=name),
+                    t = median_time(lambda: infer(scores, labels, loss=loss, algorithm=name),
                                      repeats, 5.0)
                     last[label] = (P, N, t)
                     lines[label].append(t)

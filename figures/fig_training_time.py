@@ -12,8 +12,8 @@ import sys
 
 import numpy as np
 
-from aprank import _registry
-from aprank._figures import fit_slope, script_main
+from aprank.figure_tools import fit_slope, script_main
+from aprank.inference import algorithms
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 
 NAME = "fig_training_time"
@@ -35,7 +35,7 @@ def learners():
     """(label, estimator factory): BinarySVM, then every exact AP and NDCG algorithm."""
     out = [("BinarySVM", lambda: BinarySVM(C=C))]
     for cls, loss in ((APSVM, "ap"), (NDCGSVM, "ndcg")):
-        for a in _registry.for_loss(loss, exact=True):
+        for a in algorithms(loss=loss, exact=True):
             if a.max_samples is None:
                 out.append((f"{cls.__name__}/{a.name}", lambda cls=cls, a=a: cls(C=C, algorithm=a.name)))
     return out

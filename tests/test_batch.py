@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 import aprank
-from aprank import _registry
 
 
 def queries(seed=0, n_queries=30):
@@ -17,7 +16,7 @@ def queries(seed=0, n_queries=30):
 
 
 @pytest.mark.parametrize("name,loss", [(a.name, loss) for loss in ("ap", "ndcg", "zero-one")
-                                       for a in _registry.for_loss(loss) if a.name != "brute"])
+                                       for a in aprank.algorithms(loss=loss) if a.name != "brute"])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["contiguous", "interleaved"])
 def test_batch_equals_per_query_calls(name, loss, shuffle):
     scores, labels, qid = queries()

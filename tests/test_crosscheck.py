@@ -7,7 +7,6 @@ import pytest
 
 import aprank
 from aprank.__main__ import main
-from aprank.inference import _driver_cy
 
 
 def greedy_in_python(pos_scores, neg_scores, loss):
@@ -43,11 +42,11 @@ def registered():
 
 @pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
 def test_builtin_algorithms_agree(simd):
-    previous = _driver_cy.set_simd(simd)
+    previous = aprank.set_simd(simd)
     try:
         report = aprank.crosscheck(("ap", "ndcg", "zero-one"), n_trials=150, max_n=3000, seed=11)
     finally:
-        _driver_cy.set_simd(previous)
+        aprank.set_simd(previous)
     assert report.ok, str(report)
     assert report.comparisons > 500
 
@@ -103,7 +102,7 @@ def test_check_command_exits_zero():
 @pytest.mark.parametrize("P,N", [(5, 50_000), (60, 20_000), (600, 30_000)])
 def test_large_instances_agree(P, N, simd):
     """Sizes where the sampled pivots and the AVX-512 partition are used, in every regime."""
-    previous = _driver_cy.set_simd(simd)
+    previous = aprank.set_simd(simd)
     rng = np.random.default_rng(P + N)
     try:
         for shift, ties in [(1.0, None), (6.0, None), (-1.0, None), (3.0, 0), (6.0, 1)]:
@@ -114,7 +113,7 @@ def test_large_instances_agree(P, N, simd):
                 scores = np.round(scores, ties)
             for loss in ("ap", "ndcg"):
                 results = {a.name: aprank.infer(scores, labels, loss=loss, algorithm=a.name)
-                           for a in aprank._registry.for_loss(loss, exact=True) if a.name != "brute"}
+                           for a in aprank.algorithms(loss=loss, exact=True) if a.name != "brute"}
                 ref = results.pop("qs")
                 for name, res in results.items():
                     assert abs(res.objective - ref.objective) <= 1e-12 * max(1, abs(ref.objective)), \
@@ -122,4 +121,4 @@ def test_large_instances_agree(P, N, simd):
                     if ties is None:
                         np.testing.assert_array_equal(res.ranks, ref.ranks, err_msg=f"{loss} {name}")
     finally:
-        _driver_cy.set_simd(previous)
+        aprank.set_simd(previous)

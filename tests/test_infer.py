@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 
 import aprank
-from aprank import _registry
 from aprank.losses import NDCG, ZeroOne
 
-RANKING = [(a.name, loss) for loss in ("ap", "ndcg") for a in _registry.for_loss(loss)]
-ALL = RANKING + [(a.name, "zero-one") for a in _registry.for_loss("zero-one")]
+RANKING = [(a.name, loss) for loss in ("ap", "ndcg") for a in aprank.algorithms(loss=loss)]
+ALL = RANKING + [(a.name, "zero-one") for a in aprank.algorithms(loss="zero-one")]
 
 
 def instance(n=12, seed=0):

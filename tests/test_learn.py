@@ -3,6 +3,8 @@ import warnings
 
 import numpy as np
 import pytest
+
+import aprank
 import scipy.sparse as sp
 import sklearn
 from sklearn.datasets import load_digits
@@ -11,7 +13,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from aprank import _registry
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.metrics import average_precision
 
@@ -36,7 +37,7 @@ def test_exact_algorithms_learn_the_same_w(digits):
     X, y = digits
     for digit in (3, 8):
         ws = {a.name: APSVM(C=10.0, algorithm=a.name).fit(X, y == digit).coef_
-              for a in _registry.for_loss("ap", exact=True) if a.name != "brute"}
+              for a in aprank.algorithms(loss="ap", exact=True) if a.name != "brute"}
         assert set(ws) >= {"yue", "search", "select", "qs"}
         ref = ws["yue"]
         for name, w in ws.items():
@@ -85,14 +86,16 @@ def test_sparse_and_dense_agree(digits):
 
 def test_history_and_reports(digits):
     X, y = digits
-    est = APSVM(C=10.0, record_ranks=True).fit(X, y == 4)
+    seen = []
+    est = APSVM(C=10.0, callback=seen.append).fit(X, y == 4)
     h = est.history_
-    assert est.converged_ and len(h) == est.n_iter_
+    assert est.converged_ and len(h) == est.n_iter_ == len(seen)
     assert est.gap_ == h[-1]["gap"] <= est.tol and est.dual_ <= est.primal_
     assert h[-1]["violation"] <= h[-1]["working_slack"] + est.tol
-    for row in h:
+    for row, info in zip(h, seen):
         negatives = y != 4
-        assert row["n_last_rank"] == np.sum(row["ranks"][negatives] == (y == 4).sum() + 1)
+        assert info["iteration"] == row["iteration"] and info["w"].shape == (X.shape[1],)
+        assert row["n_last_rank"] == np.sum(info["result"].ranks[negatives] == (y == 4).sum() + 1)
         assert row["inference_seconds"] >= 0 and row["qp_seconds"] >= 0
     # the primal objective is the true objective of the final w: recompute it
     scores = X @ est.coef_
@@ -170,7 +173,7 @@ def test_bad_input(digits):
         APSVM().fit(X, yb[:-1])
     with pytest.raises(ValueError, match="qid"):
         APSVM().fit(X, yb, qid=np.zeros(3))
-    with pytest.raises(ValueError, match="algorithm"):
+    with pytest.raises(NotImplementedError, match="algorithm"):
         APSVM(algorithm="ndcg-greedy").fit(X, yb)       # not an AP algorithm
     with pytest.raises(ValueError, match="unknown algorithm"):
         APSVM(algorithm="nope").fit(X, yb)

@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 import aprank
-from aprank import _registry
-from aprank.inference import _driver_cy
 
 from oracle import (best_over_labellings, best_over_permutations, recompute,
                     zero_one_weights)
@@ -45,13 +43,13 @@ def close(a, b):
 
 @pytest.fixture(params=[True, False], ids=["simd", "portable"])
 def simd(request):
-    previous = _driver_cy.set_simd(request.param)
+    previous = aprank.set_simd(request.param)
     yield request.param
-    _driver_cy.set_simd(previous)
+    aprank.set_simd(previous)
 
 
 def exact_algorithms(loss):
-    algos = _registry.for_loss(loss, exact=True)
+    algos = aprank.algorithms(loss=loss, exact=True)
     assert algos, f"no exact algorithm registered for {loss}"
     return [a.name for a in algos]
 

@@ -15,7 +15,7 @@ def between(text, start, end):
 
 
 def test_algorithm_table_is_generated_from_the_registry():
-    builtin = aprank._registry.AlgorithmTable(a for a in aprank.algorithms() if a.builtin)
+    builtin = aprank.inference.AlgorithmTable(a for a in aprank.algorithms() if a.builtin)
     assert between(README, "algorithms table", "end algorithms table") == builtin.to_markdown()
 
 

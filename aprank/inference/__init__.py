@@ -1,49 +1,30 @@
-"""Loss-augmented inference algorithms, registered in aprank's one registry.
+"""Loss-augmented inference: the registry of problem kinds and algorithms, and the entry points.
 
-Each compiled algorithm is a ``_<name>_cy.pyx`` kernel exposing ``SOLVE`` (a C function run by
-the shared driver in ``_driver_cy.pyx``); ``_brute.py`` is the exhaustive oracle.
+Layout: ``_registry.py`` (the one table), ``_problem.py`` (the validated problem type of the
+ranking and labelling kinds), ``_infer.py`` (``infer``, ``infer_batch``), ``_builtin.py`` (the
+built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles) and one compiled
+kernel per algorithm (``_<name>_cy.pyx``) behind the shared driver ``_driver_cy.pyx``.
 """
-from math import comb, log2
-from pkgutil import extend_path
+try:
+    from aprank.inference import _driver_cy
+except ImportError as err:   # a source tree whose kernels were never compiled
+    raise ImportError(
+        f"aprank's compiled kernels are not built in {__path__[0]}: build them in place with "
+        "`pip install -e .` from the repository root, or install aprank (`pip install .`) and "
+        f"import it from outside its source tree ({err})") from err
 
-# See aprank/__init__.py: in a source checkout, also look for the installed compiled kernels.
-__path__ = extend_path(__path__, __name__)
-
-from aprank._registry import Algorithm, _add
-from aprank.inference import (
-    _brute, _greedy_cy, _optranks_cy, _search_cy, _select_cy,
+from aprank.inference import _builtin  # noqa: F401  (fills the registry)
+from aprank.inference._infer import infer, infer_batch
+from aprank.inference._problem import BatchResult, InferenceResult, Instance, RankingProblem
+from aprank.inference._registry import (
+    Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
+    resolve,
 )
-from aprank.inference._compiled import ranking_runner, run_zero_one
+from aprank.inference._user import register, unregister
 
+set_simd = _driver_cy.set_simd
+simd_active = _driver_cy.simd_active
 
-def _lg(x):
-    return log2(max(x, 2))
-
-
-BUILTIN = (
-    Algorithm("yue", ("ap",), True, "O(PN + N log N)",
-              "Yue et al. 2007; paper 000 Alg. 1",
-              ranking_runner(_greedy_cy), cost=lambda P, N: P * N + N * _lg(N)),
-    Algorithm("ndcg-greedy", ("ndcg",), True, "O(PN + N log N)",
-              "Chakrabarti et al. 2008, corrected in paper 004 sec. 2.3",
-              ranking_runner(_greedy_cy, discount_table=True), cost=lambda P, N: P * N + N * _lg(N)),
-    Algorithm("search", ("ap",), True, "O(N log N + N log P + P^2)",
-              "paper 000 Alg. 2; paper 004 sec. 5",
-              ranking_runner(_search_cy), cost=lambda P, N: N * _lg(N) + P * P),
-    Algorithm("select", ("ap",), True, "O(N + K log K + P^2) expected, K = negatives above rank P+1",
-              "paper 000 Alg. 3 (ERRATA 4)",
-              ranking_runner(_select_cy), cost=lambda P, N: N * _lg(N) + P * P),
-    Algorithm("qs", ("ap", "ndcg"), True, "O(N log P + P log N) expected",
-              "paper 004 Algs. 1-2 (+ sec. 5 search for AP)",
-              ranking_runner(_optranks_cy), cost=lambda P, N: N * _lg(P + 1) + P * _lg(N)),
-    Algorithm("zero-one", ("zero-one",), True, "O(N + P)",
-              "paper 002 eq. 7 (weighted 0-1 loss)",
-              run_zero_one, cost=lambda P, N: N + P),
-    Algorithm("brute", ("ap", "ndcg", "zero-one"), True, "O(C(n, P) n) / O(2^n n)",
-              "exhaustive (paper 004 Obs. 1)",
-              _brute.run, cost=lambda P, N: comb(P + N, P) * (P + N),
-              max_samples=_brute.MAX_SAMPLES),
-)
-
-for _algorithm in BUILTIN:
-    _add(_algorithm)
+__all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingProblem", "Instance",
+           "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
+           "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active"]

@@ -4,7 +4,8 @@ For a ranking loss it enumerates every +/- pattern (interleaving of the positive
 negatives, each kept in rank order: paper 004 Observation 1 shows an optimum of that form
 exists), i.e. C(n, P) candidates. For the 0-1 loss it enumerates all 2^n labellings. Loss and
 objective are computed straight from the definitions with NumPy, sharing no code with the
-compiled kernels. Queries are limited to MAX_SAMPLES samples.
+compiled kernels; it serves any loss of its kind from the loss's own methods (``from_pattern``
+for rankings, ``weights`` for labellings). Queries are limited to MAX_SAMPLES samples.
 """
 from __future__ import annotations
 
@@ -70,18 +71,18 @@ def _zero_one_query(s, pos, loss):
     return ranks.astype(np.int64), coef, float(delta[m]), float(objective[m]), y > 0
 
 
-def run(problem):
-    """Fill ``problem``'s outputs by exhaustive search, one query at a time."""
-    solve = _zero_one_query if problem.loss.labelling else _ranking_query
-    for q in range(problem.n_queries):
-        idx = problem.query_indices(q)
-        s, pos = problem.scores[idx], problem.is_pos[idx]
-        if not problem.loss.labelling and (pos.all() or not pos.any()):
-            problem.ranks[idx], problem.coef[idx] = 1, 0.0
-            problem.query_loss[q] = problem.query_objective[q] = 0.0
+def run(call):
+    """Fill ``call``'s outputs by exhaustive search, one query at a time."""
+    solve = _zero_one_query if call.loss.labelling else _ranking_query
+    for q in range(call.n_queries):
+        idx = call.query_indices(q)
+        s, pos = call.scores[idx], call.is_pos[idx]
+        if not call.loss.labelling and (pos.all() or not pos.any()):
+            call.ranks[idx], call.coef[idx] = 1, 0.0
+            call.query_loss[q] = call.query_objective[q] = 0.0
             continue
-        ranks, coef, loss, objective, labelling = solve(s, pos, problem.loss)
-        problem.ranks[idx], problem.coef[idx] = ranks, coef
+        ranks, coef, loss, objective, labelling = solve(s, pos, call.loss)
+        call.ranks[idx], call.coef[idx] = ranks, coef
         if labelling is not None:
-            problem.labelling[idx] = labelling
-        problem.query_loss[q], problem.query_objective[q] = loss, objective
+            call.labelling[idx] = labelling
+        call.query_loss[q], call.query_objective[q] = loss, objective

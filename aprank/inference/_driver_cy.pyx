@@ -12,8 +12,13 @@ from libc.stdint cimport uint8_t
 import numpy as np
 
 from aprank.inference._kernel cimport (
-    LossSpec, LOSS_AP, i64, solve_fn, sort_keys, discount_at, capsule_solve, cpu_has_avx512,
+    LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
+    cpu_has_avx512,
 )
+
+#: The losses the kernels compute, by the code of their KernelSpec (aprank.losses). Any other
+#: code is refused here, so an unknown loss can never run as one of these.
+KERNEL_LOSSES = {"ap": LOSS_AP, "ndcg": LOSS_NDCG}
 
 #: Allow the AVX-512 partition when the CPU has it (see set_simd).
 cdef bint _simd = True
@@ -21,7 +26,10 @@ cdef bint _simd = True
 
 def set_simd(bint enabled):
     """Allow (True, the default) or forbid the AVX-512 partition; results are identical either
-    way, so this exists to test and time the portable path. Returns the previous setting."""
+    way, so this exists to test and time the portable path. Returns the previous setting.
+
+    The setting belongs to the process that makes it: worker processes (joblib, Dask,
+    multiprocessing) start with the default."""
     global _simd
     previous = _simd
     _simd = enabled
@@ -93,7 +101,7 @@ cdef void finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const
 
 
 def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
-                 const i64[::1] order, const i64[::1] offsets, int kind,
+                 const i64[::1] order, const i64[::1] offsets, str loss_code,
                  const double[::1] discount, i64 n_pos,
                  i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective):
     """Run one ranking algorithm on every query and fill the outputs in place.
@@ -102,8 +110,13 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
         negatives' ranks (a user-registered algorithm) and only the output is to be computed.
     order: sample indices grouped by query (None: samples are already grouped, in order).
     offsets: query q owns order[offsets[q]:offsets[q+1]].
-    n_pos: total number of positives. Inputs are validated by aprank._validation.
+    loss_code, discount: the loss's KernelSpec; a code not in KERNEL_LOSSES is a ValueError.
+    n_pos: total number of positives. Inputs are validated by aprank.validation.
     """
+    if loss_code not in KERNEL_LOSSES:
+        raise ValueError(f"the compiled kernels compute the losses {sorted(KERNEL_LOSSES)}, "
+                         f"not {loss_code!r}")
+    cdef int kind = KERNEL_LOSSES[loss_code]
     cdef solve_fn fn = NULL
     cdef i64 n = scores.shape[0]
     cdef i64 n_queries = offsets.shape[0] - 1

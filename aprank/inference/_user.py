@@ -1,27 +1,72 @@
-"""Adapter that lets a user-registered Python function act as a registry algorithm."""
+"""User-registered Python functions as registry algorithms of the ranking kind."""
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
 from aprank.inference._compiled import finish_given_ranks
+from aprank.inference._registry import Algorithm, add, remove
+from aprank.losses import get_loss
+
+__all__ = ["register", "unregister"]
 
 
-def user_runner(func):
-    def run(problem):
-        for q in range(problem.n_queries):
-            idx = problem.query_indices(q)
-            pos = problem.is_pos[idx]
+class UserRanking:
+    """run(call) for ``func(pos_scores, neg_scores, loss) -> ranks of the negatives``."""
+
+    def __init__(self, func: Callable):
+        self.func = func
+
+    def __call__(self, call) -> None:
+        for q in range(call.n_queries):
+            idx = call.query_indices(q)
+            pos = call.is_pos[idx]
             neg_idx = idx[~pos]
             P, N = int(pos.sum()), neg_idx.size
             if P == 0 or N == 0:
                 continue  # the driver handles queries where nothing can be inverted
-            ranks = np.asarray(func(problem.scores[idx[pos]], problem.scores[neg_idx], problem.loss))
+            ranks = np.asarray(self.func(call.scores[idx[pos]], call.scores[neg_idx], call.loss))
             if ranks.shape != (N,) or ranks.dtype.kind not in "iu":
                 raise ValueError(f"a user algorithm must return {N} integer ranks, got {ranks.shape} "
                                  f"of dtype {ranks.dtype}")
             if N and (ranks.min() < 1 or ranks.max() > P + 1):
                 raise ValueError(f"a user algorithm returned ranks outside 1..{P + 1}")
-            problem.ranks[neg_idx] = ranks
-        finish_given_ranks(problem)
+            call.ranks[neg_idx] = ranks
+        finish_given_ranks(call)
 
-    return run
+
+def register(name: str, func: Callable, *, losses, exact: bool, complexity: str = "",
+             reference: str = "", replace: bool = False) -> Algorithm:
+    """Add a user algorithm of the ranking kind; it then takes part in ``crosscheck``.
+
+    ``func(pos_scores, neg_scores, loss)`` receives float64 arrays with the scores of the
+    positives and of the negatives of one query (input order) and the
+    :class:`~aprank.losses.RankingLoss`; it returns the interleaving rank (1 ... P+1) of every
+    negative. aprank computes coefficients, loss and objective from those ranks with the
+    compiled driver, so the losses must be ones it knows (``KernelSpec``).
+
+    A user algorithm declared ``exact=True`` is held to the same standard as the built-in ones
+    by ``aprank.crosscheck``. ``replace=True`` replaces an earlier user algorithm of that name;
+    built-in algorithms are never replaced. The registration holds in this process only: a
+    worker process (joblib, Dask, multiprocessing) must register the algorithm itself before
+    it receives anything that names it.
+    """
+    if not callable(func):
+        raise TypeError("func must be callable")
+    losses = (losses,) if isinstance(losses, str) else tuple(losses)
+    if not losses:
+        raise ValueError("a user algorithm must serve at least one loss")
+    for loss_name in losses:
+        loss = get_loss(loss_name)
+        if loss.kind != "ranking":
+            raise ValueError(f"user algorithms serve ranking losses; {loss_name!r} is of the "
+                             f"{loss.kind!r} kind")
+        loss.kernel_spec(1)   # NotImplementedError: the driver could not finish its rankings
+    return add(Algorithm(name, "ranking", losses, bool(exact), complexity, reference,
+                         UserRanking(func), builtin=False), replace=replace)
+
+
+def unregister(name: str) -> None:
+    """Remove a user algorithm (built-in algorithms cannot be removed)."""
+    remove(name, "ranking")

@@ -1,4 +1,8 @@
-"""Structured SVM learners (cutting plane, scikit-learn API) built on aprank's inference."""
+"""Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
+and the scikit-learn estimators built on them."""
+from aprank.learn._cccp import CCCPResult, cccp
+from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 
-__all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
+__all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "cutting_plane", "CuttingPlaneResult",
+           "WorkingSet", "cccp", "CCCPResult"]

@@ -4,10 +4,10 @@ Algorithm 3).
     min_w 1/2 ||w||^2 + C xi   s.t.  w'g(R) >= Delta(R) - xi  for every ranking R,
 
 where g(R) = Psi(X, R*) - Psi(X, R) and, over several queries, g and Delta are means over the
-queries. Each iteration asks the oracle (exact loss-augmented inference) for the most violated
-constraint at the current w, adds it to the working set and re-solves the dual QP over the
-working set. Optional hard constraints w'h_i >= 1 (APSVMAppx's easy samples) are added when
-violated.
+queries. Each iteration asks the model (``aprank.models``: exact loss-augmented inference) for
+the most violated constraint at the current w, adds it to the working set and re-solves the
+dual QP over the working set. Optional hard constraints w'h_i >= 1 (APSVMAppx's easy samples),
+dense or sparse rows, are added one at a time when violated.
 
 Stopping: when the most violated constraint exceeds the working-set slack by at most ``tol``
 and the primal-dual gap is at most ``tol`` (the gap is C times that excess at a QP optimum, so
@@ -22,20 +22,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
+import scipy.sparse as sp
 
 from aprank.learn._qp import solve_dual
+from aprank.models import StructuredModel
 
-
-@dataclass
-class Cut:
-    """The oracle's answer at w: the most violated constraint and what inference reported."""
-
-    g: np.ndarray            # Psi(R*) - Psi(R_hat), mean over queries
-    b: float                 # Delta(R*, R_hat), mean over queries
-    violation: float         # b - w'g: the exact slack at w (>= 0 for exact inference)
-    seconds: float           # time spent in loss-augmented inference
-    n_last_rank: int = 0     # negatives at rank P+1 (summed over queries)
-    ranks: Optional[np.ndarray] = None
+__all__ = ["cutting_plane", "CuttingPlaneResult", "WorkingSet"]
 
 
 @dataclass
@@ -86,26 +78,43 @@ class WorkingSet:
         return max(0.0, float(np.max(self.b[self.soft] - self.G[self.soft] @ w)))
 
 
-def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, tol: float = 1e-3,
-                  max_iter: int = 1000, prune_after: int = 50, hard: Optional[np.ndarray] = None,
-                  w0: Optional[np.ndarray] = None, working_set: Optional[WorkingSet] = None,
-                  record_ranks: bool = False, progress=None) -> CuttingPlaneResult:
-    """Train; ``hard`` holds the vectors h_i of hard constraints w'h_i >= 1 (rows)."""
+def _row(matrix, i: int) -> np.ndarray:
+    """Row i of a dense or sparse matrix as a dense vector (a sparse matrix is never densified
+    whole: only the rows that join the working set are)."""
+    row = matrix[i]
+    return np.asarray(row.todense()).ravel() if sp.issparse(row) else np.asarray(row, dtype=float)
+
+
+def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_iter: int = 1000,
+                  prune_after: int = 50, hard=None, w0: Optional[np.ndarray] = None,
+                  working_set: Optional[WorkingSet] = None,
+                  callback: Optional[Callable[[dict], None]] = None) -> CuttingPlaneResult:
+    """Train w on ``model`` (any :class:`aprank.models.StructuredModel`).
+
+    hard : optional (m, d) array or sparse matrix whose rows h_i give hard constraints
+        w'h_i >= 1.
+    w0 : where the first most violated constraint is sought (default 0).
+    working_set : constraints of an earlier fit on the same model, to start from.
+    callback : called after inference in every iteration with a dict: the iteration's history
+        entry plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
+        ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
+    """
+    dim = model.size_joint_feature
     ws = working_set if working_set is not None else WorkingSet(dim)
     w = np.zeros(dim) if w0 is None else np.asarray(w0, dtype=float).copy()
     dual = 0.0
     history = []
     converged = False
     if len(ws):          # a warm working set: start from its optimum
-        w, dual, _ = _resolve(ws, C, tol)
+        w, dual, _ = _solve_working_set(ws, C, tol)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        cut = oracle(w)
+        cut = model.most_violated(w)
         xi_ws = ws.slack(w)
         hard_gap = 0.0
         worst_hard = None
         if hard is not None and hard.shape[0]:
-            margins = hard @ w
+            margins = np.asarray(hard @ w).ravel()
             worst_hard = int(np.argmin(margins))
             hard_gap = max(0.0, 1.0 - float(margins[worst_hard]))
         primal = 0.5 * float(w @ w) + C * max(cut.violation, 0.0)
@@ -114,11 +123,10 @@ def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, to
             "iteration": n_iter, "primal": primal, "dual": dual, "gap": gap,
             "violation": cut.violation, "working_slack": xi_ws, "hard_violation": hard_gap,
             "n_constraints": len(ws), "inference_seconds": cut.seconds, "qp_seconds": 0.0,
-            "n_last_rank": cut.n_last_rank,
-            **({"ranks": cut.ranks} if record_ranks else {}),
+            **cut.info,
         })
-        if progress is not None:
-            progress(history[-1])
+        if callback is not None:
+            callback({**history[-1], "w": w, "result": cut.result})
         if cut.violation <= xi_ws + tol and gap <= tol and hard_gap <= tol:
             converged = True
             break
@@ -127,9 +135,9 @@ def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, to
         if cut.violation > xi_ws + tol or gap > tol:
             ws.add(cut.g, cut.b, soft=True)
         if hard_gap > tol:
-            ws.add(hard[worst_hard], 1.0, soft=False)
+            ws.add(_row(hard, worst_hard), 1.0, soft=False)
         t0 = time.perf_counter()
-        w, dual, active = _resolve(ws, C, tol)
+        w, dual, active = _solve_working_set(ws, C, tol)
         history[-1]["qp_seconds"] = time.perf_counter() - t0
         # prune constraints that have been inactive for prune_after iterations in a row
         ws.idle = np.where(active, 0, ws.idle + 1)
@@ -139,7 +147,7 @@ def cutting_plane(oracle: Callable[[np.ndarray], Cut], dim: int, C: float, *, to
                               converged, n_iter, history, ws)
 
 
-def _resolve(ws: WorkingSet, C: float, tol: float):
+def _solve_working_set(ws: WorkingSet, C: float, tol: float):
     """Solve the working-set dual; return w, the dual objective and the active constraints."""
     # the dual objective decides when to stop, so it must be far more precise than tol
     sol = solve_dual(ws.K, ws.b, ws.soft, C, ridge=ws.ridge, precision=1e-3 * tol)

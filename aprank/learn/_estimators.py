@@ -1,7 +1,8 @@
 """Structured SVM estimators with the scikit-learn API.
 
-Each one is the same 1-slack cutting-plane learner (``_cutting_plane.py``) with a different
-loss, so iteration counts and inference times are comparable across them:
+Each one validates its input once, builds an ``aprank.models.RankingModel`` with its loss and
+hands it to the same 1-slack cutting-plane learner (``_cutting_plane.py``), so iteration counts
+and inference times are comparable across them:
 
 * :class:`BinarySVM` -- weighted 0-1 loss (paper 002 eq. 7), with a bias: a class-weighted
   hinge-loss SVM.
@@ -11,12 +12,11 @@ loss, so iteration counts and inference times are comparable across them:
   optimised over the rest while the easiest are kept correctly classified.
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
-their joint feature), so ``predict`` only marks scores above 0 and ``score`` is the mean AP.
+their joint feature), so ``predict`` only marks scores above 0; ``score`` is the mean AP (the
+mean NDCG for NDCGSVM).
 """
 from __future__ import annotations
 
-import hashlib
-import time
 import warnings
 
 import numpy as np
@@ -25,13 +25,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
 
-from aprank import _registry
-from aprank._infer import _resolve, solve_problem
-from aprank._problem import Problem
-from aprank.learn._cutting_plane import Cut, cutting_plane
+from aprank.inference import resolve
+from aprank.learn._cutting_plane import cutting_plane
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
-from aprank.metrics import average_precision
+from aprank.metrics import average_precision, ndcg
+from aprank.models import Constraint, RankingModel, StructuredModel, digest
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
 
@@ -45,33 +45,22 @@ def _check_qid(qid, n):
     return qid
 
 
-class InferenceOracle:
-    """Most violated constraint at w: exact loss-augmented inference on every query at once."""
+class _HardOnly(StructuredModel):
+    """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
+    only the hard constraints shape w."""
 
-    def __init__(self, X, is_pos, qid, loss, algorithm, empty, record_ranks=False):
-        self.X, self.is_pos, self.qid = X, is_pos, qid
-        self.loss, self.algo = _resolve(loss, algorithm)
-        self.empty, self.record_ranks = empty, record_ranks
-        problem = self._problem(np.zeros(X.shape[0]))       # validates labels and queries once
-        self.truth = problem.truth_coef()
-        self.weight = problem.per_sample(problem.used) / max(int(problem.used.sum()), 1)
-        self.last_rank = problem.per_sample(problem.positives_per_query() + 1)   # rank P+1
+    def __init__(self, dim: int):
+        self.dim = dim
 
-    def _problem(self, scores):
-        return Problem.build(scores, self.is_pos, self.loss, qid=self.qid, empty=self.empty)
+    @property
+    def size_joint_feature(self) -> int:
+        return self.dim
 
-    def __call__(self, w) -> Cut:
-        scores = np.asarray(self.X @ w).ravel()
-        t0 = time.perf_counter()
-        problem = solve_problem(self._problem(scores), self.algo)
-        seconds = time.perf_counter() - t0
-        used = problem.used
-        g = np.asarray(self.X.T @ ((self.truth - problem.coef) * self.weight)).ravel()
-        negatives = ~self.is_pos
-        return Cut(g=g, b=float(problem.query_loss[used].mean()),
-                   violation=float(problem.query_objective[used].mean()), seconds=seconds,
-                   n_last_rank=int(np.sum(problem.ranks[negatives] == self.last_rank[negatives])),
-                   ranks=problem.ranks.copy() if self.record_ranks else None)
+    def most_violated(self, w) -> Constraint:
+        return Constraint(np.zeros(self.dim), 0.0, 0.0)
+
+    def fingerprint(self) -> str:
+        return digest("hard-only", self.dim)
 
 
 class _StructuredSVM(ClassifierMixin, BaseEstimator):
@@ -80,7 +69,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     _has_intercept = False
 
     def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, empty="error",
-                 verbose=False, warm_start=False, record_ranks=False):
+                 verbose=False, warm_start=False, callback=None):
         self.C = C
         self.tol = tol
         self.max_iter = max_iter
@@ -88,7 +77,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         self.empty = empty
         self.verbose = verbose
         self.warm_start = warm_start
-        self.record_ranks = record_ranks
+        self.callback = callback
 
     def _loss(self):
         raise NotImplementedError
@@ -104,11 +93,8 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
             raise ValueError(f"tol must be positive, got {self.tol!r}")
         if self.empty not in ("error", "skip"):
             raise ValueError(f"empty must be 'error' or 'skip', got {self.empty!r}")
-        algo = _registry.get(self._algorithm())            # unknown name: clear ValueError
-        loss = self._loss()
-        if not algo.supports(loss.name):
-            raise ValueError(f"algorithm {algo.name!r} does not serve the {loss.name!r} loss; "
-                             f"choose one of {[a.name for a in _registry.for_loss(loss.name)]}")
+        # unknown name: ValueError; an algorithm not serving the loss: NotImplementedError
+        resolve(self._loss(), self._algorithm())
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
@@ -127,32 +113,36 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
 
     # --------------------------------------------------------------------------- training
-    def _train(self, X, is_pos, qid, loss, hard=None, empty=None):
-        """Run the cutting plane on design matrix X; returns the CuttingPlaneResult."""
-        oracle = InferenceOracle(X, is_pos, qid, loss, self._algorithm(),
-                                 self.empty if empty is None else empty, self.record_ranks)
-        fingerprint = _fingerprint(X, is_pos, qid, loss, hard)
-        working_set, w0 = None, None
-        if self.warm_start and hasattr(self, "_working_set"):
-            if getattr(self, "_fingerprint", None) == fingerprint:
-                working_set = self._working_set        # constraints stay valid for the same data
-            elif self._w.shape[0] == X.shape[1]:
-                w0 = self._w
-        bar = None
-        if self.verbose:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=self.max_iter, desc=type(self).__name__, leave=False)
+    def _model(self, X, is_pos, qid, empty=None) -> RankingModel:
+        """The model of design matrix X (labels and queries validated here, once per fit)."""
+        return RankingModel(X, is_pos, self._loss(), qid=qid, algorithm=self._algorithm(),
+                            empty=self.empty if empty is None else empty)
 
-        def progress(h):
+    def _train(self, model: StructuredModel, hard=None):
+        """Run the cutting plane on ``model``; returns the CuttingPlaneResult."""
+        working_set, w0, fingerprint = None, None, None
+        if self.warm_start:
+            # the working set's constraints hold only for the same data, structure, loss and
+            # hard constraints, which the fingerprint covers (computed only when needed)
+            fingerprint = digest(model.fingerprint(), hard)
+            if getattr(self, "_fingerprint", None) == fingerprint:
+                working_set = self._working_set
+            elif getattr(self, "_w", None) is not None and self._w.shape[0] == model.size_joint_feature:
+                w0 = self._w
+        bar = tqdm(total=self.max_iter, desc=type(self).__name__, leave=False) if self.verbose else None
+        user_callback = self.callback
+
+        def callback(info):
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(gap=f"{h['gap']:.2e}", violation=f"{h['violation']:.3g}")
+                bar.set_postfix(gap=f"{info['gap']:.2e}", violation=f"{info['violation']:.3g}")
+            if user_callback is not None:
+                user_callback(info)
 
         try:
-            res = cutting_plane(oracle, X.shape[1], float(self.C), tol=self.tol,
-                                max_iter=self.max_iter, prune_after=self.prune_after, hard=hard,
-                                w0=w0, working_set=working_set, record_ranks=self.record_ranks,
-                                progress=progress)
+            res = cutting_plane(model, float(self.C), tol=self.tol, max_iter=self.max_iter,
+                                prune_after=self.prune_after, hard=hard, w0=w0,
+                                working_set=working_set, callback=callback)
         finally:
             if bar is not None:
                 bar.close()
@@ -174,7 +164,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, qid=None):
         """Learn w from samples X (dense or CSR), binary labels y and optional query ids."""
         X, is_pos, qid = self._validate_fit(X, y, qid)
-        res = self._train(self._design(X), is_pos, qid, self._loss())
+        res = self._train(self._model(self._design(X), is_pos, qid))
         self._store(res, X.shape[1])
         return self
 
@@ -204,14 +194,6 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _fingerprint(X, is_pos, qid, loss, hard):
-    h = hashlib.sha1()
-    data = X.data if sp.issparse(X) else X
-    for part in (np.ascontiguousarray(data), X.shape, is_pos, qid, repr(loss), hard):
-        h.update(repr(part).encode() if not isinstance(part, np.ndarray) else part.tobytes())
-    return h.hexdigest()
-
-
 _COMMON_DOC = """
     C : float, default 1.0
         Weight of the slack against 1/2 ||w||^2.
@@ -227,10 +209,12 @@ _COMMON_DOC = """
     verbose : bool
         Show a tqdm progress bar with the gap.
     warm_start : bool
-        Reuse the previous fit: its working set when the data are the same (e.g. a path over
-        C), else its weights as the starting point.
-    record_ranks : bool
-        Keep the interleaving ranks of every iteration in ``history_`` (for the heatmaps).
+        Reuse the previous fit: its working set when the data, queries, loss and constraints
+        are the same (e.g. a path over C), else its weights as the starting point.
+    callback : callable, optional
+        Called in every cutting-plane iteration with a dict: the iteration's ``history_``
+        entry plus ``w`` and ``result`` (the inference result, e.g. its ``ranks``). For
+        diagnostics and figures; it must not modify what it receives.
 
     Attributes
     ----------
@@ -240,7 +224,7 @@ _COMMON_DOC = """
         the final w), dual objective of the working set, and their difference.
     history_ : list of dicts, one per iteration: primal, dual, gap, violation (exact slack),
         working_slack, n_constraints, inference_seconds, qp_seconds, n_last_rank (negatives at
-        rank P+1), and ranks when ``record_ranks``.
+        rank P+1).
 """
 
 
@@ -262,11 +246,11 @@ class BinarySVM(_StructuredSVM):
 
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
-                 record_ranks=False):
+                 callback=None):
         self.J = J
         self.intercept_scaling = intercept_scaling
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
-                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
+                         verbose=verbose, warm_start=warm_start, callback=callback)
 
     def _loss(self):
         return ZeroOne(self.J)
@@ -285,10 +269,10 @@ class APSVM(_StructuredSVM):
 """ + _COMMON_DOC
 
     def __init__(self, C=1.0, *, algorithm="qs", tol=1e-3, max_iter=1000, prune_after=50,
-                 empty="error", verbose=False, warm_start=False, record_ranks=False):
+                 empty="error", verbose=False, warm_start=False, callback=None):
         self.algorithm = algorithm
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
-                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
+                         verbose=verbose, warm_start=warm_start, callback=callback)
 
     def _loss(self):
         return AveragePrecision()
@@ -307,14 +291,21 @@ class NDCGSVM(_StructuredSVM):
 
     def __init__(self, C=1.0, *, algorithm="qs", discount=None, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
-                 record_ranks=False):
+                 callback=None):
         self.algorithm = algorithm
         self.discount = discount
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
-                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
+                         verbose=verbose, warm_start=warm_start, callback=callback)
 
     def _loss(self):
         return NDCG(self.discount)
+
+    def score(self, X, y, qid=None):
+        """Mean NDCG with binary relevance and this model's discount (per query when qid is
+        given; ties as scikit-learn): the metric the model optimises."""
+        check_is_fitted(self)
+        return ndcg((np.asarray(y) == self.classes_[1]).astype(float), self.decision_function(X),
+                    qid=qid, empty=self.empty, discount=self.discount)
 
 
 class APSVMAppx(_StructuredSVM):
@@ -342,12 +333,12 @@ class APSVMAppx(_StructuredSVM):
 
     def __init__(self, C=1.0, *, keep=0.5, algorithm="qs", intercept_scaling=1.0, tol=1e-3,
                  max_iter=1000, prune_after=50, empty="error", verbose=False, warm_start=False,
-                 record_ranks=False):
+                 callback=None):
         self.keep = keep
         self.algorithm = algorithm
         self.intercept_scaling = intercept_scaling
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
-                         verbose=verbose, warm_start=warm_start, record_ranks=record_ranks)
+                         verbose=verbose, warm_start=warm_start, callback=callback)
 
     def _loss(self):
         return AveragePrecision()
@@ -366,8 +357,9 @@ class APSVMAppx(_StructuredSVM):
         self.easy_ = np.zeros(X.shape[0], dtype=bool)
         self.easy_[kept] = True
         design = self._design(X)
-        hard = np.asarray((sp.csr_matrix(design[kept]).multiply(signs[kept][:, None])).todense()) \
-            if sp.issparse(design) else design[kept] * signs[kept][:, None]
+        # rows y_i x_i of the hard constraints; sparse input stays sparse
+        hard = (sp.diags(signs[kept]) @ design[kept]).tocsr() if sp.issparse(design) \
+            else design[kept] * signs[kept][:, None]
         difficult = ~self.easy_
         res = self._train_difficult(design, is_pos, qid, difficult, hard)
         self._store(res, X.shape[1])
@@ -378,8 +370,6 @@ class APSVMAppx(_StructuredSVM):
         qd = None if qid is None else qid[difficult]
         if yd.any() and not yd.all():
             # queries whose positives all became easy have no AP term left: skip them
-            return self._train(Xd, yd, qd, self._loss(), hard=hard, empty="skip")
+            return self._train(self._model(Xd, yd, qd, empty="skip"), hard=hard)
         # no AP term left (the difficult set lacks a class): only the hard constraints
-        dim = design.shape[1]
-        return cutting_plane(lambda w: Cut(np.zeros(dim), 0.0, 0.0, 0.0), dim, float(self.C),
-                             tol=self.tol, max_iter=self.max_iter, hard=hard)
+        return self._train(_HardOnly(design.shape[1]), hard=hard)

@@ -1,36 +1,36 @@
-"""Support for the figure scripts in ``figures/``: caching, saving, discovery, command line.
+"""Support for the figure scripts in the repository's ``figures/``: caching, saving, command line.
 
 Each script ``figures/fig_<topic>.py`` defines ``compute(quick) -> dict`` (JSON-serialisable
 results), ``plot(results) -> matplotlib.figure.Figure`` and ``main()``, which calls
 :func:`figure_main`. Results are cached as JSON next to the PNG and SVG, so ``plot`` can be
-rerun without recomputing; ``--recompute`` ignores the cache.
+rerun without recomputing; ``--recompute`` ignores the cache. The package never loads the
+scripts: they import this module, and ``figures/make_figures.py`` runs them all.
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
+import os
 import platform
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
+
+from aprank.inference import simd_active
 
 DEFAULT_OUT = "figures/out"
 
 
 def machine() -> str:
     """One line describing where results were computed."""
-    import numpy as np
-
-    from aprank.inference._driver_cy import simd_active
-
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    import os
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
             f"NumPy {np.__version__}, AVX-512 partition {'on' if simd_active() else 'off'}")
 
@@ -81,29 +81,7 @@ def script_main(module_name: str):
     return main
 
 
-def figures_dir() -> Path:
-    """The repository's figures/ folder: under the working directory, else next to the package."""
-    for candidate in (Path.cwd() / "figures", Path(__file__).resolve().parents[1] / "figures"):
-        if any(candidate.glob("fig_*.py")):
-            return candidate
-    raise FileNotFoundError("no figures/fig_*.py found; run from the repository root")
-
-
-def load_scripts() -> list:
-    """Every figures/fig_*.py as a module, in name order."""
-    modules = []
-    for path in sorted(figures_dir().glob("fig_*.py")):
-        spec = importlib.util.spec_from_file_location(f"aprank_figure_{path.stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        modules.append(module)
-    return modules
-
-
 def fit_slope(x, y) -> float:
     """Slope of log y against log x (least squares)."""
-    import numpy as np
-
     x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     return float(np.polyfit(x, y, 1)[0]) if x.size >= 2 else float("nan")

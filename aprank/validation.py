@@ -1,4 +1,4 @@
-"""Every input check, once, before any kernel runs.
+"""Every input check, once, before any kernel runs (shared by inference and the metrics).
 
 Kernels are compiled without bounds checks, so everything they rely on is established here:
 1-D arrays of equal length, finite float64 scores, binary labels, query groups. Nothing here

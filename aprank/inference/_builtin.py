@@ -1,0 +1,72 @@
+"""The built-in problem kinds and algorithms, put in the registry when aprank.inference loads."""
+from math import comb, log2
+
+from aprank.inference import _brute, _greedy_cy, _optranks_cy, _search_cy, _select_cy
+from aprank.inference._compiled import RankingKernel, run_zero_one
+from aprank.inference._problem import RankingProblem
+from aprank.inference._registry import Algorithm, ProblemKind, add, add_kind
+
+
+def _lg(x):
+    return log2(max(x, 2))
+
+
+def _yue_cost(P, N):
+    return P * N + N * _lg(N)
+
+
+def _search_cost(P, N):
+    return N * _lg(N) + P * P
+
+
+def _qs_cost(P, N):
+    return N * _lg(P + 1) + P * _lg(N)
+
+
+def _linear_cost(P, N):
+    return N + P
+
+
+def _brute_ranking_cost(P, N):
+    return comb(P + N, P) * (P + N)
+
+
+def _brute_labelling_cost(P, N):
+    return 2 ** (P + N) * (P + N)
+
+
+KINDS = (
+    ProblemKind("ranking", "scores and binary labels per query -> the most violated ranking "
+                "(losses AP, NDCG)", RankingProblem, oracle="brute"),
+    ProblemKind("labelling", "scores and binary labels per query -> the most violated "
+                "labelling (the weighted 0-1 loss)", RankingProblem, oracle="brute"),
+)
+
+ALGORITHMS = (
+    Algorithm("yue", "ranking", ("ap",), True, "O(PN + N log N)",
+              "Yue et al. 2007; paper 000 Alg. 1", RankingKernel(_greedy_cy), cost=_yue_cost),
+    Algorithm("ndcg-greedy", "ranking", ("ndcg",), True, "O(PN + N log N)",
+              "Chakrabarti et al. 2008, corrected in paper 004 sec. 2.3",
+              RankingKernel(_greedy_cy, discount_table=True), cost=_yue_cost),
+    Algorithm("search", "ranking", ("ap",), True, "O(N log N + N log P + P^2)",
+              "paper 000 Alg. 2; paper 004 sec. 5", RankingKernel(_search_cy), cost=_search_cost),
+    Algorithm("select", "ranking", ("ap",), True,
+              "O(N + K log K + P^2) expected, K = negatives above rank P+1",
+              "paper 000 Alg. 3 (ERRATA 4)", RankingKernel(_select_cy), cost=_search_cost),
+    Algorithm("qs", "ranking", ("ap", "ndcg"), True, "O(N log P + P log N) expected",
+              "paper 004 Algs. 1-2 (+ sec. 5 search for AP)", RankingKernel(_optranks_cy),
+              cost=_qs_cost),
+    Algorithm("brute", "ranking", None, True, "O(C(n, P) n)",
+              "exhaustive over interleavings (paper 004 Obs. 1): the oracle", _brute.run,
+              cost=_brute_ranking_cost, max_samples=_brute.MAX_SAMPLES),
+    Algorithm("zero-one", "labelling", ("zero-one",), True, "O(N + P)",
+              "paper 002 eq. 7 (weighted 0-1 loss)", run_zero_one, cost=_linear_cost),
+    Algorithm("brute", "labelling", None, True, "O(2^n n)",
+              "exhaustive over labellings: the oracle", _brute.run, cost=_brute_labelling_cost,
+              max_samples=_brute.MAX_SAMPLES),
+)
+
+for _kind in KINDS:
+    add_kind(_kind)
+for _algorithm in ALGORITHMS:
+    add(_algorithm)

