@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from aprank.datasets import load_hja_birdsong, load_yahoo_ltr, recording_split
 from aprank.inference import algorithms
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.metrics import average_precision, ndcg
@@ -195,8 +196,6 @@ def digits(quick=False, log=print) -> str:
 def birds(quick=False, log=print) -> str:
     from sklearn.preprocessing import StandardScaler
 
-    from aprank.datasets import load_hja_birdsong, recording_split
-
     data = load_hja_birdsong()
     train, test = recording_split(data.recording, test_fraction=0.3, seed=SEED)
     scaler = StandardScaler().fit(data.X[train])
@@ -213,8 +212,6 @@ def birds(quick=False, log=print) -> str:
 
 def yahoo(quick=False, log=print) -> str:
     from sklearn.model_selection import GroupKFold
-
-    from aprank.datasets import load_yahoo_ltr
 
     train, test = load_yahoo_ltr("train"), load_yahoo_ltr("test")
     grid = QUICK_C_GRID if quick else C_GRID
