@@ -1,0 +1,141 @@
+"""Problem kinds in the registry, and losses that hand the kernels their own specification:
+a loss the kernels do not know is refused clearly, never computed as another one."""
+from itertools import permutations
+
+import numpy as np
+import pytest
+
+import aprank
+from aprank.inference import get_algorithm, get_kind, kinds
+from aprank.losses import LOSSES, NDCG, KernelSpec, RankingLoss, get_loss, register_loss, unregister_loss
+
+
+class PrecisionAt2(RankingLoss):
+    """1 - precision at 2, a ranking loss of our own: only its pattern form is needed here."""
+
+    name = "p@2"
+
+    def from_pattern(self, neg_above, P, N):
+        n = np.asarray(neg_above)
+        # the k-th positive is at position k + n_k; count positives in the top 2
+        return 1.0 - (np.arange(1, P + 1) + n <= 2).sum(axis=-1) / 2.0
+
+
+class ClaimsAKernel(PrecisionAt2):
+    name = "p@2-claims"
+
+    def kernel_spec(self, n_max, table=False):
+        return KernelSpec("p@2")
+
+
+@pytest.fixture
+def p_at_2():
+    loss = register_loss(PrecisionAt2())
+    yield loss
+    unregister_loss("p@2")
+
+
+def by_permutations(scores, labels, loss):
+    """max over every ranking of Delta + w'Psi(R) - w'Psi(R*), from the definitions."""
+    s, y = np.asarray(scores, float), np.asarray(labels, bool)
+    P, N = int(y.sum()), int((~y).sum())
+    best = -np.inf
+    for perm in permutations(range(s.size)):
+        order = np.array(perm)
+        place = np.argsort(order)
+        pos_places = np.sort(place[y])
+        pattern = pos_places - np.arange(P)             # negatives above the k-th positive
+        R = np.where(place[y][:, None] < place[~y][None, :], 1.0, -1.0)
+        diff = s[y][:, None] - s[~y][None, :]
+        value = loss.from_pattern(pattern, P, N) + ((R - 1) * diff).sum() / (P * N)
+        best = max(best, float(value))
+    return best
+
+
+def test_an_unknown_ranking_loss_is_refused_by_the_compiled_algorithms(p_at_2):
+    scores, labels = np.array([0.3, 1.2, -0.4, 0.9, 0.1]), np.array([1, 0, 1, 0, 0])
+    for name in ("qs", "yue", "search", "select", "ndcg-greedy"):
+        with pytest.raises(NotImplementedError, match="does not serve the loss 'p@2'"):
+            aprank.infer(scores, labels, loss="p@2", algorithm=name)
+    with pytest.raises(NotImplementedError, match="do not know the loss 'p@2'"):
+        p_at_2.kernel_spec(5)
+    # the oracle works from the loss's definition, and is right
+    res = aprank.infer(scores, labels, loss="p@2", algorithm="brute")
+    assert res.objective == pytest.approx(by_permutations(scores, labels, p_at_2), abs=1e-12)
+    assert aprank.algorithms(loss="p@2").names() == ["brute"]
+
+
+def test_the_driver_refuses_a_kernel_code_it_does_not_know():
+    register_loss(ClaimsAKernel())
+    try:
+        aprank.register("py-last", lambda p, n, l: np.full(n.size, p.size + 1),
+                        losses="p@2-claims", exact=False)
+        try:
+            with pytest.raises(ValueError, match="compiled kernels compute the losses"):
+                aprank.infer([0.3, 1.2, -0.4], [1, 0, 0], loss="p@2-claims", algorithm="py-last")
+        finally:
+            aprank.unregister("py-last")
+    finally:
+        unregister_loss("p@2-claims")
+
+
+def test_user_algorithms_need_a_loss_the_driver_can_finish(p_at_2):
+    with pytest.raises(NotImplementedError, match="do not know the loss 'p@2'"):
+        aprank.register("py-p2", lambda p, n, l: np.full(n.size, p.size + 1), losses="p@2",
+                        exact=False)
+    with pytest.raises(ValueError, match="labelling"):
+        aprank.register("py-01", lambda p, n, l: np.full(n.size, p.size + 1), losses="zero-one",
+                        exact=False)
+
+
+def test_a_loss_cannot_pose_as_another():
+    class MyNDCG(NDCG):
+        pass
+
+    class Impostor(RankingLoss):
+        name = "ndcg"
+
+    for loss in (MyNDCG(), Impostor()):
+        with pytest.raises(ValueError, match="must be a NDCG"):
+            aprank.infer([1.0, 0.0], [1, 0], loss=loss)
+    class TakesTheNameAP(PrecisionAt2):
+        name = "ap"
+
+    with pytest.raises(ValueError, match="already registered"):
+        register_loss(TakesTheNameAP())
+    with pytest.raises(ValueError, match="built-in"):
+        unregister_loss("ap")
+
+
+def test_crosscheck_covers_a_registered_loss(p_at_2):
+    report = aprank.crosscheck("p@2", n_trials=30, max_n=12)
+    assert report.ok and report.kinds["p@2"] == "ranking"
+    assert report.algorithms["p@2"] == ["brute"]
+
+
+def test_every_kind_has_an_exact_oracle_serving_all_its_losses():
+    assert [k.name for k in kinds()] == ["ranking", "labelling"]
+    for kind in kinds():
+        oracle = get_algorithm(kind.oracle, kind.name)
+        assert oracle.exact and oracle.losses is None and oracle.max_samples
+        assert kind.losses()
+        for loss in kind.losses():
+            assert get_loss(loss).kind == kind.name and oracle.supports(get_loss(loss))
+        for algo in aprank.algorithms(kind=kind.name):
+            assert algo.kind == kind.name
+    assert {LOSSES[n].kind for n in LOSSES} == {k.name for k in kinds()}
+
+
+def test_names_are_looked_up_within_the_loss_kind():
+    scores, labels = np.array([0.5, -0.2, 0.1, 0.7]), np.array([1, 0, 0, 1])
+    assert aprank.infer(scores, labels, loss="zero-one", algorithm="brute").labelling is not None
+    assert aprank.infer(scores, labels, loss="ap", algorithm="brute").labelling is None
+    with pytest.raises(ValueError, match="several kinds"):
+        get_algorithm("brute")
+    with pytest.raises(NotImplementedError, match="'qs' does not serve the loss 'zero-one'"):
+        aprank.infer(scores, labels, loss="zero-one", algorithm="qs")
+    with pytest.raises(ValueError, match="unknown algorithm 'nope'"):
+        aprank.infer(scores, labels, algorithm="nope")
+    with pytest.raises(ValueError, match="unknown problem kind"):
+        get_kind("graph")
+    assert "kind" in str(aprank.algorithms()).splitlines()[0]
