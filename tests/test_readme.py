@@ -23,7 +23,7 @@ def test_ci_runs_the_readme_test_command():
     blocks = re.findall(r"```sh\n(.*?)```", README, flags=re.S)
     commands = [line for block in blocks[:2] for line in block.splitlines()
                 if line and not line.startswith("#")]
-    assert commands[0] == "pip install . && python -m aprank bench --quick"
+    assert commands[0] == "pip install -e . && python -m aprank bench --quick"
     test_command = commands[1]
     assert "pytest" in test_command and "[test]" in test_command
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
