@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from aprank import validation
-from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem, one_query
+from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem
 from aprank.inference._registry import resolve
 from aprank.losses import get_loss
 
@@ -10,10 +10,11 @@ __all__ = ["infer", "infer_batch"]
 
 
 def _problem(scores, labels, loss, algorithm, qid=None, empty="error"):
+    """(problem, validated scores, algorithm): the algorithm is checked before any input."""
     loss = get_loss(loss)
-    resolve(loss, algorithm)          # unknown or unsuitable algorithm: before any input check
+    algo = resolve(loss, algorithm)
     scores = validation.as_scores(scores)
-    return RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0]), scores
+    return RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0]), scores, algo
 
 
 def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
@@ -44,8 +45,8 @@ def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
 
     The caller's arrays are never modified. With no negatives, loss and objective are 0.
     """
-    problem, scores = _problem(scores, labels, loss, algorithm)
-    return one_query(problem.solve(scores, algorithm))
+    problem, scores, algo = _problem(scores, labels, loss, algorithm)
+    return problem._one(problem._run(scores, algo), algo)
 
 
 def infer_batch(scores, labels, qid, *, loss="ap", algorithm="qs", empty="error") -> BatchResult:
@@ -61,5 +62,5 @@ def infer_batch(scores, labels, qid, *, loss="ap", algorithm="qs", empty="error"
     if qid is None:
         resolve(get_loss(loss), algorithm)
         raise ValueError("infer_batch needs qid; use infer for a single query")
-    problem, scores = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty)
-    return problem.solve(scores, algorithm)
+    problem, scores, algo = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty)
+    return problem._batch(problem._run(scores, algo), algo)

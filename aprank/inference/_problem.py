@@ -200,19 +200,39 @@ class RankingProblem:
         """Loss-augmented inference for these scores with the registry algorithm
         ``algorithm`` (a name); see :func:`aprank.infer_batch`."""
         algo = resolve(self.loss, algorithm)
+        return self._batch(self._run(validation.as_scores(scores), algo), algo)
+
+    def solve_one(self, scores, algorithm: str = "qs") -> InferenceResult:
+        """As :meth:`solve` for a problem of one query, without the ground-truth coefficients
+        (what :func:`aprank.infer` returns)."""
+        if self.n_queries != 1:
+            raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
+        algo = resolve(self.loss, algorithm)
+        return self._one(self._run(validation.as_scores(scores), algo), algo)
+
+    def _batch(self, call: "Call", algo) -> BatchResult:
+        return BatchResult(call.ranks, call.coef, self.truth_coef, call.query_loss,
+                           call.query_objective, self.query_ids, self.used, algo.name,
+                           call.labelling)
+
+    @staticmethod
+    def _one(call: "Call", algo) -> InferenceResult:
+        return InferenceResult(call.ranks, call.coef, float(call.query_loss[0]),
+                               float(call.query_objective[0]), algo.name, call.labelling)
+
+    def _run(self, scores: np.ndarray, algo) -> "Call":
+        """Run ``algo`` on scores already validated by ``validation.as_scores``."""
         if algo.max_samples is not None and self.max_query_size > algo.max_samples:
             raise ValueError(
                 f"algorithm {algo.name!r} enumerates every ranking and refuses queries of more "
                 f"than {algo.max_samples} samples (got {self.max_query_size})")
-        call = Call(self, validation.as_scores(scores))
-        if call.scores.shape[0] != self.n_samples:
-            raise ValueError(f"scores has {call.scores.shape[0]} entries but the problem has "
+        if scores.shape[0] != self.n_samples:
+            raise ValueError(f"scores has {scores.shape[0]} entries but the problem has "
                              f"{self.n_samples} samples")
+        call = Call(self, scores)
         algo.run(call)
         call.clear_unused()
-        return BatchResult(call.ranks, call.coef, self.truth_coef, call.query_loss,
-                           call.query_objective, self.query_ids, self.used, algo.name,
-                           call.labelling)
+        return call
 
     # ------------------------------------------------------------------------ cross-checks
     @staticmethod
@@ -247,7 +267,7 @@ class RankingProblem:
 
     @classmethod
     def solve_instance(cls, instance: Instance, loss, algorithm: str) -> InferenceResult:
-        return one_query(cls(instance.labels, loss).solve(instance.scores, algorithm))
+        return cls(instance.labels, loss).solve_one(instance.scores, algorithm)
 
     @staticmethod
     def disagreement(result: InferenceResult, reference: InferenceResult,
@@ -270,12 +290,6 @@ class RankingProblem:
         return (f"i = aprank.inference.RankingProblem.random_instance(seed={instance.seed}, "
                 f"trial={instance.trial}, max_n={instance.max_n}); scores, labels = i.scores, "
                 f"i.labels; {call}")
-
-
-def one_query(result: BatchResult) -> InferenceResult:
-    """The InferenceResult of a batch of one query."""
-    return InferenceResult(result.ranks, result.coef, float(result.loss[0]),
-                           float(result.objective[0]), result.algorithm, result.labelling)
 
 
 class Call:
