@@ -11,10 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aprank.inference import algorithms, get_kind
+from aprank.inference import RankingProblem, algorithms, get_kind
 from aprank.losses import LOSSES, get_loss
 
-__all__ = ["crosscheck", "CrosscheckReport", "Disagreement"]
+__all__ = ["crosscheck", "make_instance", "CrosscheckReport", "Disagreement"]
+
+
+def make_instance(seed: int, trial: int, max_n: int = 2000):
+    """The ranking kind's seeded cross-check instance number ``trial`` as (scores, labels,
+    description); see :meth:`aprank.inference.RankingProblem.random_instance`."""
+    instance = RankingProblem.random_instance(seed, trial, max_n)
+    return instance.scores, instance.labels, instance.description
 
 
 @dataclass

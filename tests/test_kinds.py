@@ -139,3 +139,18 @@ def test_names_are_looked_up_within_the_loss_kind():
     with pytest.raises(ValueError, match="unknown problem kind"):
         get_kind("graph")
     assert "kind" in str(aprank.algorithms()).splitlines()[0]
+
+
+def test_reproducers_recreate_their_instances():
+    from aprank.checks import make_instance
+    from aprank.inference import RankingProblem
+
+    for trial in range(40):
+        instance = RankingProblem.random_instance(7, trial, 300)
+        namespace = {"aprank": aprank, "np": np}
+        exec(RankingProblem.reproducer(instance, "ap", "qs"), namespace)
+        np.testing.assert_array_equal(namespace["scores"], instance.scores)
+        np.testing.assert_array_equal(namespace["labels"], instance.labels)
+        scores, labels, description = make_instance(7, trial, 300)
+        np.testing.assert_array_equal(scores, instance.scores)
+        assert description == instance.description

@@ -28,6 +28,8 @@ cdef extern from "_order.hpp" namespace "aprank" nogil:
     cbool cpu_has_avx512()
 
 cdef enum:
+    # The losses the kernels compute. The driver maps a loss's KernelSpec code to one of these
+    # and refuses any other, so the two-way branches below never see a third loss.
     LOSS_AP = 0
     LOSS_NDCG = 1
     # Below this many candidate ranks a linear scan is faster than the binary search.

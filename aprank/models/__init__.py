@@ -4,7 +4,7 @@
 Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables), models of pairwise
 labellings with max-marginals and top-k models with a c-star core go here too.
 """
-from aprank.models._base import Constraint, LatentModel, StructuredModel, digest
+from aprank.models._base import Constraint, LatentModel, Model, StructuredModel, digest
 from aprank.models._ranking import RankingModel
 
-__all__ = ["Constraint", "StructuredModel", "LatentModel", "RankingModel", "digest"]
+__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel", "digest"]

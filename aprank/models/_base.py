@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Constraint", "StructuredModel", "LatentModel", "digest"]
+__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "digest"]
 
 
 @dataclass
@@ -46,13 +46,17 @@ class Constraint:
     info: dict = field(default_factory=dict)
 
 
-class StructuredModel(ABC):
-    """Joint feature, loss and loss-augmented inference of one training set."""
+class Model(ABC):
+    """Anything a learner trains: it has a weight vector of ``size_joint_feature`` entries."""
 
     @property
     @abstractmethod
     def size_joint_feature(self) -> int:
         """Dimension of w."""
+
+
+class StructuredModel(Model):
+    """Joint feature, loss and loss-augmented inference of one training set."""
 
     @abstractmethod
     def most_violated(self, w: np.ndarray) -> Constraint:
@@ -63,13 +67,8 @@ class StructuredModel(ABC):
         """Digest of the data, structure and loss that the constraints depend on."""
 
 
-class LatentModel(ABC):
+class LatentModel(Model):
     """A model with hidden variables: ``latent(w)`` completes it at w."""
-
-    @property
-    @abstractmethod
-    def size_joint_feature(self) -> int:
-        """Dimension of w."""
 
     @abstractmethod
     def latent(self, w: np.ndarray) -> StructuredModel:

@@ -40,7 +40,6 @@ class RankingModel(StructuredModel):
         self.X = X
         self.problem = RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=X.shape[0])
         self.algorithm = resolve(self.problem.loss, algorithm).name
-        self.empty = empty
         # Psi and Delta are means over the queries used; outside them coef and truth are 0
         self.n_used = max(int(self.problem.used.sum()), 1)
 
