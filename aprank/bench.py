@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aprank.inference import algorithms, infer, kinds
+from aprank.inference import RankingProblem, algorithms, infer, kinds
 from aprank.learn import cutting_plane
 from aprank.models import RankingModel
 
@@ -32,13 +32,10 @@ REGIMES = {"overlapping": 1.0, "separated": 6.0}   # positives ~ N(shift, 1), ne
 
 
 def make_scores(n_pos: int, n_neg: int, shift: float, seed: int = 0):
-    """Shuffled scores and boolean labels: positives ~ N(shift, 1), negatives ~ N(0, 1)."""
-    rng = np.random.default_rng(seed)
-    labels = np.zeros(n_pos + n_neg, dtype=bool)
-    labels[rng.choice(labels.size, n_pos, replace=False)] = True
-    scores = rng.standard_normal(labels.size)
-    scores[labels] += shift
-    return scores, labels
+    """Shuffled scores and boolean labels: positives ~ N(shift, 1), negatives ~ N(0, 1) (the
+    ranking kind's benchmark instance)."""
+    instance = RankingProblem.bench_instance(n_pos, n_neg, shift, seed)
+    return instance.scores, instance.labels
 
 
 def median_time(fn, repeats: int, budget: float) -> float:
@@ -93,27 +90,32 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
             negatives = scores[~labels]
             t_sort = median_time(lambda: np.argsort(negatives), repeats, 10.0)
             rows.append(Row(regime, "-", P, N, "-", "numpy.argsort", t_sort, 1.0, None))
-            for kind, loss in ((k.name, loss) for k in kinds() for loss in k.losses()):
-                for algo in algorithms(loss=loss):
+            for kind in kinds():
+                # each kind makes its own instance of the cell, and solves it its own way
+                problem_type = kind.problem_type
+                instance = problem_type.bench_instance(P, N, shift)
+                for loss, algo in ((loss, a) for loss in kind.losses()
+                                   for a in algorithms(loss=loss)):
                     key = (loss, algo.name)
                     if algo.max_samples is not None and P + N > algo.max_samples:
-                        continue      # brute: only for tiny inputs
+                        continue      # the oracles: only for tiny inputs
                     if key in previous and algo.cost is not None:
                         p0, n0, t0 = previous[key]
                         predicted = t0 * algo.cost(P, N) / algo.cost(p0, n0)
                         if predicted > max_seconds:
-                            rows.append(Row(regime, kind, P, N, loss, algo.name, None, None, None,
-                                            f"skipped: predicted {predicted:.0f} s > {max_seconds:.0f} s"))
+                            rows.append(Row(regime, kind.name, P, N, loss, algo.name, None, None,
+                                            None, f"skipped: predicted {predicted:.0f} s > "
+                                            f"{max_seconds:.0f} s"))
                             continue
 
-                    def call(algo=algo, loss=loss):
-                        return infer(scores, labels, loss=loss, algorithm=algo.name)
+                    def call(problem_type=problem_type, instance=instance, loss=loss, algo=algo):
+                        return problem_type.solve_instance(instance, loss, algo.name)
 
                     first, peak = _run_traced(call)
                     seconds = first if first > 2.0 else median_time(call, repeats, 10.0)
                     previous[key] = (P, N, seconds)
-                    rows.append(Row(regime, kind, P, N, loss, algo.name, seconds, seconds / t_sort,
-                                    peak / (8.0 * N)))
+                    rows.append(Row(regime, kind.name, P, N, loss, algo.name, seconds,
+                                    seconds / t_sort, peak / (8.0 * N)))
                     log(f"  {regime:11s} P={P:<6d} N={N:<9d} {loss:8s} {algo.name:12s} "
                         f"{seconds * 1e3:10.2f} ms  {seconds / t_sort:7.2f} x argsort")
     return rows

@@ -265,6 +265,17 @@ class RankingProblem:
         return Instance(scores, labels, f"n={n} P={n_pos} regime={regime} ties={ties}",
                         seed, trial, max_n)
 
+    @staticmethod
+    def bench_instance(P: int, N: int, shift: float, seed: int = 0) -> Instance:
+        """The benchmark's instance of a cell: P positives ~ N(shift, 1) and N negatives
+        ~ N(0, 1), shuffled."""
+        rng = np.random.default_rng(seed)
+        labels = np.zeros(P + N, dtype=bool)
+        labels[rng.choice(labels.size, P, replace=False)] = True
+        scores = rng.standard_normal(labels.size)
+        scores[labels] += shift
+        return Instance(scores, labels, f"P={P} N={N} shift={shift}", seed, 0, P + N)
+
     @classmethod
     def solve_instance(cls, instance: Instance, loss, algorithm: str) -> InferenceResult:
         return cls(instance.labels, loss).solve_one(instance.scores, algorithm)

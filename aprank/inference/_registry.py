@@ -28,9 +28,10 @@ class ProblemKind:
     name : e.g. "ranking" (scores and binary labels to a ranking, losses AP and NDCG) or
         "labelling" (to a labelling, the weighted 0-1 loss). A loss declares its kind.
     problem_type : the validated problem class. It provides ``random_instance(seed, trial,
-        max_n)`` (seeded inputs for cross-checks), ``solve_instance(instance, loss, algorithm)``
-        (a result with ``objective``), ``disagreement(a, b, instance)`` (how two exact results
-        may not differ beyond their objective, or None) and ``reproducer(instance, loss, name)``.
+        max_n)`` (seeded inputs for cross-checks), ``bench_instance(P, N, shift)`` (the
+        benchmark's input for a cell), ``solve_instance(instance, loss, algorithm)`` (a result
+        with ``objective``), ``disagreement(a, b, instance)`` (how two exact results may not
+        differ beyond their objective, or None) and ``reproducer(instance, loss, name)``.
     oracle : name of the kind's brute-force algorithm, the reference of every exact one.
     """
 
