@@ -148,3 +148,18 @@ def test_the_iteration_split_runs(capsys):
     assert r["iterations"] == 5 and r["inference"] > 0 and r["qp"] >= 0 and r["setup"] > 0
     assert main(["bench", "--iteration", "--n", "20000", "--n-queries", "20", "--d", "4"]) == 0
     assert "x inference" in capsys.readouterr().out
+
+
+def test_models_hold_algorithm_names_and_answer_like_infer_batch(digits):
+    X, y = digits
+    qid = np.arange(X.shape[0]) % 5
+    model = RankingModel(X, y == 6, "ap", qid=qid, algorithm="select")
+    assert model.algorithm == "select" and isinstance(model.algorithm, str)
+    assert APSVM(algorithm="select").get_params()["algorithm"] == "select"
+    w = np.random.default_rng(2).standard_normal(X.shape[1])
+    a = model.loss_augmented_inference(w)
+    b = aprank.infer_batch(X @ w, y == 6, qid, algorithm="select")
+    np.testing.assert_array_equal(a.ranks, b.ranks)
+    np.testing.assert_array_equal(a.objective, b.objective)
+    assert aprank.inference.get_algorithm("qs", "ranking").supports("ndcg")
+    assert not aprank.inference.get_algorithm("yue", "ranking").supports("ndcg")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from aprank.losses import LOSSES, Loss
+from aprank.losses import LOSSES, Loss, get_loss
 
 __all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "remove", "get",
            "get_kind", "kinds", "algorithms", "resolve"]
@@ -72,7 +72,9 @@ class Algorithm:
     max_samples: Optional[int] = None
     builtin: bool = True
 
-    def supports(self, loss: Loss) -> bool:
+    def supports(self, loss) -> bool:
+        """Whether it serves ``loss`` (a Loss, or the name of a registered one)."""
+        loss = get_loss(loss)
         return loss.kind == self.kind and (self.losses is None or loss.name in self.losses)
 
     def __reduce__(self):
@@ -175,11 +177,7 @@ def get(name: str, kind: Optional[str] = None) -> Algorithm:
 def algorithms(kind: Optional[str] = None, loss=None, exact: Optional[bool] = None) -> AlgorithmTable:
     """The registered algorithms as a table (print it), optionally only those of a kind, those
     serving a loss (a name or a Loss), or only exact or approximate ones."""
-    from_loss = None
-    if loss is not None:
-        from_loss = loss if isinstance(loss, Loss) else LOSSES.get(loss)
-        if from_loss is None:
-            raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)} or pass a Loss")
+    from_loss = None if loss is None else get_loss(loss)
     if kind is not None:
         get_kind(kind)
     return AlgorithmTable(
