@@ -38,14 +38,18 @@ class CCCPResult:
 
 def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50,
          w0: Optional[np.ndarray] = None, inner: Callable = cutting_plane,
-         callback: Optional[Callable[[dict], None]] = None, **inner_options) -> CCCPResult:
+         inner_options: Optional[dict] = None,
+         callback: Optional[Callable[[dict], None]] = None) -> CCCPResult:
     """Minimise a latent model's objective by CCCP; stop when it decreases by less than
     ``tol`` from one outer iteration to the next.
 
     inner : ``inner(completed_model, C, w0=w_t, **inner_options) -> CuttingPlaneResult``.
+    inner_options : keyword arguments of every inner run (e.g. its ``tol``, ``max_iter``); the
+        objective decreases only up to the inner runs' tolerance.
     callback : called after each outer iteration with its history entry (outer, objective at
         w_t, inner iterations, whether the inner run converged) plus ``w``, the new weights.
     """
+    inner_options = dict(inner_options or {})
     w = np.zeros(model.size_joint_feature) if w0 is None else np.asarray(w0, dtype=float).copy()
     history = []
     previous = objective = np.inf
