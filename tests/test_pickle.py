@@ -46,7 +46,7 @@ def test_results_of_every_algorithm_pickle(kind, name, pickler):
     scores = np.round(rng.standard_normal(12), 1)
     labels = np.arange(12) % 3 == 0
     qid = np.arange(12) % 2
-    for loss in aprank.kinds()[[k.name for k in aprank.kinds()].index(kind)].losses():
+    for loss in aprank.inference.get_kind(kind).losses():
         if not get_algorithm(name, kind).supports(aprank.losses.get_loss(loss)):
             continue
         single = aprank.infer(scores, labels, loss=loss, algorithm=name)

@@ -129,8 +129,8 @@ class RankingProblem:
             n_samples = np.shape(labels)[0] if np.ndim(labels) == 1 else -1
         self.is_pos = validation.as_labels(labels, n_samples)
         self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
-        self.n_pos = int(np.count_nonzero(self.is_pos))
         self.positives = self._positives_per_query()
+        self.n_pos = int(self.positives.sum())
         self.used = np.ones(self.n_queries, dtype=bool)
         if self.loss.needs_positives:
             self.used = self.positives > 0
