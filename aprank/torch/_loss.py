@@ -1,0 +1,270 @@
+"""The structured-hinge AP and NDCG losses as differentiable PyTorch functions."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from aprank.inference import RankingProblem
+from aprank.losses import NDCG, get_loss
+from aprank.torch._ops import hinge_terms
+
+__all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
+           "BACKENDS", "REDUCTIONS"]
+
+BACKENDS = ("auto", "kernels", "torch")
+REDUCTIONS = ("mean", "sum", "none")
+#: Below this many samples per thread, one thread does the whole batch (threads cost more).
+_MIN_SAMPLES_PER_THREAD = 20_000
+_INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+# ---------------------------------------------------------------------------- validation
+def _as_score_tensor(scores) -> torch.Tensor:
+    if not isinstance(scores, torch.Tensor):
+        raise TypeError(f"scores must be a torch.Tensor, got {type(scores).__name__}")
+    if not scores.is_floating_point():
+        raise ValueError(f"scores must be a floating-point tensor, got dtype {scores.dtype}")
+    if scores.ndim not in (1, 2):
+        raise ValueError(f"scores must be 1-D (samples) or 2-D (samples x classes), "
+                         f"got shape {tuple(scores.shape)}")
+    if scores.numel() == 0:
+        raise ValueError("scores is empty: there is nothing to rank")
+    finite = torch.isfinite(scores.detach())
+    if not bool(finite.all()):
+        bad = np.unravel_index(int(torch.argmin(finite.flatten().to(torch.uint8))), scores.shape)
+        where = ", ".join(str(int(b)) for b in bad)
+        raise ValueError(f"scores[{where}] = {scores[bad].item()!r} is not finite")
+    return scores
+
+
+def _as_is_pos(labels, shape, device) -> torch.Tensor:
+    """Labels as bool, {0, 1} or {-1, +1} (as aprank.validation.as_labels) -> bool tensor."""
+    y = torch.as_tensor(labels, device=device)
+    if tuple(y.shape) != tuple(shape):
+        raise ValueError(f"labels has shape {tuple(y.shape)} but scores has shape {tuple(shape)}")
+    if y.dtype == torch.bool:
+        return y
+    if not (y.is_floating_point() or y.dtype in _INTEGER_DTYPES):
+        raise ValueError(f"labels must be bool, {{0, 1}} or {{-1, +1}}, got dtype {y.dtype}")
+    positive = y == 1
+    for other in (0, -1):
+        if bool((positive | (y == other)).all()):
+            return positive
+    allowed = positive | (y == 0) | (y == -1)
+    if not bool(allowed.all()):
+        bad = np.unravel_index(int(torch.argmin(allowed.flatten().to(torch.uint8))), y.shape)
+        where = ", ".join(str(int(b)) for b in bad)
+        raise ValueError(f"labels[{where}] = {y[bad].item()!r}: labels must be bool, {{0, 1}} "
+                         "or {-1, +1}")
+    raise ValueError("labels mix 0 and -1 as the negative label; use {0, 1} or {-1, +1}")
+
+
+def _query_groups(qid, scores: torch.Tensor):
+    """(group index per sample in [0, Q), query ids) for the flattened samples.
+
+    1-D scores: ``qid`` gives each sample's query (None: one query). 2-D scores (B, L): one
+    query per column, flattened column by column."""
+    device = scores.device
+    if scores.ndim == 2:
+        if qid is not None:
+            raise ValueError("qid is for 1-D scores; a 2-D (samples x classes) score matrix is "
+                             "ranked per column")
+        B, L = scores.shape
+        group = torch.arange(L, device=device).repeat_interleave(B)
+        return group, torch.arange(L, device=device)
+    n = scores.shape[0]
+    if qid is None:
+        return torch.zeros(n, dtype=torch.int64, device=device), None
+    q = torch.as_tensor(qid, device=device)
+    if q.ndim != 1 or q.shape[0] != n:
+        raise ValueError(f"qid has shape {tuple(q.shape)} but there are {n} scores")
+    if q.is_floating_point() or q.is_complex() or q.dtype == torch.bool:
+        raise ValueError(f"qid must hold integer query ids, got dtype {q.dtype}")
+    ids, group = torch.unique(q, return_inverse=True)
+    return group, ids
+
+
+def _check_empty(is_pos, group, n_groups, ids, empty):
+    """Queries with positives (the others have no AP or NDCG): refused or left out."""
+    if empty not in ("error", "skip"):
+        raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
+    used = torch.bincount(group[is_pos], minlength=n_groups) > 0
+    if bool(used.all()):
+        return used
+    if ids is None:
+        raise ValueError("AP and NDCG are undefined without positive samples, and the batch has none")
+    first = ids[int(torch.argmin(used.to(torch.uint8)))].item()
+    if empty == "error" or not bool(used.any()):
+        raise ValueError(
+            f"AP and NDCG are undefined without positive samples, and query {first!r} has none"
+            + ("; pass empty='skip' to leave such queries out" if empty == "error"
+               else " (nor does any other)"))
+    return used
+
+
+# ---------------------------------------------------------------------------- backends
+def _kernel_chunk(s, is_pos, group, loss):
+    """objective per group present in the chunk (by group id) and grad per sample."""
+    problem = RankingProblem(is_pos, loss, qid=group, empty="skip")
+    result = problem.solve(s, "qs")
+    return result.query_ids, result.objective, result.coef - result.truth_coef
+
+
+def _run_kernels(s, is_pos, group, n_groups, loss, n_threads):
+    """The compiled kernels through RankingProblem: one compiled loop over the queries, split
+    over threads when the batch is large (the kernels run without the GIL)."""
+    s = s.detach().cpu().numpy()
+    is_pos = is_pos.cpu().numpy()
+    group = group.cpu().numpy()
+    objective = np.zeros(n_groups)
+    grad = np.empty(s.shape[0])
+    n_threads = max(1, min(n_threads, n_groups, s.shape[0] // _MIN_SAMPLES_PER_THREAD))
+    if n_threads == 1:
+        ids, obj, grad = _kernel_chunk(s, is_pos, group, loss)
+        objective[ids] = obj
+    else:
+        order = np.argsort(group, kind="stable")
+        sizes = np.bincount(group, minlength=n_groups)
+        # cut between queries, near equal numbers of samples per thread
+        cuts = np.searchsorted(np.cumsum(sizes), np.linspace(0, s.shape[0], n_threads + 1)[1:-1])
+        bounds = np.r_[0, np.cumsum(sizes)[cuts], s.shape[0]].astype(np.int64)
+        parts = [order[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        with ThreadPoolExecutor(len(parts)) as pool:
+            results = list(pool.map(lambda idx: _kernel_chunk(s[idx], is_pos[idx], group[idx], loss),
+                                    parts))
+        for idx, (ids, obj, g) in zip(parts, results):
+            objective[ids] = obj
+            grad[idx] = g
+    return torch.from_numpy(objective), torch.from_numpy(grad)
+
+
+def _run_torch(s, is_pos, group, n_groups, loss):
+    spec = loss.kernel_spec(int(torch.bincount(group).max()))
+    terms = hinge_terms(s, is_pos, group, n_groups, spec.code, spec.discount)
+    return terms.objective, terms.grad
+
+
+class _StructuredHinge(torch.autograd.Function):
+    """Per-query hinge values; backward spreads each query's incoming gradient over its
+    samples times coef(R_hat) - coef(R*)."""
+
+    @staticmethod
+    def forward(ctx, scores, is_pos, group, n_groups, loss, backend, n_threads):
+        if backend == "torch" or (backend == "auto" and scores.device.type != "cpu"):
+            objective, grad = _run_torch(scores, is_pos, group, n_groups, loss)
+        else:
+            objective, grad = _run_kernels(scores, is_pos, group, n_groups, loss, n_threads)
+        ctx.save_for_backward(grad.to(device=scores.device, dtype=scores.dtype), group)
+        return objective.to(device=scores.device, dtype=scores.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad, group = ctx.saved_tensors
+        return grad * grad_output[group], None, None, None, None, None, None
+
+
+# ---------------------------------------------------------------------------- public
+def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
+               backend: str = "auto", empty: str = "skip", n_threads=None) -> torch.Tensor:
+    """The exact structured hinge of a ranking loss: per query,
+
+        max_R [Delta(R*, R) + sum_k coef_k(R) s_k] - sum_k coef_k(R*) s_k,
+
+    the ``objective`` of :func:`aprank.infer` (>= Delta of the ranking the scores induce, 0 only
+    when every positive outscores every negative by the loss's margin). Its subgradient with
+    respect to the scores is coef(R_hat) - coef(R*), R_hat the most violated ranking.
+
+    Parameters
+    ----------
+    scores : tensor (n,) or (B, L), floating point, any device
+        1-D: samples of the queries given by ``qid``. 2-D: L queries, one per column (a
+        multi-label batch: each class ranks the B samples).
+    labels : tensor or array of the same shape: bool, {0, 1} or {-1, +1}.
+    qid : tensor or array (n,) of integer query ids, optional (1-D scores only; None: one query).
+    reduction : "mean" (over the queries that have positives), "sum", or "none" (one value per
+        query, in the order of ``torch.unique(qid)``, or per column).
+    loss : "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
+    backend : "auto" (compiled kernels for CPU tensors, torch operations on any other device),
+        "kernels" (compiled kernels; tensors on another device are copied to the host and back),
+        or "torch" (torch operations on the tensors' device; the GPU path, also runs on CPU).
+    empty : "skip" (default: a query without positives contributes 0 and is left out of the
+        mean, as a class missing from a minibatch should be) or "error" (ValueError naming it).
+        A batch with no positive at all is always a ValueError: AP and NDCG are undefined.
+    n_threads : threads for the compiled kernels on large batches (default
+        ``torch.get_num_threads()``).
+
+    Both backends compute the same ranks (ties follow the rule of :func:`aprank.infer`) and
+    decide in float64; the result has the scores' dtype.
+    """
+    scores = _as_score_tensor(scores)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
+    loss = get_loss(loss)
+    loss.kernel_spec(1)    # a loss the exact implementations know, or NotImplementedError
+    if n_threads is None:
+        n_threads = torch.get_num_threads()
+    if int(n_threads) < 1:
+        raise ValueError(f"n_threads={n_threads!r} must be a positive integer")
+    is_pos = _as_is_pos(labels, scores.shape, scores.device)
+    group, ids = _query_groups(qid, scores)
+    flat = scores.t().reshape(-1) if scores.ndim == 2 else scores
+    is_pos = is_pos.t().reshape(-1) if scores.ndim == 2 else is_pos
+    n_groups = 1 if ids is None else int(ids.numel())
+    used = _check_empty(is_pos, group, n_groups, ids, empty)
+    per_query = _StructuredHinge.apply(flat, is_pos, group, n_groups, loss, backend, int(n_threads))
+    if reduction == "none":
+        return per_query
+    if reduction == "sum":
+        return per_query.sum()
+    return per_query[used].mean()
+
+
+def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) -> torch.Tensor:
+    """The structured hinge of the AP loss (1 - AP); see :func:`hinge_loss`."""
+    return hinge_loss(scores, labels, qid, reduction, loss="ap", **options)
+
+
+def ndcg_hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, discount=None,
+                    **options) -> torch.Tensor:
+    """The structured hinge of the NDCG loss (1 - NDCG, binary relevance; ``discount`` as
+    ``aprank.losses.NDCG``); see :func:`hinge_loss`."""
+    return hinge_loss(scores, labels, qid, reduction, loss=_ndcg(discount), **options)
+
+
+def _ndcg(discount):
+    return NDCG(discount=discount)
+
+
+class _HingeModule(torch.nn.Module):
+    def __init__(self, reduction="mean", *, backend="auto", empty="skip", n_threads=None):
+        super().__init__()
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
+        self.reduction, self.backend, self.empty, self.n_threads = reduction, backend, empty, n_threads
+
+    def _options(self):
+        return dict(backend=self.backend, empty=self.empty, n_threads=self.n_threads)
+
+
+class APHingeLoss(_HingeModule):
+    """``nn.Module`` form of :func:`ap_hinge_loss`: ``APHingeLoss()(scores, labels, qid=None)``."""
+
+    def forward(self, scores, labels, qid=None):
+        return ap_hinge_loss(scores, labels, qid, self.reduction, **self._options())
+
+
+class NDCGHingeLoss(_HingeModule):
+    """``nn.Module`` form of :func:`ndcg_hinge_loss`."""
+
+    def __init__(self, reduction="mean", *, discount=None, **options):
+        super().__init__(reduction, **options)
+        self.loss = _ndcg(discount)    # checks the discount now, not at the first batch
+
+    def forward(self, scores, labels, qid=None):
+        return hinge_loss(scores, labels, qid, self.reduction, loss=self.loss, **self._options())

@@ -1,0 +1,241 @@
+"""Exact loss-augmented inference for AP and NDCG in torch operations (any device).
+
+The compiled kernels walk the negatives one by one; a GPU wants a few wide operations instead.
+The same decomposition serves both (paper 004, section 4; ERRATA items 1-3): the j-th negative
+in rank order, with score s, gets the interleaving rank opt_j, the largest maximiser over
+i in 1..P+1 of
+
+    f_j(i) = (2 / PN) * (sum_{k < i} s+_k - (i - 1) s) + delta_j(i) - delta_j(1),
+
+and opt_j does not decrease with j (paper 004 Observation 4). That monotonicity is what a
+parallel search needs: solve the middle negative of a range exactly over its inherited rank
+interval, then the negatives above it lie in [rl, opt] and those below in [opt, rh] (OptRanks
+without the partition: the negatives are sorted once by ``torch.sort``). All ranges of one
+level are solved at once, so there are ceil(log2(N + 1)) levels, and a level evaluates f at
+most P + 1 + (number of ranges) times, whatever the ties. f has a closed form, so each
+evaluation is O(1):
+
+    AP:   delta_j(i) - delta_j(1) = -(1/P) [j/(j+i-1) - 1 + H(j+i-2) - H(j-1)]   (H harmonic)
+    NDCG: delta_j(i) - delta_j(1) = (D(j+i-1) - D(j)) / sum_{k<=P} D(k)
+
+Decisions are taken in float64 whatever the scores' dtype (float32 converts exactly), with
+scores centred on a positive of their query, so rounding stays relative to the differences
+being compared. Ties follow the kernels' rule: equal scores in input-index order (stable sort),
+and the largest maximiser.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["HingeTerms", "hinge_terms"]
+
+
+@dataclass
+class HingeTerms:
+    """Per query ``objective`` (float64) and per sample ``grad`` = coef(R_hat) - coef(R*)
+    (float64, input order) and ``ranks`` (int64, as ``aprank.infer`` reports them)."""
+
+    objective: torch.Tensor
+    grad: torch.Tensor
+    ranks: torch.Tensor
+
+
+def _segment_starts(counts: torch.Tensor) -> torch.Tensor:
+    return torch.cumsum(counts, 0) - counts
+
+
+def _sort_by_query(s: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int):
+    """Permutation grouping samples by query, positives before negatives, each in rank order
+    (descending score, ties by input index: two stable sorts)."""
+    by_score = torch.sort(s, descending=True, stable=True).indices
+    block = group * 2 + (~is_pos).long()
+    return by_score[torch.sort(block[by_score], stable=True).indices]
+
+
+class _Queries:
+    """The sorted layout of a batch: per query P, N, and where its positives and negatives lie
+    in the sorted flat array."""
+
+    def __init__(self, s, is_pos, group, n_groups):
+        self.perm = _sort_by_query(s, is_pos, group, n_groups)
+        self.s = s[self.perm]
+        self.group = group[self.perm]
+        self.is_pos = is_pos[self.perm]
+        self.P = torch.bincount(group[is_pos], minlength=n_groups)
+        self.N = torch.bincount(group[~is_pos], minlength=n_groups)
+        self.pos_start = _segment_starts(self.P + self.N)
+        self.neg_start = self.pos_start + self.P
+        # the centre of a query: its (P // 2)-th positive, as the kernels' finish() uses
+        with_pos = self.P > 0
+        centre_at = torch.where(with_pos, self.pos_start + self.P // 2, self.pos_start)
+        self.centre = torch.where(with_pos, self.s[centre_at.clamp(max=s.numel() - 1)],
+                                  s.new_zeros(n_groups))
+        self.sc = self.s - self.centre[self.group]
+        # C(i) = sum_{k < i} (s+_k - centre) = cum[pos_start + i - 1] - cum[pos_start - 1]
+        self.cum = torch.cumsum(torch.where(self.is_pos, self.sc, torch.zeros_like(self.sc)), 0)
+        self.cum0 = torch.cat([self.cum.new_zeros(1), self.cum])   # cum0[t] = sum of entries < t
+
+    def prefix_gap(self, q, i, i0):
+        """C_q(i) - C_q(i0) = sum_{i0 <= k < i} (s+_k - centre), for 1 <= i0 <= i <= P_q + 1."""
+        start = self.pos_start[q] - 1
+        return self.cum0[start + i] - self.cum0[start + i0]
+
+
+class _Loss:
+    """delta_j(i) - delta_j(1) for a batch of (query, j, i), and the loss of a pattern."""
+
+    def __init__(self, code, discount, queries: _Queries, device):
+        self.code = code
+        n_max = int((queries.P + queries.N).max()) + 2
+        m = torch.arange(1, n_max + 1, dtype=torch.float64, device=device)
+        if code == "ap":
+            # H[m] = sum_{t <= m} 1/t, H[0] = 0
+            self.H = torch.cat([m.new_zeros(1), torch.cumsum(1.0 / m, 0)])
+        else:
+            if discount is None:
+                D = 1.0 / torch.log2(1.0 + m)
+            else:
+                D = torch.as_tensor(discount, dtype=torch.float64, device=device)[:n_max]
+                if D.numel() < n_max:
+                    # positions past a query's last sample are never reached; pad for indexing
+                    D = torch.cat([D, D[-1:].expand(n_max - D.numel())])
+            self.D = torch.cat([m.new_zeros(1), D])          # D[m] for 1-based m
+            self.Z = torch.cumsum(self.D, 0)                 # Z[P] = sum_{k <= P} D(k)
+
+    def relative(self, P, j, i, i0):
+        """delta_j(i) - delta_j(i0) (float64)."""
+        if self.code == "ap":
+            jf = j.double()
+            return -(jf / (j + i - 1) - jf / (j + i0 - 1)
+                     + self.H[j + i - 2] - self.H[j + i0 - 2]) / P
+        return (self.D[j + i - 1] - self.D[j + i0 - 1]) / self.Z[P]
+
+    def kernel_step(self, Q: _Queries, q, P, N, j, s, i):
+        """f_j(i + 1) - f_j(i) with the operations, in the order, of the kernels' step()
+        (aprank/inference/_kernel.pxd), on uncentred scores."""
+        Pd, Nd = P.double(), N.double()
+        score = 2.0 / (Pd * Nd) * (Q.s[Q.pos_start[q] + i - 1] - s)
+        if self.code == "ap":
+            a = (j + i).double()
+            return score + -(i.double()) / (Pd * a * (a - 1.0))
+        return score + (self.D[i + j] - self.D[i + j - 1]) * (1.0 / self.Z[P])
+
+    def of_pattern(self, P, r, above):
+        """Per positive (rank r among positives, ``above`` negatives above it): its term of the
+        loss, which sums to Delta over a query."""
+        if self.code == "ap":
+            return above.double() / (r + above) / P
+        return (self.D[r] - self.D[r + above]) / self.Z[P]
+
+
+def _settle_ties(Q: _Queries, loss: "_Loss", q, j, s, r, rl, rh):
+    """Move each rank across adjacent candidates whose f values tie up to rounding, the way
+    the compiled kernels decide them.
+
+    Scores such as 0.9 and 0.4 can make f_j(i + 1) - f_j(i) exactly zero in real arithmetic
+    (AP is rational), and then rounding decides which of the two candidates a float
+    computation sees as larger: the closed form above and the kernels' step sums may decide
+    differently. The kernels take i + 1 exactly when their step(j, i) >= 0; recomputing that
+    step with the same operations here (IEEE arithmetic is deterministic) makes both agree on
+    such ties. Only ties move a rank: at a true maximiser r, step(j, r) < 0 <= step(j, r - 1)
+    up to rounding.
+    """
+    P, N = Q.P[q], Q.N[q]
+    while True:
+        up = r < rh
+        step_up = loss.kernel_step(Q, q, P, N, j, s, torch.where(up, r, rl))
+        move_up = up & (step_up >= 0.0)
+        down = (r > rl) & ~move_up
+        step_down = loss.kernel_step(Q, q, P, N, j, s, torch.where(down, r - 1, rl))
+        move_down = down & (step_down < 0.0)
+        if not bool((move_up | move_down).any()):
+            return r
+        r = r + move_up.long() - move_down.long()
+
+
+def _solve_negatives(Q: _Queries, loss: _Loss) -> torch.Tensor:
+    """Interleaving ranks of every negative, in the sorted layout (positives get 0)."""
+    device = Q.s.device
+    ranks = torch.zeros_like(Q.perm)
+    active = torch.nonzero((Q.P > 0) & (Q.N > 0)).flatten()
+    q, lo, hi = active, torch.zeros_like(active), Q.N[active]
+    rl, rh = torch.ones_like(active), Q.P[active] + 1
+    while q.numel():
+        mid = (lo + hi) // 2
+        at = Q.neg_start[q] + mid                 # sorted-layout index of the middle negative
+        j = mid + 1
+        P = Q.P[q]
+        scale = 2.0 / (P.double() * Q.N[q].double())
+        count = rh - rl + 1
+        total = int(count.sum())
+        seg = torch.repeat_interleave(torch.arange(q.numel(), device=device), count,
+                                      output_size=total)
+        i = rl[seg] + torch.arange(total, device=device) - _segment_starts(count)[seg]
+        # f_j(i) - f_j(rl): the score part from prefix sums of centred positives
+        qs, js, i0 = q[seg], j[seg], rl[seg]
+        gain = scale[seg] * (Q.prefix_gap(qs, i, i0) - (i - i0) * Q.sc[at][seg]) \
+            + loss.relative(P[seg], js, i, i0)
+        best = torch.full((q.numel(),), -torch.inf, dtype=gain.dtype, device=device)
+        best = best.scatter_reduce(0, seg, gain, "amax")
+        pick = torch.where(gain == best[seg], i, torch.zeros_like(i))
+        r = torch.zeros_like(q).scatter_reduce(0, seg, pick, "amax")   # largest maximiser
+        r = _settle_ties(Q, loss, q, j, Q.s[at], r, rl, rh)
+        ranks[at] = r
+        left = mid > lo
+        right = hi > mid + 1
+        q = torch.cat([q[left], q[right]])
+        lo, hi = torch.cat([lo[left], (mid + 1)[right]]), torch.cat([mid[left], hi[right]])
+        rl, rh = torch.cat([rl[left], r[right]]), torch.cat([r[left], rh[right]])
+    return ranks
+
+
+def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
+                code: str = "ap", discount=None) -> HingeTerms:
+    """The structured hinge of every query: objective max_R [Delta + w'Psi(R) - w'Psi(R*)] and
+    its subgradient coef(R_hat) - coef(R*) with respect to the scores.
+
+    scores : 1-D floating tensor (any device); is_pos : bool tensor; group : int64 tensor of
+    query indices in [0, n_groups). Inputs are trusted (aprank.torch validates them). A query
+    without positives or without negatives has objective 0 and gradient 0.
+    """
+    if code not in ("ap", "ndcg"):
+        raise ValueError(f"the torch implementation computes the losses 'ap' and 'ndcg', not {code!r}")
+    s = scores.detach().to(torch.float64)
+    Q = _Queries(s, is_pos, group, n_groups)
+    loss = _Loss(code, discount, Q, s.device)
+    neg_rank = _solve_negatives(Q, loss)
+
+    P, N = Q.P[Q.group], Q.N[Q.group]
+    both = (P > 0) & (N > 0)
+    PN = (P * N).double().clamp(min=1.0)
+    # positives: the r-th has (negatives with rank <= r) above it; counts per (query, rank)
+    slot_start = _segment_starts(Q.P + 2)
+    slots = int((Q.P + 2).sum())
+    neg_slot = slot_start[Q.group] + neg_rank
+    counts = torch.bincount(neg_slot[~Q.is_pos & both], minlength=slots)
+    cum = torch.cumsum(counts, 0)
+    within = torch.arange(s.numel(), device=s.device) - Q.pos_start[Q.group]  # 0-based position
+    r_pos = within + 1                                    # a positive's rank among positives
+    above = (cum[slot_start[Q.group] + r_pos.clamp(max=Q.P[Q.group] + 1)]
+             - cum[slot_start[Q.group]] + counts[slot_start[Q.group]])
+    coef = torch.where(Q.is_pos, (N - 2 * above).double(), (P + 2 - 2 * neg_rank).double()) / PN
+    truth = torch.where(Q.is_pos, 1.0 / P.double().clamp(min=1), -1.0 / N.double().clamp(min=1))
+    grad = torch.where(both, coef - truth, torch.zeros_like(coef))
+    counted = Q.is_pos & both
+    r_pos = torch.where(counted, r_pos, torch.ones_like(r_pos))    # keep the tables in range
+    above = torch.where(counted, above, torch.zeros_like(above))
+    term = torch.where(counted, loss.of_pattern(P.clamp(min=1), r_pos, above),
+                       torch.zeros_like(coef))
+    per_query = grad * Q.sc + term
+    objective = torch.zeros(n_groups, dtype=torch.float64, device=s.device)
+    objective.index_add_(0, Q.group, per_query)
+
+    out_grad = torch.empty_like(grad)
+    out_grad[Q.perm] = grad
+    ranks = torch.where(Q.is_pos, above + 1, neg_rank)
+    ranks = torch.where(both, ranks, torch.ones_like(ranks))
+    out_ranks = torch.empty_like(ranks)
+    out_ranks[Q.perm] = ranks
+    return HingeTerms(objective, out_grad, out_ranks)
