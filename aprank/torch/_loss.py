@@ -204,6 +204,9 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
     loss = get_loss(loss)
+    if loss.kind != "ranking":
+        raise NotImplementedError(f"the structured hinge here is for ranking losses (AP, NDCG), "
+                                  f"not {loss.name!r}")
     loss.kernel_spec(1)    # a loss the exact implementations know, or NotImplementedError
     if n_threads is None:
         n_threads = torch.get_num_threads()

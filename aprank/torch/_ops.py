@@ -97,7 +97,7 @@ class _Loss:
             if discount is None:
                 D = 1.0 / torch.log2(1.0 + m)
             else:
-                D = torch.as_tensor(discount, dtype=torch.float64, device=device)[:n_max]
+                D = torch.tensor(discount[:n_max], dtype=torch.float64, device=device)
                 if D.numel() < n_max:
                     # positions past a query's last sample are never reached; pad for indexing
                     D = torch.cat([D, D[-1:].expand(n_max - D.numel())])

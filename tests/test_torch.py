@@ -1,0 +1,242 @@
+"""aprank.torch: the structured hinge equals the kernels' objective, its gradient equals
+coef(R_hat) - coef(R*), and the torch-ops implementation (the GPU path) equals the kernels."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import aprank
+from aprank.inference import RankingProblem
+from aprank.losses import NDCG
+
+torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
+import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
+
+DTYPES = [torch.float32, torch.float64]
+LOSSES = ["ap", "ndcg"]
+
+
+def random_batch(rng, n_max=3000, n_queries=None):
+    """Scores with every tie density, labels and query ids; each query keeps a positive."""
+    n = int(rng.integers(2, n_max + 1))
+    q = rng.integers(0, n_queries or int(rng.integers(1, 12)), n)
+    y = rng.random(n) < rng.choice([0.05, 0.3, 0.7])
+    for g in np.unique(q):
+        y[np.flatnonzero(q == g)[0]] = True
+    s = rng.standard_normal(n) + y * rng.choice([-1.0, 0.0, 1.0, 5.0])
+    s = {0: s, 1: np.round(s, 1), 2: np.round(s), 3: np.zeros(n)}[int(rng.integers(4))]
+    return s * rng.choice([1e-3, 1.0, 1e3]), y, q
+
+
+def reference(s, y, q, loss, dtype):
+    """The kernels' answer for the scores as the tensor of this dtype holds them."""
+    s = torch.tensor(s, dtype=dtype).double().numpy()
+    r = aprank.infer_batch(s, y, q, loss=loss, empty="skip")
+    per_query = np.zeros(int(q.max()) + 1)
+    per_query[r.query_ids] = r.objective
+    return per_query, r.coef - r.truth_coef
+
+
+def value_and_grad(s, y, q, loss, dtype, backend, reduction="none"):
+    x = torch.tensor(s, dtype=dtype, requires_grad=True)
+    out = at.hinge_loss(x, torch.tensor(y), torch.tensor(q), reduction, loss=loss, backend=backend)
+    out.sum().backward()
+    return out.detach().double().numpy(), x.grad.double().numpy()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_value_and_gradient_equal_the_kernels(dtype, loss, backend):
+    """Acceptance a: per-query value = infer_batch objective, gradient = coef - truth_coef."""
+    rng = np.random.default_rng([11, LOSSES.index(loss), DTYPES.index(dtype)])
+    rtol = 1e-6 if dtype == torch.float32 else 1e-12
+    for _ in range(60):
+        s, y, q = random_batch(rng)
+        want, want_grad = reference(s, y, q, loss, dtype)
+        got, grad = value_and_grad(s, y, q, loss, dtype, backend)
+        # the objective is Delta (<= 1) plus score terms (<= 2 max |s|); coefficients are
+        # multiples of 1 / PN of size up to 1 / min(P, N) <= 1
+        np.testing.assert_allclose(got, want[np.unique(q)], rtol=rtol,
+                                   atol=rtol * 1e-3 * (1 + np.abs(s).max()))
+        np.testing.assert_allclose(grad, want_grad, rtol=rtol, atol=rtol * 1e-3)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_torch_ops_rank_like_the_kernels_on_thousands_of_instances(loss):
+    """Acceptance b: the torch-ops implementation returns the kernels' ranks (so the same
+    gradient) and objective on the cross-check instances, ties included."""
+    for trial in range(1500):
+        inst = RankingProblem.random_instance(seed=5, trial=trial, max_n=3000)
+        want = aprank.infer(inst.scores, inst.labels, loss=loss, algorithm="qs")
+        n = inst.size
+        got = at.hinge_terms(torch.tensor(inst.scores), torch.tensor(inst.labels),
+                             torch.zeros(n, dtype=torch.int64), 1, loss)
+        assert np.array_equal(got.ranks.numpy(), want.ranks), (trial, inst.description)
+        assert got.objective[0].item() == pytest.approx(
+            want.objective, rel=1e-9, abs=1e-12 * (1 + np.abs(inst.scores).max()))
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("n", [10_000, 100_000])
+def test_torch_ops_on_large_queries(loss, n):
+    rng = np.random.default_rng(n)
+    for P, shift, digits in [(n // 100, 1.0, None), (n // 10, 0.0, 1), (n // 2, 3.0, 0)]:
+        y = np.zeros(n, dtype=bool)
+        y[rng.choice(n, P, replace=False)] = True
+        s = rng.standard_normal(n) + shift * y
+        if digits is not None:
+            s = np.round(s, digits)
+        want = aprank.infer(s, y, loss=loss, algorithm="qs")
+        got = at.hinge_terms(torch.tensor(s), torch.tensor(y), torch.zeros(n, dtype=torch.int64), 1,
+                             loss)
+        assert np.array_equal(got.ranks.numpy(), want.ranks)
+        assert got.objective[0].item() == pytest.approx(want.objective, rel=1e-9)
+
+
+def test_torch_ops_on_many_query_batches():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        s, y, q = random_batch(rng, n_max=2000, n_queries=int(rng.integers(1, 60)))
+        for loss in LOSSES:
+            r = aprank.infer_batch(s, y, q, loss=loss)
+            ids, group = np.unique(q, return_inverse=True)
+            got = at.hinge_terms(torch.tensor(s), torch.tensor(y), torch.tensor(group), ids.size, loss)
+            assert np.array_equal(got.ranks.numpy(), r.ranks)
+            np.testing.assert_allclose(got.grad.numpy(), r.coef - r.truth_coef, rtol=1e-12, atol=1e-15)
+
+
+def test_user_discount_reaches_both_backends():
+    rng = np.random.default_rng(4)
+    s, y = rng.standard_normal(300), rng.random(300) < 0.2
+    disc = 1.0 / np.arange(1, 301)        # convex and decreasing
+    want = aprank.infer(s, y, loss=NDCG(discount=disc)).objective
+    for backend in ["kernels", "torch"]:
+        got = at.ndcg_hinge_loss(torch.tensor(s), torch.tensor(y), discount=disc, backend=backend)
+        assert got.item() == pytest.approx(want, rel=1e-12)
+    with pytest.raises(ValueError, match="discount has 10 values"):
+        at.ndcg_hinge_loss(torch.tensor(s), torch.tensor(y), discount=disc[:10], backend="torch")
+
+
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_gradcheck_where_the_subgradient_is_unique(backend):
+    rng = np.random.default_rng(5)
+    for loss in LOSSES:
+        for _ in range(5):
+            s = torch.tensor(rng.standard_normal(40), dtype=torch.float64, requires_grad=True)
+            y = torch.tensor(rng.random(40) < 0.3)
+            y[0] = True
+            q = torch.tensor(rng.integers(0, 3, 40))
+            fn = lambda x: at.hinge_loss(x, y, q, "sum", loss=loss, backend=backend, empty="skip")  # noqa: E731
+            assert torch.autograd.gradcheck(fn, (s,), eps=1e-7, atol=1e-6)
+
+
+def test_matrix_input_ranks_each_column():
+    rng = np.random.default_rng(6)
+    S = rng.standard_normal((64, 5))
+    Y = rng.random((64, 5)) < 0.3
+    Y[0] = True
+    x = torch.tensor(S, requires_grad=True)
+    per_column = at.ap_hinge_loss(x, torch.tensor(Y), reduction="none")
+    per_column.sum().backward()
+    for c in range(5):
+        r = aprank.infer(S[:, c], Y[:, c])
+        assert per_column[c].item() == pytest.approx(r.objective, rel=1e-12)
+        np.testing.assert_allclose(x.grad[:, c].numpy(), r.coef - aprank.losses.get_loss("ap")
+                                   .truth_coef(Y[:, c]), atol=1e-15)
+
+
+def test_reductions_and_skipped_queries():
+    s = torch.tensor([2.0, 1.0, 0.5, 3.0, -1.0, 0.0], requires_grad=True)
+    y = torch.tensor([0, 1, 0, 0, 0, 1])
+    q = torch.tensor([0, 0, 0, 1, 1, 2])     # query 1 has no positive, query 2 no negative
+    none = at.ap_hinge_loss(s, y, q, "none")
+    assert none[1].item() == 0.0 and none[2].item() == 0.0
+    want0 = aprank.infer(s[:3].detach().numpy(), y[:3].numpy()).objective
+    assert none[0].item() == pytest.approx(want0)
+    # mean over the queries with positives (0 and 2)
+    assert at.ap_hinge_loss(s, y, q).item() == pytest.approx(want0 / 2)
+    assert at.ap_hinge_loss(s, y, q, "sum").item() == pytest.approx(want0)
+    at.ap_hinge_loss(s, y, q).backward()
+    assert torch.all(s.grad[3:] == 0)
+    with pytest.raises(ValueError, match="query 1 has none; pass empty='skip'"):
+        at.ap_hinge_loss(s, y, q, empty="error")
+
+
+def test_reduction_none_follows_sorted_query_ids():
+    s, y = np.array([0.3, 1.0, 0.2, 0.9]), np.array([1, 0, 1, 0])
+    q = np.array([7, 2, 2, 7])
+    out = at.ap_hinge_loss(torch.tensor(s), y, q, "none")
+    r = aprank.infer_batch(s, y, q)
+    assert out.tolist() == pytest.approx(r.objective[np.argsort(r.query_ids)].tolist())
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(scores=[1.0, 2.0]), "must be a torch.Tensor"),
+    (dict(scores=torch.tensor([1, 2])), "floating-point"),
+    (dict(scores=torch.tensor([1.0, float("nan")])), r"scores\[1\] = nan is not finite"),
+    (dict(scores=torch.zeros(2, 2, 2)), "1-D .* or 2-D"),
+    (dict(labels=torch.tensor([1, 2])), r"labels\[1\] = 2"),
+    (dict(labels=torch.tensor([1, 0, 1])), "shape"),
+    (dict(labels=torch.tensor([0, 0])), "without positive samples, and the batch has none"),
+    (dict(labels=torch.tensor([0, -1])), "mix 0 and -1"),
+    (dict(qid=torch.tensor([0.5, 1.0])), "integer query ids"),
+    (dict(reduction="max"), "reduction"),
+    (dict(backend="cuda"), "backend"),
+    (dict(empty="drop"), "empty"),
+    (dict(n_threads=0), "n_threads"),
+])
+def test_bad_input_is_refused_clearly(kwargs, match):
+    args = dict(scores=torch.tensor([1.0, 0.0]), labels=torch.tensor([1, 0]))
+    args.update(kwargs)
+    with pytest.raises((ValueError, TypeError), match=match):
+        at.ap_hinge_loss(**args)
+
+
+def test_unknown_loss_is_refused():
+    with pytest.raises(ValueError, match="unknown loss"):
+        at.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="auc")
+    with pytest.raises(NotImplementedError):
+        at.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="zero-one")
+
+
+def test_caller_tensors_are_not_modified():
+    s = torch.tensor([0.5, 2.0, 0.5, -1.0])
+    y = torch.tensor([1, 0, 1, 0])
+    before = s.clone(), y.clone()
+    for backend in ["kernels", "torch"]:
+        at.ap_hinge_loss(s, y, backend=backend)
+    assert torch.equal(s, before[0]) and torch.equal(y, before[1])
+
+
+def test_threads_give_the_same_answer():
+    rng = np.random.default_rng(8)
+    n = 60_000
+    s, y, q = rng.standard_normal(n), rng.random(n) < 0.1, rng.integers(0, 50, n)
+    one = at.ap_hinge_loss(torch.tensor(s), y, q, "none", n_threads=1)
+    two = at.ap_hinge_loss(torch.tensor(s), y, q, "none", n_threads=2)
+    assert torch.equal(one, two)
+
+
+def test_modules_and_float32_training_step():
+    torch.manual_seed(0)
+    X, Y = torch.randn(128, 8), torch.rand(128, 3) < 0.3
+    Y[0] = True
+    for crit in [at.APHingeLoss(), at.NDCGHingeLoss(discount=1.0 / np.log2(np.arange(2, 200)))]:
+        net = torch.nn.Linear(8, 3)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        first = crit(net(X), Y).item()
+        for _ in range(30):
+            opt.zero_grad()
+            loss = crit(net(X), Y)
+            loss.backward()
+            opt.step()
+        assert crit(net(X), Y).item() < first
+    with pytest.raises(ValueError, match="convex"):
+        at.NDCGHingeLoss(discount=[1.0, 0.9, 0.2])
+
+
+def test_importing_aprank_does_not_import_torch():
+    code = "import sys, aprank, aprank.learn, aprank.models; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
