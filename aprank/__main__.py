@@ -1,5 +1,8 @@
 """Command line: ``python -m aprank {bench,check,algorithms,experiment}``.
 
+With PyTorch installed (``aprank[torch]``) it also offers ``bench --torch`` and
+``experiment torch-mlp``.
+
 The figures are made by the repository's scripts (``python figures/make_figures.py``), which
 the package does not load.
 """
@@ -11,6 +14,18 @@ import time
 
 import aprank
 from aprank import bench, experiments
+
+try:  # the optional extra aprank[torch] brings the torch loss's benchmark and experiment
+    from aprank.torch import tools as torch_tools
+except ModuleNotFoundError as missing:
+    if missing.name != "torch":
+        raise
+    torch_tools = None
+
+#: Experiments by name: each returns its Markdown table.
+EXPERIMENTS = dict(experiments.EXPERIMENTS)
+if torch_tools is not None:
+    EXPERIMENTS["torch-mlp"] = torch_tools.mlp_experiment
 
 
 def _cmd_algorithms(args) -> int:
@@ -30,6 +45,8 @@ def _cmd_check(args) -> int:
 def _cmd_bench(args) -> int:
     if args.iteration:
         return _iteration(args)
+    if args.torch:
+        return _torch_bench(args)
     status = 0
     if args.quick:
         print("Cross-check of every exact algorithm against its kind's oracle and each other:")
@@ -67,9 +84,28 @@ def _iteration(args) -> int:
     return 0
 
 
+def _torch_bench(args) -> int:
+    if torch_tools is None:
+        print("bench --torch needs PyTorch: pip install 'aprank[torch]'", file=sys.stderr)
+        return 2
+    print(f"AP hinge, forward + backward, against torch.sort of the same tensor "
+          f"({torch_tools.describe_devices()}; AVX-512 partition "
+          f"{'on' if aprank.simd_active() else 'off'}):")
+    table = torch_tools.format_bench(torch_tools.bench(repeats=args.repeats))
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(table + "\n")
+    return 0
+
+
 def _cmd_experiment(args) -> int:
+    if args.name not in EXPERIMENTS:
+        print(f"experiment {args.name!r} needs PyTorch: pip install 'aprank[torch]'", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
-    path = experiments.run(args.name, args.out, quick=args.quick)
+    path = experiments.write_table(args.name, EXPERIMENTS[args.name](quick=args.quick), args.out,
+                                   quick=args.quick)
     print(path.read_text())
     print(f"written to {path} ({time.perf_counter() - t0:.0f} s)")
     return 0
@@ -102,10 +138,12 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, default=1_000_000, help="samples for --iteration")
     p.add_argument("--n-queries", type=int, default=1000, help="queries for --iteration")
     p.add_argument("--d", type=int, default=16, help="features for --iteration")
+    p.add_argument("--torch", action="store_true",
+                   help="only the PyTorch AP hinge, both backends, against torch.sort")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("experiment", help="run an experiment on real data and write its table")
-    p.add_argument("name", choices=["digits", "birds", "yahoo"])
+    p.add_argument("name", choices=sorted(experiments.EXPERIMENTS) + ["torch-mlp"])
     p.add_argument("--quick", action="store_true", help="two classes / a smaller grid (a smoke test)")
     p.add_argument("--out", default="figures/tables", help="folder for the Markdown table")
     p.set_defaults(func=_cmd_experiment)

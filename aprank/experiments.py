@@ -253,7 +253,11 @@ EXPERIMENTS = {"digits": digits, "birds": birds, "yahoo": yahoo}
 
 def run(name: str, out_dir: str = "figures/tables", quick: bool = False, log=print) -> Path:
     """Run one experiment and write its table to ``out_dir/<name>.md``."""
-    table = EXPERIMENTS[name](quick=quick, log=log)
+    return write_table(name, EXPERIMENTS[name](quick=quick, log=log), out_dir, quick)
+
+
+def write_table(name: str, table: str, out_dir: str = "figures/tables", quick: bool = False) -> Path:
+    """Write an experiment's table to ``out_dir/<name>.md`` (``<name>-quick.md`` for a quick run)."""
     path = Path(out_dir) / f"{name}{'-quick' if quick else ''}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(table)

@@ -1,6 +1,7 @@
 """aprank.torch: the structured hinge equals the kernels' objective, its gradient equals
 coef(R_hat) - coef(R*), and the torch-ops implementation (the GPU path) equals the kernels."""
 import subprocess
+from pathlib import Path
 import sys
 
 import numpy as np
@@ -240,3 +241,56 @@ def test_modules_and_float32_training_step():
 def test_importing_aprank_does_not_import_torch():
     code = "import sys, aprank, aprank.learn, aprank.models; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_torch_compile_runs_the_loss_eagerly(backend):
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    X, Y = torch.randn(64, 8), torch.rand(64, 3) < 0.3
+    Y[0] = True
+
+    def step():
+        net.zero_grad()
+        loss = at.ap_hinge_loss(net(X), Y, backend=backend)
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in net.parameters()]
+
+    want, want_grads = step()
+    torch._dynamo.reset()
+    got, grads = torch.compile(step, backend="aot_eager")()
+    assert got.item() == pytest.approx(want.item(), rel=1e-6)
+    for g, w in zip(grads, want_grads):
+        torch.testing.assert_close(g, w)
+
+
+def test_readme_example_runs():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("<!-- torch example -->")[1].split("<!-- end torch example -->")[0]
+    code = block.split("```python\n")[1].split("```")[0]
+    namespace = {}
+    exec(compile(code, "README torch example", "exec"), namespace)
+    assert namespace["scores"].grad.shape == (256, 10)
+    assert namespace["per_query"].shape == (20,)
+
+
+def test_training_experiment_runs_at_a_small_size():
+    """Acceptance c: the README's experiment, quick (3 epochs, one seed), on the real data."""
+    from aprank.datasets import data_dir
+    from aprank.torch.tools import mlp_experiment
+    try:
+        data_dir()
+    except FileNotFoundError as exc:
+        pytest.skip(f"shared data folder not available: {exc}")
+    table = mlp_experiment(quick=True, log=lambda line: None)
+    rows = [line for line in table.splitlines() if line.startswith("| AP hinge |")]
+    assert len(rows) == 1
+    mean_ap = float(rows[0].split("|")[2].split("+-")[0])
+    assert 0.0 < mean_ap <= 1.0
+
+
+def test_bench_rows_are_measured():
+    from aprank.torch.tools import bench
+    rows = bench(repeats=1, budget=0.0)
+    assert {r[3] for r in rows} == {"kernels", "torch"}
+    assert all(r[4] > 0 and r[5] > 0 for r in rows)

@@ -166,6 +166,10 @@ class _StructuredHinge(torch.autograd.Function):
 
 
 # ---------------------------------------------------------------------------- public
+# Under torch.compile the loss runs eagerly (a graph break; the model around it compiles):
+# the compiled kernels are opaque to Dynamo, and the torch-ops path has data-dependent shapes
+# (one range count per search level) that would otherwise break its graph at every level.
+@torch.compiler.disable
 def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
                backend: str = "auto", empty: str = "skip", n_threads=None) -> torch.Tensor:
     """The exact structured hinge of a ranking loss: per query,
@@ -196,7 +200,8 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         ``torch.get_num_threads()``).
 
     Both backends compute the same ranks (ties follow the rule of :func:`aprank.infer`) and
-    decide in float64; the result has the scores' dtype.
+    decide in float64; the result has the scores' dtype. Under ``torch.compile`` the loss runs
+    eagerly (``torch.compiler.disable``): the model around it compiles, with one graph break.
     """
     scores = _as_score_tensor(scores)
     if reduction not in REDUCTIONS:
