@@ -294,3 +294,12 @@ def test_bench_rows_are_measured():
     rows = bench(repeats=1, budget=0.0)
     assert {r[3] for r in rows} == {"kernels", "torch"}
     assert all(r[4] > 0 and r[5] > 0 for r in rows)
+
+
+def test_loss_modules_pickle():
+    import pickle
+    s, y = torch.randn(50), torch.rand(50) < 0.3
+    y[0] = True
+    for m in [at.APHingeLoss(reduction="sum"), at.NDCGHingeLoss(discount=1.0 / np.arange(1, 60))]:
+        back = pickle.loads(pickle.dumps(m))
+        assert back(s, y).item() == m(s, y).item()
