@@ -98,8 +98,14 @@ def test_torch_ops_on_large_queries(loss, n):
 
 def test_torch_ops_on_many_query_batches():
     rng = np.random.default_rng(3)
-    for _ in range(200):
+    for trial in range(200):
         s, y, q = random_batch(rng, n_max=2000, n_queries=int(rng.integers(1, 60)))
+        if trial % 4 == 0:
+            # equal queries in consecutive blocks: the batched-sort layout
+            size = int(rng.integers(1, min(40, s.size) + 1))
+            s, y = s[: size * (s.size // size)], y[: size * (s.size // size)]
+            q = np.repeat(np.arange(s.size // size), size)
+            y[::size] = True
         for loss in LOSSES:
             r = aprank.infer_batch(s, y, q, loss=loss)
             ids, group = np.unique(q, return_inverse=True)
@@ -133,13 +139,17 @@ def test_gradcheck_where_the_subgradient_is_unique(backend):
             assert torch.autograd.gradcheck(fn, (s,), eps=1e-7, atol=1e-6)
 
 
-def test_matrix_input_ranks_each_column():
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+@pytest.mark.parametrize("digits", [None, 1])
+def test_matrix_input_ranks_each_column(backend, digits):
+    """The (B, L) layout, whose equal column blocks the torch-ops path sorts row by row."""
     rng = np.random.default_rng(6)
     S = rng.standard_normal((64, 5))
+    S = S if digits is None else np.round(S, digits)
     Y = rng.random((64, 5)) < 0.3
     Y[0] = True
     x = torch.tensor(S, requires_grad=True)
-    per_column = at.ap_hinge_loss(x, torch.tensor(Y), reduction="none")
+    per_column = at.ap_hinge_loss(x, torch.tensor(Y), reduction="none", backend=backend)
     per_column.sum().backward()
     for c in range(5):
         r = aprank.infer(S[:, c], Y[:, c])
