@@ -24,6 +24,12 @@ HJA birdsong (:func:`load_hja_birdsong`, folder ``mil/birds_hja``)
     (unlabelled). The loader keeps only the labelled segments (4998 of them).
     Provenance / licence: MILSurvey repository (CRAPL v0).
 
+HJA birdsong, recording level (:func:`load_hja_recordings`, folder ``mil/birds_hja``)
+    The same 548 recordings as multi-label examples: 76 features (mean, then
+    max of the 38 segment features over all segments of the recording) and
+    the recording's set of species (1..5 of the 13) from
+    ``hja_birdsong_bag_labels.txt``.
+
 Yahoo! learning-to-rank sample (:func:`load_yahoo_ltr`, folder ``ltr/yahoo_ltr_sample_lightgbm``)
     300 features in [0, 1], graded relevance 0..4; train 3005 documents in
     201 queries, test 768 documents in 50 queries. Queries are stored as
@@ -51,6 +57,8 @@ __all__ = [
     "data_dir",
     "HJABirdsong",
     "load_hja_birdsong",
+    "HJARecordings",
+    "load_hja_recordings",
     "recording_split",
     "YahooLTR",
     "load_yahoo_ltr",
@@ -66,6 +74,7 @@ _HINT = (
 _HJA_DIR = "mil/birds_hja"
 _HJA_FEATURES = "hja_birdsong_features.txt"
 _HJA_INSTANCE_LABELS = "hja_birdsong_instance_labels.txt"
+_HJA_BAG_LABELS = "hja_birdsong_bag_labels.txt"
 _HJA_CLASS_NAMES = "hja_birdsong_class_names.txt"
 _HJA_N_FEATURES = 38
 _HJA_N_CLASSES = 13
@@ -251,6 +260,126 @@ def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
         X=X,
         species=species,
         recording=bag_f[keep],
+        class_names=_read_hja_class_names(names_path),
+    )
+
+
+@dataclass(frozen=True)
+class HJARecordings:
+    """The HJA birdsong data at the recording level (one row per recording, multi-label).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_recordings, 76), float64
+        Columns 0..37: mean of the 38 segment features (f1..f38) over all
+        segments of the recording, labelled or not; columns 38..75: their
+        maximum over the same segments. Scales differ widely, as in
+        :attr:`HJABirdsong.X`.
+    Y : ndarray of shape (n_recordings, 13), bool
+        ``Y[r, k - 1]`` is True when species ``k`` is in the label set of
+        recording ``recording[r]``. Every row has at least one True.
+    recording : ndarray of shape (n_recordings,), int64
+        Recording (bag) ids, ascending.
+    class_names : tuple of 13 str
+        ``class_names[k - 1]`` names species ``k``.
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    recording: np.ndarray
+    class_names: tuple
+
+    @property
+    def n_classes(self) -> int:
+        """Number of species (13)."""
+        return len(self.class_names)
+
+
+def _read_hja_bag_labels(path: Path) -> dict:
+    """Read ``bag_id,species,species,...`` lines (after one header line) into {bag: set}."""
+    bags = {}
+    for lineno, line in enumerate(path.read_text().splitlines()[1:], start=2):
+        try:
+            parts = [int(tok) for tok in line.split(",") if tok.strip()]
+        except ValueError:
+            raise ValueError(f"{path.name} line {lineno}: non-integer entry in {line!r}.") from None
+        if not parts:
+            continue
+        bag, species = parts[0], set(parts[1:])
+        if bag in bags:
+            raise ValueError(f"{path.name} line {lineno}: bag id {bag} appears more than once.")
+        if not species:
+            raise ValueError(f"{path.name} line {lineno}: bag {bag} has an empty label set.")
+        bad = sorted(k for k in species if not 1 <= k <= _HJA_N_CLASSES)
+        if bad:
+            raise ValueError(
+                f"{path.name} line {lineno}: bag {bag} has species {bad} "
+                f"outside 1..{_HJA_N_CLASSES}."
+            )
+        bags[bag] = species
+    return bags
+
+
+def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
+    """Load the HJA birdsong data as one multi-label example per recording.
+
+    Reads ``mil/birds_hja/hja_birdsong_features.txt`` (header, then
+    ``bag_id, f1..f38``), ``hja_birdsong_bag_labels.txt`` (header, then
+    ``bag_id,species,species,...`` with one or more species per line) and
+    ``hja_birdsong_class_names.txt``. Each recording's features are the mean
+    and the max of its segment features over all its segments (labelled or not).
+
+    Parameters
+    ----------
+    verify : bool, default False
+        Check the files against ``SHA256SUMS`` first.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the data folder is missing (see :func:`data_dir`).
+    ValueError
+        If the bag-label file repeats a bag id, has a bag with an empty label
+        set or species outside 1..13, or lists a bag without segments; if a
+        bag with segments has no bag-label line; or (with ``verify=True``) a
+        checksum does not match.
+    """
+    root = data_dir()
+    rels = [f"{_HJA_DIR}/{name}" for name in (_HJA_FEATURES, _HJA_BAG_LABELS, _HJA_CLASS_NAMES)]
+    if verify:
+        _verify(root, rels)
+    feat_path, bag_path, names_path = (root / r for r in rels)
+
+    feats = _read_csv_with_header(feat_path, 1 + _HJA_N_FEATURES)
+    bag_f = _as_int64(feats[:, 0], feat_path.name + " bag_id")
+    bags = _read_hja_bag_labels(bag_path)
+
+    recording, counts = np.unique(bag_f, return_counts=True)
+    no_segments = sorted(set(bags) - set(recording.tolist()))
+    if no_segments:
+        raise ValueError(
+            f"{bag_path.name} lists {len(no_segments)} bags with no segments in "
+            f"{feat_path.name} (first: {no_segments[0]})."
+        )
+    no_labels = sorted(set(recording.tolist()) - set(bags))
+    if no_labels:
+        raise ValueError(
+            f"{len(no_labels)} bags with segments in {feat_path.name} have no line in "
+            f"{bag_path.name} (first: {no_labels[0]})."
+        )
+
+    order = np.argsort(bag_f, kind="stable")
+    seg = feats[order, 1:]
+    start = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    mean = np.add.reduceat(seg, start, axis=0) / counts[:, None]
+    X = np.ascontiguousarray(np.hstack([mean, np.maximum.reduceat(seg, start, axis=0)]))
+    Y = np.zeros((recording.size, _HJA_N_CLASSES), dtype=bool)
+    for r, bag in enumerate(recording.tolist()):
+        Y[r, [k - 1 for k in bags[bag]]] = True
+    return HJARecordings(
+        X=X,
+        Y=Y,
+        recording=recording,
         class_names=_read_hja_class_names(names_path),
     )
 

@@ -24,6 +24,9 @@ algorithms that work from its Python methods still can.
 
 :class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (paper 002 eq. 7). Its
 output is a labelling, not a ranking, and its joint feature map is its own.
+
+:class:`PrecisionAtK` is 1 - precision@k of a subset of k items (paper 001, kind "topk"); its
+score function is the c-star model's t's + t'Ft.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ import numpy as np
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "KernelSpec", "get_loss",
+__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "PrecisionAtK", "KernelSpec",
+           "get_loss",
            "register_loss", "unregister_loss", "LOSSES"]
 
 
@@ -305,8 +309,52 @@ class ZeroOne(Loss):
         return np.divide(signed, 2 * z, out=np.zeros(signed.shape), where=z > 0)
 
 
+class PrecisionAtK(Loss):
+    """1 - precision@k of a subset of k items (paper 001): Delta(t, z) = <t, 1 - z> / k, with t
+    the indicator of the k chosen items and z the relevance (ERRATA item 10).
+
+    Parameters
+    ----------
+    k : int >= 1, or None (the default) for the break-even point: k = the number of relevant
+        items of each query, so that the only loss-free subset is the relevant set.
+
+    The output is a subset, not a ranking (kind "topk"): the loss depends only on which items
+    are in the top k, and the score function of paper 001 eq. 6 is invariant to the order
+    within and outside the top k.
+    """
+
+    name = "precision@k"
+    kind = "topk"
+    labelling = True
+
+    def __init__(self, k=None):
+        if k is not None:
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+                raise ValueError(f"k must be an integer >= 1 or None (break-even), got {k!r}")
+            k = int(k)
+        self.k = k
+        self.needs_positives = k is None
+
+    def __repr__(self) -> str:
+        return "PrecisionAtK()" if self.k is None else f"PrecisionAtK(k={self.k})"
+
+    def identity(self) -> tuple:
+        return super().identity() + (self.k,)
+
+    def k_of(self, n_relevant) -> np.ndarray:
+        """k per query, from the queries' numbers of relevant items."""
+        n_relevant = np.asarray(n_relevant, dtype=np.int64)
+        return n_relevant.copy() if self.k is None else np.full(n_relevant.shape, self.k)
+
+    def delta(self, t, z, k) -> float:
+        """Delta(t, z) = <t, 1 - z> / k for one query (t, z 0/1 vectors)."""
+        t, z = np.asarray(t, dtype=float), np.asarray(z, dtype=float)
+        return float(t @ (1.0 - z)) / k
+
+
 #: Losses by name, as accepted by ``aprank.infer(..., loss=...)``; see :func:`register_loss`.
-LOSSES = {"ap": AveragePrecision(), "ndcg": NDCG(), "zero-one": ZeroOne()}
+LOSSES = {"ap": AveragePrecision(), "ndcg": NDCG(), "zero-one": ZeroOne(),
+          "precision@k": PrecisionAtK()}
 _BUILTIN_LOSSES = frozenset(LOSSES)
 
 

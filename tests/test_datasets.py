@@ -29,6 +29,11 @@ def hja(real_dir):
 
 
 @pytest.fixture(scope="module")
+def hja_rec(real_dir):
+    return datasets.load_hja_recordings()
+
+
+@pytest.fixture(scope="module")
 def yahoo(real_dir):
     return {s: datasets.load_yahoo_ltr(s) for s in ("train", "test")}
 
@@ -56,6 +61,14 @@ def _fake_hja(root: Path, label_bags=(1, 1, 2)):
     return [f"mil/birds_hja/{n}" for n in (
         "hja_birdsong_features.txt", "hja_birdsong_instance_labels.txt",
         "hja_birdsong_class_names.txt")]
+
+
+def _fake_hja_bags(root: Path, lines=("1,3,5", "2,13")):
+    """``_fake_hja`` (segments of bags 1, 1, 2) plus a bag-label file with ``lines``."""
+    rels = _fake_hja(root)
+    text = "\n".join(("bag_id, [labels]",) + tuple(lines)) + "\n"
+    (root / "mil" / "birds_hja" / "hja_birdsong_bag_labels.txt").write_text(text)
+    return rels + ["mil/birds_hja/hja_birdsong_bag_labels.txt"]
 
 
 def _fake_yahoo(root: Path, sizes=(2, 1)):
@@ -135,6 +148,48 @@ def test_fake_hja_bag_id_mismatch(monkeypatch, tmp_path):
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
     with pytest.raises(ValueError, match="Bag ids disagree"):
         datasets.load_hja_birdsong()
+
+
+def test_fake_hja_recordings(monkeypatch, tmp_path):
+    rels = _fake_hja_bags(tmp_path)
+    _write_sums(tmp_path, rels)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    d = datasets.load_hja_recordings(verify=True)
+    assert d.X.shape == (2, 76) and d.X.dtype == np.float64
+    assert d.Y.shape == (2, 13) and d.Y.dtype == bool
+    np.testing.assert_array_equal(d.recording, [1, 2])
+    assert d.recording.dtype == np.int64
+    # segment i has features 0.1 * (i + j); bag 1 holds segments 0 and 1
+    j = np.arange(38)
+    np.testing.assert_allclose(d.X[0, :38], 0.1 * (0.5 + j), atol=1e-12)
+    np.testing.assert_allclose(d.X[0, 38:], 0.1 * (1 + j), atol=1e-12)
+    np.testing.assert_allclose(d.X[1, :38], 0.1 * (2 + j), atol=1e-12)
+    np.testing.assert_allclose(d.X[1, 38:], 0.1 * (2 + j), atol=1e-12)
+    np.testing.assert_array_equal(np.flatnonzero(d.Y[0]) + 1, [3, 5])
+    np.testing.assert_array_equal(np.flatnonzero(d.Y[1]) + 1, [13])
+    assert d.n_classes == 13 and d.class_names[12] == "S13 - Species 13"
+
+
+@pytest.mark.parametrize(
+    "lines,match",
+    [
+        (("1,3", "2,14"), "outside 1..13"),
+        (("1,3", "2,0"), "outside 1..13"),
+        (("1,3", "2,13", "3,1"), "no segments"),
+        (("1,3",), "have no line"),
+        (("1,3", "2,13", "1,5"), "more than once"),
+        (("1,3", "2,"), "empty label set"),
+        (("1,3", "2,x"), "non-integer"),
+    ],
+    ids=["species-14", "species-0", "bag-without-segments", "bag-without-line",
+         "duplicated-bag", "empty-label-set", "non-integer"],
+)
+def test_fake_hja_recordings_errors(monkeypatch, tmp_path, lines, match):
+    _fake_hja_bags(tmp_path, lines)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match=match) as info:
+        datasets.load_hja_recordings()
+    assert "hja_birdsong_" in str(info.value)  # the message names the file
 
 
 def test_fake_yahoo(monkeypatch, tmp_path):
@@ -233,6 +288,47 @@ def test_hja_frozen(hja):
         hja.X = None
 
 
+# --------------------------------------------------------------------------- real data: HJA recordings
+def test_hja_recordings_shapes_and_types(hja_rec):
+    assert hja_rec.X.shape == (548, 76)
+    assert hja_rec.X.dtype == np.float64 and np.isfinite(hja_rec.X).all()
+    assert hja_rec.Y.shape == (548, 13) and hja_rec.Y.dtype == bool
+    assert hja_rec.recording.shape == (548,) and hja_rec.recording.dtype == np.int64
+    np.testing.assert_array_equal(hja_rec.recording, np.arange(1, 549))
+    assert np.all(hja_rec.X[:, 38:] >= hja_rec.X[:, :38])  # max >= mean
+    assert len(hja_rec.class_names) == 13 and hja_rec.n_classes == 13
+    assert hja_rec.class_names[0] == "BRCR - Brown Creeper"
+    with pytest.raises(Exception):
+        hja_rec.X = None
+
+
+def test_hja_recordings_match_raw_files(real_dir, hja_rec):
+    d = real_dir / "mil/birds_hja"
+    feats = np.loadtxt(d / "hja_birdsong_features.txt", delimiter=",", skiprows=1)
+    lines = (d / "hja_birdsong_bag_labels.txt").read_text().splitlines()[1:]
+    bags = {int(p[0]): {int(t) for t in p[1:]} for p in (ln.split(",") for ln in lines)}
+    for bag in (1, 2, 137, 300, 548):
+        r = int(np.flatnonzero(hja_rec.recording == bag)[0])
+        seg = feats[feats[:, 0] == bag, 1:]
+        assert seg.shape[0] >= 1
+        np.testing.assert_allclose(hja_rec.X[r, :38], seg.mean(axis=0), rtol=1e-12, atol=0)
+        np.testing.assert_array_equal(hja_rec.X[r, 38:], seg.max(axis=0))
+        assert set(np.flatnonzero(hja_rec.Y[r]) + 1) == bags[bag]
+
+
+def test_hja_recordings_label_cardinality(hja_rec):
+    card = hja_rec.Y.sum(axis=1)
+    assert card.min() >= 1 and card.max() <= 5
+    np.testing.assert_array_equal(np.bincount(card), [0, 186, 154, 152, 55, 1])
+
+
+def test_hja_recordings_contain_segment_species(hja, hja_rec):
+    row = {int(b): r for r, b in enumerate(hja_rec.recording)}
+    rows = np.array([row[int(b)] for b in hja.recording])
+    assert hja_rec.Y[rows, hja.species - 1].all()
+    assert hja_rec.class_names == hja.class_names
+
+
 # --------------------------------------------------------------------------- real data: Yahoo
 @pytest.mark.parametrize("split,n_rows,n_queries", [("train", 3005, 201), ("test", 768, 50)])
 def test_yahoo_facts(yahoo, split, n_rows, n_queries):
@@ -272,6 +368,7 @@ def test_yahoo_usable_by_sklearn(yahoo):
 def test_verify_real_files(real_dir):
     hja = datasets.load_hja_birdsong(verify=True)
     assert hja.X.shape == (4998, 38)
+    assert datasets.load_hja_recordings(verify=True).X.shape == (548, 76)
     for split in ("train", "test"):
         d = datasets.load_yahoo_ltr(split, verify=True)
         assert d.X.shape[1] == 300

@@ -1,9 +1,10 @@
 """The built-in problem kinds and algorithms, put in the registry when aprank.inference loads."""
 from math import comb, log2
 
-from aprank.inference import _brute, _greedy_cy, _optranks_cy, _search_cy, _select_cy
+from aprank.inference import _brute, _greedy_cy, _optranks_cy, _search_cy, _select_cy, _topk
 from aprank.inference._compiled import RankingKernel, run_zero_one
 from aprank.inference._problem import RankingProblem
+from aprank.inference._topk import TopKProblem
 from aprank.inference._registry import Algorithm, ProblemKind, add, add_kind
 
 
@@ -35,11 +36,23 @@ def _brute_labelling_cost(P, N):
     return 2 ** (P + N) * (P + N)
 
 
+def _cstar_cost(P, N):
+    return P + N      # per core state; the benchmark's instances have a core of 2
+
+
+def _brute_subset_cost(P, N):
+    return comb(P + N, P) * P
+
+
 KINDS = (
     ProblemKind("ranking", "scores and binary labels per query -> the most violated ranking "
-                "(losses AP, NDCG)", RankingProblem, oracle="brute"),
+                "(losses AP, NDCG)", RankingProblem, oracle="brute", default="qs"),
     ProblemKind("labelling", "scores and binary labels per query -> the most violated "
-                "labelling (the weighted 0-1 loss)", RankingProblem, oracle="brute"),
+                "labelling (the weighted 0-1 loss)", RankingProblem, oracle="brute",
+                default="zero-one"),
+    ProblemKind("topk", "scores, binary labels and core interactions per query -> the most "
+                "violated subset of k items (precision@k)", TopKProblem, oracle="brute",
+                default="cstar"),
 )
 
 ALGORITHMS = (
@@ -64,6 +77,12 @@ ALGORITHMS = (
     Algorithm("brute", "labelling", None, True, "O(2^n n)",
               "exhaustive over labellings: the oracle", _brute.run, cost=_brute_labelling_cost,
               max_samples=_brute.MAX_SAMPLES),
+    Algorithm("cstar", "topk", ("precision@k",), True, "O(2^C N), C = core size",
+              "paper 001 sec. 4 (Gray-code core states, linear-time selection)",
+              _topk.run_cstar, cost=_cstar_cost),
+    Algorithm("brute", "topk", None, True, "O(C(n, k) k)",
+              "exhaustive over k-subsets: the oracle", _topk.run_brute, cost=_brute_subset_cost,
+              max_samples=_topk.BRUTE_MAX_SAMPLES),
 )
 
 for _kind in KINDS:

@@ -3,21 +3,25 @@ from __future__ import annotations
 
 from aprank import validation
 from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem
-from aprank.inference._registry import resolve
+from aprank.inference._registry import get_kind, resolve
 from aprank.losses import get_loss
 
 __all__ = ["infer", "infer_batch"]
 
 
-def _problem(scores, labels, loss, algorithm, qid=None, empty="error"):
-    """(problem, validated scores, algorithm): the algorithm is checked before any input."""
+def _problem(scores, labels, loss, algorithm, qid=None, empty="error", options=None):
+    """(problem, validated scores, algorithm): the algorithm is checked before any input; the
+    problem is the loss's kind's problem type."""
     loss = get_loss(loss)
-    algo = resolve(loss, algorithm)
+    kind = get_kind(loss.kind)
+    algo = resolve(loss, kind.default if algorithm is None else algorithm)
     scores = validation.as_scores(scores)
-    return RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0]), scores, algo
+    problem = kind.problem_type(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0],
+                                **(options or {}))
+    return problem, scores, algo
 
 
-def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
+def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceResult:
     """Loss-augmented inference: the ranking R maximising Delta(R*, R) + w'Psi(X, R).
 
     Parameters
@@ -28,8 +32,12 @@ def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
         Relevance as bool, {0, 1} or {-1, +1}.
     loss : str or aprank.losses.Loss
         "ap", "ndcg", "zero-one", or a Loss instance (e.g. ``NDCG(discount=...)``).
-    algorithm : str
-        A name from ``aprank.algorithms()`` of the loss's problem kind.
+    algorithm : str, optional
+        A name from ``aprank.algorithms()`` of the loss's problem kind (default: the kind's
+        default, "qs" for AP and NDCG, "zero-one", "cstar" for precision@k).
+    **options
+        Inputs of the loss's problem type beyond scores and labels: for precision@k
+        (``aprank.inference.TopKProblem``) ``interactions=`` F and ``core=``.
 
     Ties: samples are ordered by descending score, equal scores by ascending input index, and
     among equally good ranks a negative gets the largest (lowest placed) one. Every exact
@@ -45,11 +53,12 @@ def infer(scores, labels, *, loss="ap", algorithm="qs") -> InferenceResult:
 
     The caller's arrays are never modified. With no negatives, loss and objective are 0.
     """
-    problem, scores, algo = _problem(scores, labels, loss, algorithm)
-    return problem._one(problem._run(scores, algo), algo)
+    problem, scores, algo = _problem(scores, labels, loss, algorithm, options=options)
+    return problem.solve_one(scores, algo.name)
 
 
-def infer_batch(scores, labels, qid, *, loss="ap", algorithm="qs", empty="error") -> BatchResult:
+def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error",
+                **options) -> BatchResult:
     """Loss-augmented inference for every query at once (one compiled loop over the queries).
 
     ``qid`` gives each sample's query; a query's samples need not be contiguous. A query
@@ -60,7 +69,9 @@ def infer_batch(scores, labels, qid, *, loss="ap", algorithm="qs", empty="error"
     :class:`~aprank.inference.RankingProblem` once and call its ``solve(scores, algorithm)``.
     """
     if qid is None:
-        resolve(get_loss(loss), algorithm)
+        loss = get_loss(loss)
+        resolve(loss, get_kind(loss.kind).default if algorithm is None else algorithm)
         raise ValueError("infer_batch needs qid; use infer for a single query")
-    problem, scores, algo = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty)
-    return problem._batch(problem._run(scores, algo), algo)
+    problem, scores, algo = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty,
+                                     options=options)
+    return problem.solve(scores, algo.name)

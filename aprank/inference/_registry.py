@@ -33,12 +33,14 @@ class ProblemKind:
         with ``objective``), ``disagreement(a, b, instance)`` (how two exact results may not
         differ beyond their objective, or None) and ``reproducer(instance, loss, name)``.
     oracle : name of the kind's brute-force algorithm, the reference of every exact one.
+    default : the algorithm ``infer`` uses for the kind's losses when none is named.
     """
 
     name: str
     description: str
     problem_type: type
     oracle: str
+    default: Optional[str] = None
 
     def losses(self) -> list[str]:
         """Names of the registered losses of this kind."""

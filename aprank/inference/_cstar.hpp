@@ -1,0 +1,131 @@
+// The c-star top-k maximisation of paper 001 (section 4):
+//
+//     max over subsets t of exactly k items of   sum_i t_i u_i + t'F t,
+//
+// with F non-zero only in the rows and columns of a core of C items. For a fixed state of the
+// core (which core items are in), the other items do not interact with each other, so the best
+// completion takes the r = k - |core in| non-core items with the largest
+//     g_i = u_i + sum_{c in} (F[c][i] + F[i][c])
+// (the printed eq. 7 counts each pair once; t'Ft counts F[c][i] and F[i][c], and the
+// brute-force oracle agrees with this form). The 2^C states are visited in Gray-code order, so
+// moving to the next state adds or removes one core item and updates every g_i in O(1): with a
+// linear-time selection (std::nth_element) the total is O(2^C N), the bound of the paper less
+// its k log k for sorting the k chosen items, which the subset does not need.
+//
+// Items may be clamped (interactive labelling, paper 001 section 5): clamp[i] = 1 forces item
+// i in, -1 forces it out, 0 leaves it free. Ties: states are compared strictly in Gray-code
+// order (the first best state wins) and equal g_i go to the smaller index, so results are
+// deterministic; the value is what every exact method must agree on.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace aprank {
+
+struct CStar {
+    int64_t n;            // items of the query
+    int64_t C;            // core size
+    const int64_t* core;  // C item indices (distinct, validated)
+    const double* W;      // C x n: W[c*n + i] = F[core_c][i] + F[i][core_c]
+    const double* Fcc;    // C x C: F[core_c][core_d]
+    const uint8_t* in_core;  // n flags
+};
+
+// Largest-first order of free non-core items: by g descending, ties by ascending index.
+struct ByGain {
+    const double* g;
+    bool operator()(int64_t a, int64_t b) const {
+        return (g[a] > g[b]) || (g[a] == g[b] && a < b);
+    }
+};
+
+// Solve one query. u: n unary scores; clamp: n values in {-1, 0, 1}; k: subset size.
+// Writes t (n flags) and returns the value, or -infinity when no subset meets the clamps.
+static inline double cstar_solve(const CStar& S, const double* u, const int8_t* clamp, int64_t k,
+                                 uint8_t* t, std::vector<double>& g, std::vector<int64_t>& pool) {
+    const int64_t n = S.n, C = S.C;
+    const double NEG_INF = -std::numeric_limits<double>::infinity();
+    g.assign(u, u + n);
+    pool.clear();
+    int64_t forced = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (S.in_core[i]) continue;
+        if (clamp[i] > 0) ++forced;
+        else if (clamp[i] == 0) pool.push_back(i);
+    }
+    const int64_t n_free = (int64_t)pool.size();
+    double best = NEG_INF;
+    uint64_t best_mask = 0;
+    int64_t best_r = -1;
+    uint64_t mask = 0;
+    const uint64_t n_states = (uint64_t)1 << C;
+    for (uint64_t step = 0; step < n_states; ++step) {
+        if (step > 0) {
+            // Gray code: state step differs from step - 1 in bit ctz(step)
+            int64_t b = __builtin_ctzll(step);
+            double sign = (mask >> b) & 1 ? -1.0 : 1.0;
+            mask ^= (uint64_t)1 << b;
+            const double* w = S.W + b * n;
+            for (int64_t i = 0; i < n; ++i) g[i] += sign * w[i];
+        }
+        int64_t m = 0;
+        bool ok = true;
+        double value = 0.0;
+        for (int64_t c = 0; c < C; ++c) {
+            bool in = (mask >> c) & 1;
+            int8_t cl = clamp[S.core[c]];
+            if ((in && cl < 0) || (!in && cl > 0)) { ok = false; break; }
+            if (!in) continue;
+            ++m;
+            value += u[S.core[c]];
+            for (int64_t d = 0; d < C; ++d)
+                if ((mask >> d) & 1) value += S.Fcc[c * C + d];
+        }
+        int64_t r = k - m - forced;
+        if (!ok || r < 0 || r > n_free) continue;
+        for (int64_t i = 0; i < n; ++i)
+            if (!S.in_core[i] && clamp[i] > 0) value += g[i];
+        if (r > 0) {
+            ByGain by{g.data()};
+            if (r < n_free) std::nth_element(pool.begin(), pool.begin() + (r - 1), pool.end(), by);
+            // after nth_element the r best are pool[0..r-1] (in some order); with r = n_free all
+            for (int64_t q = 0; q < r; ++q) value += g[pool[q]];
+        }
+        if (value > best) { best = value; best_mask = mask; best_r = r; }
+    }
+    for (int64_t i = 0; i < n; ++i) t[i] = 0;
+    if (best_r < 0) return NEG_INF;
+    // Rebuild the winning state's gains from scratch (no accumulated rounding) and its subset.
+    for (int64_t i = 0; i < n; ++i) g[i] = u[i];
+    for (int64_t c = 0; c < C; ++c) {
+        if (!((best_mask >> c) & 1)) continue;
+        t[S.core[c]] = 1;
+        const double* w = S.W + c * n;
+        for (int64_t i = 0; i < n; ++i) g[i] += w[i];
+    }
+    for (int64_t i = 0; i < n; ++i)
+        if (!S.in_core[i] && clamp[i] > 0) t[i] = 1;
+    if (best_r > 0) {
+        ByGain by{g.data()};
+        if (best_r < n_free)
+            std::nth_element(pool.begin(), pool.begin() + (best_r - 1), pool.end(), by);
+        for (int64_t q = 0; q < best_r; ++q) t[pool[q]] = 1;
+    }
+    // The value of the chosen subset, summed directly: sum t u + t'F t restricted to the core.
+    double value = 0.0;
+    for (int64_t i = 0; i < n; ++i)
+        if (t[i]) value += u[i];
+    for (int64_t c = 0; c < C; ++c) {
+        if (!t[S.core[c]]) continue;
+        for (int64_t d = 0; d < C; ++d)
+            if (t[S.core[d]]) value += S.Fcc[c * C + d];
+        const double* w = S.W + c * n;
+        for (int64_t i = 0; i < n; ++i)
+            if (t[i] && !S.in_core[i]) value += w[i];
+    }
+    return value;
+}
+
+}  // namespace aprank

@@ -1,0 +1,386 @@
+"""The top-k kind: subsets of k items with pairwise interactions on a core (paper 001, c-star).
+
+A query's items i have scores s_i and relevance z_i. A subset is its indicator t (k ones); its
+score is f(t) = t's + t'Ft, where F (L x L, shared by every query of L items) is non-zero only
+in the rows and columns of a core of C items. Loss-augmented inference for precision@k,
+Delta(t, z) = <t, 1 - z> / k, maximises Delta + f, i.e. f with s_i replaced by
+s_i + (1 - z_i)/k (ERRATA item 10). The reference subset is the best-scoring loss-free one
+(paper 001 eq. 8): the relevant items when k is their number (break-even), otherwise the best k
+of them (k below it) or all of them and the best k - R others (k above it). The objective is
+max_t [Delta + f(t)] - f(t_ref) >= 0, a convex-in-F-and-s upper bound on the loss at the best
+reference (eq. 8).
+
+Every algorithm of the kind solves the same inner problem, "best subset of k items with some
+items clamped in or out", through ``run(call)`` on a :class:`TopKCall`; the problem calls it
+twice per solve (loss-augmented, and for the reference).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from aprank import validation
+from aprank.inference import _cstar_cy
+from aprank.inference._problem import BatchResult, InferenceResult
+from aprank.inference._registry import resolve
+from aprank.losses import Loss, PrecisionAtK, get_loss
+
+__all__ = ["TopKProblem", "TopKInstance", "TopKCall", "run_cstar", "run_brute", "MAX_CORE",
+           "BRUTE_MAX_SAMPLES"]
+
+#: 2^C states are visited; beyond this core size that is not a practical model.
+MAX_CORE = 20
+BRUTE_MAX_SAMPLES = 16
+
+
+@dataclass(frozen=True)
+class TopKInstance:
+    """Seeded inputs of one cross-check of the top-k kind (one query)."""
+
+    scores: np.ndarray
+    labels: np.ndarray
+    k: int
+    core: np.ndarray
+    interactions: Optional[np.ndarray]
+    description: str
+    seed: int
+    trial: int
+    max_n: int
+
+    @property
+    def size(self) -> int:
+        return self.scores.size
+
+
+class TopKCall:
+    """One maximisation for every query: best subset of ``k[q]`` items of ``unary`` (grouped
+    by query, offsets ``offsets``) with clamps (1 in, -1 out, 0 free) and the problem's
+    interactions. An algorithm's ``run(call)`` fills ``t`` and ``value``."""
+
+    def __init__(self, problem: "TopKProblem", unary, clamp, k):
+        self.problem = problem
+        self.unary, self.clamp, self.k = unary, clamp, k
+        self.offsets = problem.offsets
+        self.t = np.zeros(unary.shape[0], dtype=np.uint8)
+        self.value = np.zeros(k.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        return self.k.shape[0]
+
+
+def run_cstar(call: TopKCall) -> None:
+    """The compiled c-star kernel (``_cstar.hpp``), query by query without the GIL."""
+    p = call.problem
+    if p.core.size == 0:
+        # no interactions: queries may differ in size, so run them one block at a time
+        empty2 = np.zeros((0, 0))
+        for q in range(call.n_queries):
+            a, b = call.offsets[q], call.offsets[q + 1]
+            _cstar_cy.cstar_queries(call.unary[a:b], call.clamp[a:b], call.k[q:q + 1], b - a,
+                                    p.core, empty2, empty2, np.zeros(b - a, np.uint8),
+                                    call.t[a:b], call.value[q:q + 1])
+        return
+    _cstar_cy.cstar_queries(call.unary, call.clamp, call.k, p.query_size, p.core, p.W, p.Fcc,
+                            p.in_core, call.t, call.value)
+
+
+def run_brute(call: TopKCall) -> None:
+    """Enumerate every subset of k items (the oracle): f(t) = t'u + t'Ft straight from F."""
+    F = call.problem.interactions
+    F = F.toarray() if sp.issparse(F) else F
+    for q in range(call.n_queries):
+        a, b = call.offsets[q], call.offsets[q + 1]
+        u, clamp, k = call.unary[a:b], call.clamp[a:b], int(call.k[q])
+        best, best_t = -np.inf, np.zeros(b - a, dtype=np.uint8)
+        for subset in combinations(range(b - a), k):
+            t = np.zeros(b - a)
+            t[list(subset)] = 1.0
+            if np.any((clamp > 0) & (t == 0)) or np.any((clamp < 0) & (t == 1)):
+                continue
+            value = t @ u + (0.0 if F is None else t @ F @ t)
+            if value > best:
+                best, best_t = value, t.astype(np.uint8)
+        call.t[a:b], call.value[q] = best_t, best
+
+
+class TopKProblem:
+    """Items with binary relevance, grouped in queries, and optional pairwise interactions on a
+    core: the problem type of the "topk" kind (loss precision@k).
+
+    Parameters
+    ----------
+    labels : array-like (n,): relevance as bool, {0, 1} or {-1, +1}.
+    loss : "precision@k" (break-even: k = number of relevant items per query) or
+        ``PrecisionAtK(k)``.
+    qid : query of each item (None: one query). With interactions every query must hold the
+        same L items in the same order (item i of a query is label i, say).
+    interactions : array (L, L), optional: F. Non-zero only in the rows and columns of ``core``.
+    core : indices (within a query, 0 <= c < L) of the core items; required with
+        ``interactions`` (at most MAX_CORE of them).
+    empty : {"error", "skip"}: a query without relevant items has no break-even k.
+    """
+
+    def __init__(self, labels, loss="precision@k", *, qid=None, empty="error", n_samples=None,
+                 interactions=None, core=None):
+        self.loss: Loss = get_loss(loss)
+        if self.loss.kind != "topk":
+            raise ValueError(f"TopKProblem solves the 'topk' kind, not the loss {self.loss.name!r} "
+                             f"of kind {self.loss.kind!r}")
+        if empty not in ("error", "skip"):
+            raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
+        if n_samples is None:
+            n_samples = np.shape(labels)[0] if np.ndim(labels) == 1 else -1
+        self.is_pos = validation.as_labels(labels, n_samples)
+        self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
+        sizes = np.diff(self.offsets)
+        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
+        self.z = grouped.astype(np.float64)
+        self.positives = np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+        self.used = np.ones(self.n_queries, dtype=bool)
+        if self.loss.needs_positives:
+            self.used = self.positives > 0
+            if not self.used.all() and (empty == "error" or not self.used.any()):
+                where = "the query" if qid is None else \
+                    f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
+                raise ValueError(f"break-even precision@k needs relevant items (k = their number), "
+                                 f"and {where} has none" +
+                                 ("; pass empty='skip' to leave such queries out"
+                                  if qid is not None and empty == "error" else ""))
+        self.k = np.maximum(self.loss.k_of(self.positives), 1)
+        too_big = np.flatnonzero(self.used & (self.k > sizes))
+        if too_big.size:
+            q = int(too_big[0])
+            where = "the query" if qid is None else f"query {self.query_ids[q].tolist()!r}"
+            raise ValueError(f"k = {int(self.k[q])} exceeds the {int(sizes[q])} items of {where}")
+        self._set_interactions(interactions, core, sizes, qid)
+
+    def _set_interactions(self, interactions, core, sizes, qid):
+        self.query_size = int(sizes[0]) if np.all(sizes == sizes[0]) else None
+        if core is None and interactions is None:
+            self.core = np.zeros(0, dtype=np.int64)
+            self.interactions = None
+            return
+        if core is None or interactions is None:
+            raise ValueError("interactions and core go together: F is non-zero only in the core's "
+                             "rows and columns, so give both (or neither)")
+        if self.query_size is None:
+            raise ValueError("with interactions every query must hold the same items (equal "
+                             f"sizes); the query sizes range from {sizes.min()} to {sizes.max()}")
+        L = self.query_size
+        core = np.asarray(core)
+        if core.ndim != 1 or core.dtype.kind not in "iu":
+            raise ValueError(f"core must be a 1-D array of item indices, got {core!r}")
+        core = core.astype(np.int64)
+        bad = core[(core < 0) | (core >= L)]
+        if bad.size:
+            raise ValueError(f"core index {int(bad[0])} is out of range: a query has {L} items "
+                             f"(0 ... {L - 1})")
+        if np.unique(core).size != core.size:
+            raise ValueError(f"core indices must be distinct, got {core.tolist()}")
+        if core.size > MAX_CORE:
+            raise ValueError(f"a core of {core.size} items means 2^{core.size} states; at most "
+                             f"{MAX_CORE} are allowed")
+        sparse = sp.issparse(interactions)
+        # a private copy, so later edits by the caller cannot leak in
+        F = interactions.tocsr().astype(np.float64, copy=True) if sparse else \
+            np.array(interactions, dtype=np.float64)
+        if F.shape != (L, L):
+            raise ValueError(f"interactions must be an (L, L) array with L = {L} items per query, "
+                             f"got shape {F.shape}")
+        if not np.isfinite(F.data if sparse else F).all():
+            raise ValueError("interactions must be finite")
+        in_core = np.zeros(L, dtype=bool)
+        in_core[core] = True
+        rows, cols = (F.nonzero() if sparse else np.nonzero(F))
+        stray = np.flatnonzero(~in_core[rows] & ~in_core[cols])
+        if stray.size:
+            i, j = int(rows[stray[0]]), int(cols[stray[0]])
+            raise ValueError(f"interactions[{i}, {j}] = {float(F[i, j])!r} is non-zero outside the core's "
+                             f"rows and columns (core {core.tolist()}): F must be zero there")
+        self.core, self.interactions = core, F
+        if sparse:
+            self.W = np.ascontiguousarray(F[core, :].toarray() + F[:, core].T.toarray())
+            self.Fcc = np.ascontiguousarray(F[core, :][:, core].toarray())
+        else:
+            F.setflags(write=False)
+            self.W = np.ascontiguousarray(F[core, :] + F[:, core].T)
+            self.Fcc = np.ascontiguousarray(F[np.ix_(core, core)])
+        self.in_core = np.zeros(L, dtype=np.uint8)
+        self.in_core[core] = 1
+
+    # ------------------------------------------------------------------------ structure
+    @property
+    def kind(self) -> str:
+        return self.loss.kind
+
+    @property
+    def n_samples(self) -> int:
+        return self.is_pos.shape[0]
+
+    @property
+    def n_queries(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    @property
+    def max_query_size(self) -> int:
+        return int(np.diff(self.offsets).max())
+
+    def _grouped(self, values):
+        return values if self.order is None else values[self.order]
+
+    def _ungrouped(self, values):
+        if self.order is None:
+            return values
+        out = np.empty_like(values)
+        out[self.order] = values
+        return out
+
+    def _per_item(self, per_query):
+        return np.repeat(per_query, np.diff(self.offsets))
+
+    def reference_clamp(self) -> np.ndarray:
+        """Clamps (grouped) whose best subset is the best loss-free one (paper 001 eq. 8): the
+        non-relevant items out when k <= R, the relevant ones in when k > R."""
+        k_le_R = self._per_item(self.k <= self.positives)
+        return np.where(k_le_R, np.where(self.z > 0, 0, -1), np.where(self.z > 0, 1, 0)).astype(np.int8)
+
+    # ------------------------------------------------------------------------ solving
+    def maximise(self, scores, algorithm: str = "cstar", clamp=None, k=None):
+        """The model's prediction without the loss: per query the subset t maximising
+        t's + t'Ft with |t| = k (default: the problem's k), items clamped by ``clamp`` (1 in,
+        -1 out, 0 free; input order). Returns (t as int8 in input order, value per query);
+        a query the clamps leave without a subset of size k has value -inf and t all 0."""
+        algo = resolve(self.loss, algorithm)
+        s = self._grouped(validation.as_scores(scores))
+        self._check_size(s, algo)
+        c = np.zeros(s.shape[0], np.int8) if clamp is None else self._grouped(self._as_clamp(clamp))
+        kk = self.k if k is None else self._as_k(k)
+        call = TopKCall(self, np.ascontiguousarray(s), np.ascontiguousarray(c), kk)
+        algo.run(call)
+        return self._ungrouped(call.t.astype(np.int8)), call.value
+
+    def _as_clamp(self, clamp):
+        c = np.asarray(clamp)
+        if c.shape != (self.n_samples,) or not np.isin(c, (-1, 0, 1)).all():
+            raise ValueError(f"clamp must hold -1 (out), 0 (free) or 1 (in) for each of the "
+                             f"{self.n_samples} items")
+        return c.astype(np.int8)
+
+    def _as_k(self, k):
+        kk = np.broadcast_to(np.asarray(k), (self.n_queries,))
+        if kk.dtype.kind not in "iu" or (kk < 0).any() or (kk > np.diff(self.offsets)).any():
+            raise ValueError(f"k must be integers in 0 ... the query size, got {k!r}")
+        return np.ascontiguousarray(kk, dtype=np.int64)
+
+    def _check_size(self, s, algo):
+        if s.shape[0] != self.n_samples:
+            raise ValueError(f"scores has {s.shape[0]} entries but the problem has "
+                             f"{self.n_samples} items")
+        if algo.max_samples is not None and self.max_query_size > algo.max_samples:
+            raise ValueError(f"algorithm {algo.name!r} enumerates every subset and refuses "
+                             f"queries of more than {algo.max_samples} items "
+                             f"(got {self.max_query_size})")
+
+    def solve(self, scores, algorithm: str = "cstar") -> BatchResult:
+        """Loss-augmented inference for every query (see the module docstring). ``coef`` and
+        ``labelling`` hold the most violated subset t*, ``truth_coef`` the reference subset;
+        ``ranks`` are 1 for the items of t* and k + 1 for the others."""
+        algo = resolve(self.loss, algorithm)
+        s = self._grouped(validation.as_scores(scores))
+        self._check_size(s, algo)
+        k_item = self._per_item(self.k).astype(np.float64)
+        augmented = TopKCall(self, np.ascontiguousarray(s + (1.0 - self.z) / k_item),
+                             np.zeros(s.shape[0], np.int8), self.k)
+        algo.run(augmented)
+        reference = TopKCall(self, np.ascontiguousarray(s), self.reference_clamp(), self.k)
+        algo.run(reference)
+        t = augmented.t.astype(np.float64)
+        loss = np.add.reduceat(t * (1.0 - self.z), self.offsets[:-1]) / self.k
+        objective = augmented.value - reference.value
+        used_item = self._per_item(self.used)
+        t[~used_item] = 0.0
+        ref = np.where(used_item, reference.t, 0).astype(np.float64)
+        loss[~self.used] = 0.0
+        objective[~self.used] = 0.0
+        ranks = np.where(t > 0, 1, self._per_item(self.k) + 1).astype(np.int64)
+        t_in = self._ungrouped(t)
+        return BatchResult(self._ungrouped(ranks), t_in, self._ungrouped(ref), loss, objective,
+                           self.query_ids, self.used, algo.name, t_in.astype(np.int8))
+
+    def solve_one(self, scores, algorithm: str = "cstar") -> InferenceResult:
+        if self.n_queries != 1:
+            raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
+        r = self.solve(scores, algorithm)
+        return InferenceResult(r.ranks, r.coef, float(r.loss[0]), float(r.objective[0]),
+                               r.algorithm, r.labelling)
+
+    # ------------------------------------------------------------------------ cross-checks
+    @staticmethod
+    def random_instance(seed: int, trial: int, max_n: int = 2000) -> TopKInstance:
+        """Seeded instance number ``trial``: half with at most 12 items (for the oracle), core
+        of 0-3 items, k anywhere in 1..n, scores and interactions with and without ties."""
+        rng = np.random.default_rng([seed, trial, 1001])
+        small = rng.random() < 0.5 or max_n <= 12
+        n = int(rng.integers(1, min(12, max_n) + 1)) if small else \
+            int(np.exp(rng.uniform(np.log(13), np.log(max(max_n, 14)))))
+        labels = rng.random(n) < rng.choice([0.2, 0.5, 0.8])
+        labels[int(rng.integers(n))] = True
+        k = int(rng.integers(1, n + 1))
+        C = int(rng.integers(0, min(3, n) + 1))
+        core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
+        F = np.zeros((n, n))
+        F[core, :] = rng.standard_normal((C, n))
+        F[:, core] = rng.standard_normal((n, C))
+        scores = rng.standard_normal(n)
+        ties = int(rng.integers(3))
+        if ties == 1:
+            scores, F = np.round(scores, 1), np.round(F, 1)
+        elif ties == 2:
+            scores, F = np.round(scores), np.round(F)
+        desc = f"n={n} k={k} C={C} R={int(labels.sum())} ties={('none', 'some', 'heavy')[ties]}"
+        return TopKInstance(scores, labels, k, core, F if C else None, desc, seed, trial, max_n)
+
+    @staticmethod
+    def bench_instance(P: int, N: int, shift: float, seed: int = 0, n_core: int = 2) -> TopKInstance:
+        """The benchmark's instance of a cell: P relevant items ~ N(shift, 1) among P + N,
+        k = P, a core of ``n_core`` items with standard normal interactions."""
+        rng = np.random.default_rng(seed)
+        n = P + N
+        labels = np.zeros(n, dtype=bool)
+        labels[rng.choice(n, P, replace=False)] = True
+        scores = rng.standard_normal(n) + shift * labels
+        # Interactions as sparse core rows; past 2e6 items the benchmark drops them (C = 0:
+        # plain top-k selection) to keep its memory small.
+        C = n_core if n <= 2_000_000 else 0
+        core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
+        F = None
+        if C:
+            F = sp.csr_matrix((rng.standard_normal(C * n), (np.repeat(core, n), np.tile(np.arange(n), C))),
+                              shape=(n, n))
+        return TopKInstance(scores, labels, P, core, F, f"P={P} N={N} C={C}", seed, 0, n)
+
+    @classmethod
+    def solve_instance(cls, instance: TopKInstance, loss, algorithm: str) -> InferenceResult:
+        """The instance fixes k: the break-even loss of the registry becomes PrecisionAtK(k)."""
+        loss = get_loss(loss)
+        if getattr(loss, "k", None) is None:
+            loss = PrecisionAtK(instance.k)
+        core = instance.core if instance.interactions is not None else None
+        return cls(instance.labels, loss, interactions=instance.interactions,
+                   core=core).solve_one(instance.scores, algorithm)
+
+    @staticmethod
+    def disagreement(result, reference, instance) -> Optional[str]:
+        # ties make several subsets optimal; the objective is what exact algorithms share
+        return None
+
+    @staticmethod
+    def reproducer(instance: TopKInstance, loss: str, algorithm: str) -> str:
+        return (f"i = aprank.inference.TopKProblem.random_instance(seed={instance.seed}, "
+                f"trial={instance.trial}, max_n={instance.max_n}); "
+                f"aprank.inference.TopKProblem.solve_instance(i, {loss!r}, {algorithm!r})")

@@ -1,0 +1,146 @@
+"""The top-k kind (paper 001): the c-star kernel against exhaustive search over k-subsets."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import aprank
+from aprank.inference import TopKProblem
+from aprank.losses import PrecisionAtK
+
+
+def random_case(rng, n_max=10, c_max=3):
+    n = int(rng.integers(1, n_max + 1))
+    C = int(rng.integers(0, min(c_max, n) + 1))
+    core = np.sort(rng.choice(n, C, replace=False))
+    F = np.zeros((n, n))
+    F[core, :] = rng.standard_normal((C, n))
+    F[:, core] = rng.standard_normal((n, C))
+    s = rng.standard_normal(n)
+    z = rng.random(n) < 0.5
+    z[int(rng.integers(n))] = True
+    digits = rng.choice([None, 1, 0])
+    if digits is not None:            # ties among scores and interactions
+        s, F = np.round(s, digits), np.round(F, digits)
+    if rng.random() < 0.1:
+        s = np.zeros(n)
+    k = int(rng.integers(1, n + 1))
+    return s, z, k, core, F
+
+
+def test_cstar_equals_brute_force_with_and_without_the_loss_term():
+    """Acceptance a: hundreds of tiny instances (N <= 10, C <= 3), ties included."""
+    rng = np.random.default_rng(0)
+    for _ in range(600):
+        s, z, k, core, F = random_case(rng)
+        loss = PrecisionAtK(k) if rng.random() < 0.7 else PrecisionAtK()
+        problem = TopKProblem(z, loss, interactions=F, core=core)
+        # loss-augmented: the objective and the loss of the chosen subset
+        a, b = problem.solve_one(s, "cstar"), problem.solve_one(s, "brute")
+        assert a.objective == pytest.approx(b.objective, rel=1e-12, abs=1e-12)
+        assert a.objective >= -1e-12
+        kk = problem.k[0]
+        t = a.labelling.astype(float)
+        assert t.sum() == kk
+        assert a.loss == pytest.approx(t @ (1 - z) / kk)
+        # without the loss term, and with random clamps
+        clamp = rng.choice([-1, 0, 0, 0, 1], s.size)
+        ta, va = problem.maximise(s, "cstar", clamp=clamp)
+        tb, vb = problem.maximise(s, "brute", clamp=clamp)
+        if np.isinf(vb[0]):
+            assert np.isinf(va[0])
+            continue
+        assert va[0] == pytest.approx(vb[0], rel=1e-12, abs=1e-12)
+        t = ta.astype(float)
+        assert t.sum() == kk and np.all(t[clamp > 0] == 1) and np.all(t[clamp < 0] == 0)
+        assert va[0] == pytest.approx(t @ s + t @ F @ t, rel=1e-12, abs=1e-12)
+
+
+def test_no_core_is_plain_top_k_selection():
+    rng = np.random.default_rng(1)
+    s = rng.standard_normal(1000)
+    z = rng.random(1000) < 0.1
+    t, value = TopKProblem(z, PrecisionAtK(37)).maximise(s)
+    assert set(np.flatnonzero(t)) == set(np.argsort(-s)[:37])
+    assert value[0] == pytest.approx(np.sort(s)[-37:].sum())
+
+
+def test_break_even_reference_is_the_relevant_set():
+    s = np.array([3.0, 2.0, 1.0, 0.0])
+    z = np.array([0, 1, 0, 1])
+    r = aprank.infer_batch(s, z, np.zeros(4, int), loss="precision@k")
+    assert r.truth_coef.tolist() == [0, 1, 0, 1]
+    # the most violated subset: both highest scores (+1/2 loss each on item 0)
+    assert r.labelling.tolist() == [1, 1, 0, 0]
+    assert r.loss[0] == 0.5
+    assert r.objective[0] == pytest.approx(0.5 + (3 + 2) - (2 + 0))
+
+
+def test_many_queries_share_the_interactions():
+    rng = np.random.default_rng(2)
+    L, n_q = 8, 30
+    core = np.array([1, 5])
+    F = np.zeros((L, L))
+    F[core, :] = rng.standard_normal((2, L))
+    s, z = rng.standard_normal(L * n_q), rng.random(L * n_q) < 0.4
+    qid = np.repeat(np.arange(n_q), L)
+    # queries need not be contiguous, but each keeps its items in order (item i = label i)
+    keys = np.sort(rng.random((n_q, L)), axis=1).ravel()
+    perm = np.argsort(keys)
+    for k in [None, 3]:
+        loss = PrecisionAtK(k)
+        z[::L] = True
+        batch = aprank.infer_batch(s[perm], z[perm], qid[perm], loss=loss, interactions=F, core=core)
+        for q in range(n_q):
+            one = aprank.infer(s[q * L:(q + 1) * L], z[q * L:(q + 1) * L], loss=loss,
+                               interactions=F, core=core, algorithm="brute")
+            assert batch.objective[q] == pytest.approx(one.objective, rel=1e-12, abs=1e-12)
+
+
+def test_sparse_interactions_equal_dense():
+    rng = np.random.default_rng(3)
+    s, z, k, core, F = random_case(rng, n_max=10, c_max=3)
+    while core.size == 0:
+        s, z, k, core, F = random_case(rng)
+    dense = aprank.infer(s, z, loss=PrecisionAtK(k), interactions=F, core=core)
+    sparse = aprank.infer(s, z, loss=PrecisionAtK(k), interactions=sp.csr_matrix(F), core=core)
+    assert dense.objective == sparse.objective
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(loss=PrecisionAtK(6)), "k = 6 exceeds the 5 items"),
+    (dict(core=[0, 7], interactions=np.zeros((5, 5))), "core index 7 is out of range"),
+    (dict(core=[1, 1], interactions=np.zeros((5, 5))), "distinct"),
+    (dict(core=[1], interactions=np.eye(5)), r"interactions\[0, 0\] = 1.0 is non-zero outside"),
+    (dict(core=[1], interactions=np.zeros((4, 4))), "shape"),
+    (dict(core=[1]), "give both"),
+    (dict(interactions=np.zeros((5, 5))), "give both"),
+    (dict(core=[1], interactions=np.full((5, 5), np.nan)), "finite"),
+    (dict(labels=[0, 1, 2, 0, 1]), r"labels\[2\]"),
+    (dict(labels=[0, 0, 0, 0, 0]), "needs relevant items"),
+])
+def test_bad_input_is_a_clear_value_error(kwargs, match):
+    """Acceptance c."""
+    args = dict(scores=[0.1, 0.2, 0.3, 0.4, 0.5], labels=[1, 0, 1, 0, 0], loss="precision@k")
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        aprank.infer(**args)
+
+
+def test_bad_k_is_refused():
+    for k in [0, -1, 2.5, True]:
+        with pytest.raises(ValueError, match="k must be an integer"):
+            PrecisionAtK(k)
+
+
+def test_oversized_core_is_refused():
+    with pytest.raises(ValueError, match="at most 20"):
+        TopKProblem(np.ones(30, bool), interactions=np.zeros((30, 30)), core=np.arange(21))
+
+
+def test_caller_arrays_are_not_modified():
+    rng = np.random.default_rng(4)
+    s, z, k, core, F = random_case(rng)
+    before = s.copy(), z.copy(), F.copy()
+    aprank.infer(s, z, loss=PrecisionAtK(k), interactions=F, core=core)
+    F[core, :] += 1.0      # later edits do not reach a built problem either
+    assert np.array_equal(s, before[0]) and np.array_equal(z, before[1])
