@@ -144,3 +144,91 @@ def test_caller_arrays_are_not_modified():
     aprank.infer(s, z, loss=PrecisionAtK(k), interactions=F, core=core)
     F[core, :] += 1.0      # later edits do not reach a built problem either
     assert np.array_equal(s, before[0]) and np.array_equal(z, before[1])
+
+
+# ---------------------------------------------------------------------------- the estimator
+from aprank.learn import CStarPrecisionAtK, break_even_precision  # noqa: E402
+from aprank.models import CStarModel, greedy_core  # noqa: E402
+
+
+def tiny_multilabel(seed=0, n=60, d=4, L=5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    A = rng.standard_normal((d, L))
+    Y = (X @ A + 0.5 * rng.standard_normal((n, L))) > 0.3
+    Y[:, 1] = Y[:, 0] & (rng.random(n) < 0.9)   # a correlated pair for the core to find
+    Y[Y.sum(1) == 0, 2] = True
+    return X, Y
+
+
+@pytest.mark.parametrize("kwargs", [dict(n_core=0), dict(n_core=2), dict(n_core=2, k=2),
+                                    dict(n_core=2, kernel="rbf", gamma=0.5)])
+def test_subgradient_training_decreases_the_bound(kwargs):
+    """Acceptance b: the training objective (regulariser + C x mean loss bound) ends well below
+    its value at the start, and the bound at the kept parameters equals a recomputation."""
+    X, Y = tiny_multilabel()
+    est = CStarPrecisionAtK(C=10.0, max_iter=150, **kwargs).fit(X, Y)
+    assert est.objective_[0] == pytest.approx(10.0 * np.mean(
+        CStarModel(Y, est.k, est.core_).bound(np.zeros(Y.shape), np.zeros((5, 5))).bound))
+    assert est.objective_.min() < 0.6 * est.objective_[0]
+    # the kept iterate is the best one, and its objective is what the model recomputes
+    model = CStarModel(Y, est.k, est.core_)
+    W = est.coef_ if est.kernel is None else est.dual_coef_
+    b = model.bound(est.decision_function(X), est.interactions_)
+    reg = np.sum(W * W) if est.kernel is None else np.sum(
+        W * (W @ est._features(X)))
+    recomputed = 0.5 * (reg + np.sum(est.interactions_ ** 2)) + 10.0 * b.bound.mean()
+    assert recomputed == pytest.approx(est.objective_.min(), rel=1e-9)
+    # interactions stay in the core's rows and columns
+    outside = np.ones((5, 5), bool)
+    outside[est.core_, :] = outside[:, est.core_] = False
+    assert np.all(est.interactions_[outside] == 0)
+
+
+def test_greedy_core_finds_the_informative_labels():
+    rng = np.random.default_rng(1)
+    a = rng.random(400) < 0.5
+    Y = np.c_[rng.random(400) < 0.5, a, a ^ (rng.random(400) < 0.05), rng.random(400) < 0.5]
+    assert set(greedy_core(Y, 1)) <= {1, 2}
+
+
+def test_predict_score_and_interactive_labelling():
+    X, Y = tiny_multilabel(seed=2)
+    est = CStarPrecisionAtK(n_core=2, C=10.0, max_iter=100).fit(X, Y)
+    k = Y.sum(1)
+    T = est.predict(X, k=k)
+    assert np.array_equal(T.sum(1), k)
+    assert est.score(X, Y) == break_even_precision(Y, T)
+    out = est.interactive_labelling(X, Y, questions=(1, 3, 5))
+    assert out[0] == pytest.approx(est.score(X, Y))
+    assert out[5] == 1.0          # every label of 5 asked: the truth
+    assert out[0] <= out[3] + 1e-12
+    with pytest.raises(ValueError, match="pass predict"):
+        est.predict(X)
+
+
+@pytest.mark.parametrize("kwargs, y, match", [
+    (dict(k=9), None, "k must be 'bep' or an integer in 1 ... 5"),
+    (dict(n_core=7), None, "n_core must be an integer in 0 ... 5"),
+    (dict(C=0), None, "C must be a finite number"),
+    (dict(max_iter=0), None, "max_iter"),
+    (dict(), "nonbinary", r"y must be binary .*y\[0, 0\] = 2"),
+    (dict(), "1d", "y must be an"),
+])
+def test_estimator_refuses_bad_input(kwargs, y, match):
+    X, Y = tiny_multilabel()
+    if y == "nonbinary":
+        Y = Y.astype(int)
+        Y[0, 0] = 2
+    elif y == "1d":
+        Y = Y[:, 0]
+    with pytest.raises(ValueError, match=match):
+        CStarPrecisionAtK(**kwargs).fit(X, Y)
+
+
+def test_estimator_pickles():
+    import pickle
+    X, Y = tiny_multilabel()
+    est = CStarPrecisionAtK(n_core=2, max_iter=20).fit(X, Y)
+    back = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(back.predict(X, k=2), est.predict(X, k=2))

@@ -1,8 +1,10 @@
 """Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
-and the scikit-learn estimators built on them."""
+the scikit-learn estimators built on them, and the c-star precision@k model learned by
+subgradient descent."""
 from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
+from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "cutting_plane", "CuttingPlaneResult",
-           "WorkingSet", "cccp", "CCCPResult"]
+           "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision"]

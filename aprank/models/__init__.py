@@ -2,9 +2,12 @@
 
 ``RankingModel`` serves the rank SVMs (AP, NDCG) and the binary structural SVM (0-1 loss).
 Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables), models of pairwise
-labellings with max-marginals and top-k models with a c-star core go here too.
+labellings with max-marginals go here too. ``CStarModel`` is the top-k model with a c-star
+core of paper 001 (precision@k).
 """
 from aprank.models._base import Constraint, LatentModel, Model, StructuredModel, digest
+from aprank.models._cstar import CStarBound, CStarModel, greedy_core
 from aprank.models._ranking import RankingModel
 
-__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel", "digest"]
+__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel", "digest",
+           "CStarModel", "CStarBound", "greedy_core"]

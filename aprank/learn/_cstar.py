@@ -1,0 +1,229 @@
+"""``CStarPrecisionAtK``: the c-star precision@k model of paper 001, learned by subgradient
+descent on its loss bound."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from aprank.models import CStarModel, greedy_core
+
+__all__ = ["CStarPrecisionAtK", "break_even_precision"]
+
+
+def break_even_precision(Y, T) -> float:
+    """Mean over samples with a relevant label of |t and relevant| / k, k = the sample's number
+    of relevant labels (T: predicted subsets of that size)."""
+    Y, T = np.asarray(Y, dtype=bool), np.asarray(T, dtype=bool)
+    k = Y.sum(axis=1)
+    used = k > 0
+    return float(((Y & T).sum(axis=1)[used] / k[used]).mean())
+
+
+class CStarPrecisionAtK(BaseEstimator):
+    """Multi-label ranking for precision@k with label interactions on a core (paper 001).
+
+    Label l of a sample x scores s_l(x) = v_l + w_l'x (or, with a ``kernel``, v_l +
+    sum_m alpha_lm k(x_m, x), eq. 10); a subset t of k labels scores t's + t'Ft with F non-zero
+    only in the rows and columns of a core of ``n_core`` labels, chosen greedily for joint
+    mutual information of the training labels. Training minimises
+
+        1/2 (||W||^2 + ||F||^2) + (C / n) sum_m bound_m,
+
+    bound_m the loss bound of eq. 8 (eq. 1 when the best loss-free subset is unique, as it is
+    for break-even k), by subgradient descent with the gradients of eq. 9 and step
+    ``learning_rate / sqrt(t)``, keeping the iterate with the lowest objective. Inference is the
+    exact c-star algorithm (``aprank.infer(..., loss="precision@k", algorithm="cstar")``).
+
+    Parameters
+    ----------
+    k : "bep" or int >= 1
+        "bep": k = the number of relevant labels of each sample (break-even precision; samples
+        without one are left out of training); an int fixes k.
+    n_core : int >= 0
+        Core size C (0: independent labels). Inference costs O(2^C L) per sample.
+    C : float > 0
+        Weight of the loss bound against the regulariser.
+    kernel : None or a metric of ``sklearn.metrics.pairwise_kernels`` ("rbf", "poly", ...)
+        None: linear scores on the features.
+    gamma : kernel parameter (as pairwise_kernels), used by "rbf", "poly", ...
+    learning_rate, max_iter : subgradient steps.
+    tol : stop when the best objective has improved by less than ``tol`` (relative) over the
+        last 20 iterations.
+
+    Attributes
+    ----------
+    core_ : core label indices; coef_ (L, d) or dual_coef_ (L, n_train); intercept_ (L,);
+    interactions_ : F (L, L); objective_ : per iteration; n_iter_ : iterations run.
+    """
+
+    def __init__(self, k="bep", n_core=5, C=1.0, *, kernel=None, gamma=None, learning_rate=0.1,
+                 max_iter=300, tol=1e-4):
+        self.k = k
+        self.n_core = n_core
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.tol = tol
+
+    # ------------------------------------------------------------------------ checks
+    def _check_params(self, n_labels):
+        if not (self.k == "bep" or (isinstance(self.k, numbers.Integral)
+                                    and not isinstance(self.k, bool) and 1 <= self.k <= n_labels)):
+            raise ValueError(f"k must be 'bep' or an integer in 1 ... {n_labels} (the number of "
+                             f"labels), got {self.k!r}")
+        if not isinstance(self.n_core, numbers.Integral) or isinstance(self.n_core, bool) \
+                or not 0 <= self.n_core <= n_labels:
+            raise ValueError(f"n_core must be an integer in 0 ... {n_labels}, got {self.n_core!r}")
+        for name in ("C", "learning_rate"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < np.inf):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) \
+                or self.max_iter < 1:
+            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
+            raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
+
+    @staticmethod
+    def _check_Y(Y, n):
+        Y = np.asarray(Y)
+        if Y.ndim != 2 or Y.shape[0] != n:
+            raise ValueError(f"y must be an (n_samples, n_labels) 0/1 matrix with {n} rows, got "
+                             f"shape {Y.shape}")
+        if Y.dtype != bool and not np.isin(Y, (0, 1)).all():
+            bad = np.argwhere(~np.isin(Y, (0, 1)))[0]
+            raise ValueError(f"y must be binary (0/1 or bool): y[{bad[0]}, {bad[1]}] = "
+                             f"{Y[tuple(bad)].item()!r}")
+        if Y.shape[1] < 2:
+            raise ValueError("y needs at least 2 labels to rank")
+        return Y.astype(bool)
+
+    # ------------------------------------------------------------------------ model
+    def _features(self, X):
+        if self.kernel is None:
+            return X
+        return pairwise_kernels(X, self.X_fit_, metric=self.kernel,
+                                **({} if self.gamma is None else {"gamma": self.gamma}))
+
+    def _scores(self, Phi, W, v):
+        return Phi @ W.T + v
+
+    def _objective(self, W, F, bound, K=None):
+        reg = np.sum(W * (W @ K)) if K is not None else np.sum(W * W)
+        return 0.5 * (reg + np.sum(F * F)) + self.C * bound.sum() / len(bound)
+
+    def fit(self, X, y):
+        X = validate_data(self, X, reset=True, dtype=np.float64)
+        Y = self._check_Y(y, X.shape[0])
+        n, L = Y.shape
+        self._check_params(L)
+        self.core_ = greedy_core(Y, self.n_core)
+        model = CStarModel(Y, self.k, self.core_)
+        if self.kernel is not None:
+            self.X_fit_ = X
+        Phi = self._features(X)
+        K = Phi if self.kernel is not None else None
+        W = np.zeros((L, Phi.shape[1]))
+        v = np.zeros(L)
+        F = np.zeros((L, L))
+        best = None
+        self.objective_ = []
+        for it in range(1, self.max_iter + 1):
+            b = model.bound(self._scores(Phi, W, v), F)
+            obj = self._objective(W, F, b.bound, K)
+            self.objective_.append(obj)
+            if best is None or obj < best[0]:
+                best = (obj, W.copy(), v.copy(), F.copy())
+            if it > 20 and self.objective_[-21] - best[0] <= self.tol * max(1.0, abs(best[0])):
+                break
+            scale = self.C / n
+            G = b.grad_scores * b.used[:, None]
+            # the kernel form steps in function space (the RKHS gradient is G + alpha)
+            gW = scale * G.T + W if K is not None else scale * (G.T @ Phi) + W
+            gv = scale * G.sum(axis=0)
+            gF = scale * b.grad_interactions + F
+            step = self.learning_rate / np.sqrt(it)
+            W, v, F = W - step * gW, v - step * gv, F - step * gF
+        self.n_iter_ = it
+        self.objective_ = np.array(self.objective_)
+        _, W, v, F = best
+        if self.kernel is None:
+            self.coef_ = W
+        else:
+            self.dual_coef_ = W
+        self.intercept_ = v
+        self.interactions_ = F
+        self.n_labels_ = L
+        return self
+
+    def _weights(self):
+        return self.coef_ if self.kernel is None else self.dual_coef_
+
+    def decision_function(self, X):
+        """(n, L) label scores s_l(x) (without the interactions)."""
+        check_is_fitted(self, "intercept_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._scores(self._features(X), self._weights(), self.intercept_)
+
+    def _k_for(self, X, k):
+        if k is None:
+            if self.k == "bep":
+                raise ValueError("k='bep' needs each sample's number of relevant labels: pass "
+                                 "predict(X, k=...) (an int or one per sample)")
+            k = self.k
+        k = np.broadcast_to(np.asarray(k), (X.shape[0],))
+        if k.dtype.kind not in "iu" or (k < 0).any() or (k > self.n_labels_).any():
+            raise ValueError(f"k must be integers in 0 ... {self.n_labels_}, got {k!r}")
+        return k
+
+    def predict(self, X, k=None, clamp=None):
+        """(n, L) int8: each sample's best subset of k labels under the c-star score, labels
+        clamped in (1) or out (-1) by ``clamp`` (n, L)."""
+        S = self.decision_function(X)
+        model = CStarModel(np.ones_like(S, dtype=bool), 1, self.core_)
+        return model.predict(S, self.interactions_, self._k_for(S, k), clamp)[0]
+
+    def score(self, X, y):
+        """Mean break-even precision: precision@k with k = each sample's number of relevant
+        labels (samples without one are left out)."""
+        Y = self._check_Y(y, np.shape(X)[0])
+        return break_even_precision(Y, self.predict(X, k=Y.sum(axis=1)))
+
+    def interactive_labelling(self, X, y, questions=(1, 5, 10)):
+        """Break-even precision after asking for the truth of ``max(questions)`` labels, one at a
+        time (paper 001 section 5): each round asks, per sample, the free label whose best
+        scores clamped in and clamped out of the top k are closest, clamps it to its true
+        value and infers again. Returns {0: automatic, q: after q questions}."""
+        S = self.decision_function(X)
+        Y = self._check_Y(y, S.shape[0])
+        n, L = Y.shape
+        k = Y.sum(axis=1)
+        model = CStarModel(np.ones_like(Y), 1, self.core_)
+        F = self.interactions_
+        clamp = np.zeros((n, L), dtype=np.int8)
+        out = {0: break_even_precision(Y, model.predict(S, F, k, clamp)[0])}
+        for q in range(1, max(questions) + 1):
+            gap = np.full((n, L), np.inf)
+            for label in range(L):
+                free = clamp[:, label] == 0
+                forced = clamp.copy()
+                forced[:, label] = 1
+                _, v_in = model.predict(S, F, k, forced)
+                forced[:, label] = -1
+                _, v_out = model.predict(S, F, k, forced)
+                both = np.isfinite(v_in) & np.isfinite(v_out)   # else the label is decided
+                gap[:, label] = np.where(free & both, np.abs(v_in - v_out), np.inf)
+            # a sample whose labels are all asked has nothing left to ask
+            asked = np.argmin(gap, axis=1)
+            open_ = np.isfinite(gap[np.arange(n), asked])
+            rows = np.flatnonzero(open_)
+            clamp[rows, asked[rows]] = np.where(Y[rows, asked[rows]], 1, -1)
+            if q in questions:
+                out[q] = break_even_precision(Y, model.predict(S, F, k, clamp)[0])
+        return out
