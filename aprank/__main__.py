@@ -47,6 +47,12 @@ def _cmd_bench(args) -> int:
         return _iteration(args)
     if args.torch:
         return _torch_bench(args)
+    if args.cstar:
+        rows, slopes = bench.cstar_scaling(repeats=args.repeats)
+        print("c-star top-k inference (no loss term), one query, k = 100, against numpy.argsort "
+              "of the same scores:")
+        print(bench.format_cstar(rows, slopes))
+        return 0
     status = 0
     if args.quick:
         print("Cross-check of every exact algorithm against its kind's oracle and each other:")
@@ -138,6 +144,8 @@ def main(argv=None) -> int:
     p.add_argument("--n", type=int, default=1_000_000, help="samples for --iteration")
     p.add_argument("--n-queries", type=int, default=1000, help="queries for --iteration")
     p.add_argument("--d", type=int, default=16, help="features for --iteration")
+    p.add_argument("--cstar", action="store_true",
+                   help="only the c-star top-k kernel against N for core sizes 0, 2, 5, 8")
     p.add_argument("--torch", action="store_true",
                    help="only the PyTorch AP hinge, both backends, against torch.sort")
     p.set_defaults(func=_cmd_bench)
