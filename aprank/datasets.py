@@ -207,6 +207,15 @@ def _read_hja_class_names(path: Path) -> tuple:
     return tuple(names[k] for k in range(1, _HJA_N_CLASSES + 1))
 
 
+def _hja_paths(names, verify: bool) -> list:
+    """Paths of the HJA files ``names``, checked against SHA256SUMS first with ``verify``."""
+    root = data_dir()
+    rels = [f"{_HJA_DIR}/{name}" for name in names]
+    if verify:
+        _verify(root, rels)
+    return [root / r for r in rels]
+
+
 def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
     """Load the labelled segments of the HJA birdsong data.
 
@@ -229,11 +238,8 @@ def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
         If the files disagree (row counts, bag ids row by row), labels are out
         of range, or (with ``verify=True``) a checksum does not match.
     """
-    root = data_dir()
-    rels = [f"{_HJA_DIR}/{name}" for name in (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_CLASS_NAMES)]
-    if verify:
-        _verify(root, rels)
-    feat_path, lab_path, names_path = (root / r for r in rels)
+    feat_path, lab_path, names_path = _hja_paths(
+        (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_CLASS_NAMES), verify)
 
     feats = _read_csv_with_header(feat_path, 1 + _HJA_N_FEATURES)
     labs = _read_csv_with_header(lab_path, 2)
@@ -344,11 +350,8 @@ def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
         bag with segments has no bag-label line; or (with ``verify=True``) a
         checksum does not match.
     """
-    root = data_dir()
-    rels = [f"{_HJA_DIR}/{name}" for name in (_HJA_FEATURES, _HJA_BAG_LABELS, _HJA_CLASS_NAMES)]
-    if verify:
-        _verify(root, rels)
-    feat_path, bag_path, names_path = (root / r for r in rels)
+    feat_path, bag_path, names_path = _hja_paths(
+        (_HJA_FEATURES, _HJA_BAG_LABELS, _HJA_CLASS_NAMES), verify)
 
     feats = _read_csv_with_header(feat_path, 1 + _HJA_N_FEATURES)
     bag_f = _as_int64(feats[:, 0], feat_path.name + " bag_id")

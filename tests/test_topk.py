@@ -116,7 +116,7 @@ def test_sparse_interactions_equal_dense():
     (dict(interactions=np.zeros((5, 5))), "give both"),
     (dict(core=[1], interactions=np.full((5, 5), np.nan)), "finite"),
     (dict(labels=[0, 1, 2, 0, 1]), r"labels\[2\]"),
-    (dict(labels=[0, 0, 0, 0, 0]), "needs relevant items"),
+    (dict(labels=[0, 0, 0, 0, 0]), "undefined without positive samples"),
 ])
 def test_bad_input_is_a_clear_value_error(kwargs, match):
     """Acceptance c."""

@@ -17,7 +17,7 @@ from aprank import validation
 from aprank.inference._registry import resolve
 from aprank.losses import Loss, get_loss
 
-__all__ = ["RankingProblem", "Instance", "InferenceResult", "BatchResult"]
+__all__ = ["QueryProblem", "RankingProblem", "Instance", "InferenceResult", "BatchResult"]
 
 #: Score regimes and tie densities of the cross-check instances (see random_instance).
 REGIMES = {"overlapping": 1.0, "separated": 6.0, "reversed": -1.0}
@@ -101,27 +101,15 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
-class RankingProblem:
-    """Scores of samples with binary relevance, grouped in queries: the problem type of the
-    "ranking" kind (losses AP, NDCG) and of the "labelling" kind (the weighted 0-1 loss).
+class QueryProblem:
+    """What every problem type of grouped samples shares: the loss, binary labels validated
+    once, the query groups, the positives per query and the queries left out.
 
-    Parameters
-    ----------
-    labels : array-like (n,)
-        Relevance as bool, {0, 1} or {-1, +1}.
-    loss : str or Loss
-    qid : array-like (n,), optional
-        Query of each sample; a query's samples need not be contiguous. None: one query.
-    empty : {"error", "skip"}
-        A query without positives under a loss that needs them: ValueError naming it, or left
-        out (zero loss, objective and coefficients; ``used`` False).
-    n_samples : int, optional
-        Expected number of samples (checked against the labels).
-
-    The caller's arrays are never modified.
+    ``empty``: a query without positives under a loss that needs them is a ValueError naming
+    it ("error") or left out ("skip": zero loss, objective and coefficients; ``used`` False).
     """
 
-    def __init__(self, labels, loss="ap", *, qid=None, empty="error", n_samples=None):
+    def __init__(self, labels, loss, *, qid=None, empty="error", n_samples=None):
         self.loss: Loss = get_loss(loss)
         if empty not in ("error", "skip"):
             raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
@@ -143,7 +131,6 @@ class RankingProblem:
                                  ("; pass empty='skip' to leave such queries out"
                                   if qid is not None and empty == "error" else ""))
 
-    # ------------------------------------------------------------------------ structure
     @property
     def kind(self) -> str:
         return self.loss.kind
@@ -160,6 +147,35 @@ class RankingProblem:
     def max_query_size(self) -> int:
         return int(np.diff(self.offsets).max())
 
+    def _positives_per_query(self) -> np.ndarray:
+        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
+        return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+
+
+class RankingProblem(QueryProblem):
+    """Scores of samples with binary relevance, grouped in queries: the problem type of the
+    "ranking" kind (losses AP, NDCG) and of the "labelling" kind (the weighted 0-1 loss).
+
+    Parameters
+    ----------
+    labels : array-like (n,)
+        Relevance as bool, {0, 1} or {-1, +1}.
+    loss : str or Loss
+    qid : array-like (n,), optional
+        Query of each sample; a query's samples need not be contiguous. None: one query.
+    empty : {"error", "skip"}
+        A query without positives under a loss that needs them: ValueError naming it, or left
+        out (zero loss, objective and coefficients; ``used`` False).
+    n_samples : int, optional
+        Expected number of samples (checked against the labels).
+
+    The caller's arrays are never modified.
+    """
+
+    def __init__(self, labels, loss="ap", *, qid=None, empty="error", n_samples=None):
+        super().__init__(labels, loss, qid=qid, empty=empty, n_samples=n_samples)
+
+    # ------------------------------------------------------------------------ structure
     def per_sample(self, values: np.ndarray) -> np.ndarray:
         """Spread one value per query to the query's samples (in input order)."""
         out = np.empty(self.n_samples, dtype=np.asarray(values).dtype)
@@ -169,10 +185,6 @@ class RankingProblem:
         else:
             out[self.order] = spread
         return out
-
-    def _positives_per_query(self) -> np.ndarray:
-        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
-        return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
 
     @cached_property
     def truth_coef(self) -> np.ndarray:

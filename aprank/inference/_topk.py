@@ -16,7 +16,7 @@ twice per solve (loss-augmented, and for the reference).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Optional
 
@@ -25,9 +25,9 @@ import scipy.sparse as sp
 
 from aprank import validation
 from aprank.inference import _cstar_cy
-from aprank.inference._problem import BatchResult, InferenceResult
+from aprank.inference._problem import BatchResult, InferenceResult, Instance, QueryProblem
 from aprank.inference._registry import resolve
-from aprank.losses import Loss, PrecisionAtK, get_loss
+from aprank.losses import PrecisionAtK, get_loss
 
 __all__ = ["TopKProblem", "TopKInstance", "TopKCall", "run_cstar", "run_brute", "MAX_CORE",
            "BRUTE_MAX_SAMPLES"]
@@ -38,22 +38,13 @@ BRUTE_MAX_SAMPLES = 16
 
 
 @dataclass(frozen=True)
-class TopKInstance:
-    """Seeded inputs of one cross-check of the top-k kind (one query)."""
+class TopKInstance(Instance):
+    """Seeded inputs of one cross-check of the top-k kind (one query): an :class:`Instance`
+    with its subset size ``k``, ``core`` and ``interactions`` (None without a core)."""
 
-    scores: np.ndarray
-    labels: np.ndarray
-    k: int
-    core: np.ndarray
-    interactions: Optional[np.ndarray]
-    description: str
-    seed: int
-    trial: int
-    max_n: int
-
-    @property
-    def size(self) -> int:
-        return self.scores.size
+    k: int = 1
+    core: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    interactions: Optional[np.ndarray] = None
 
 
 class TopKCall:
@@ -108,7 +99,7 @@ def run_brute(call: TopKCall) -> None:
         call.t[a:b], call.value[q] = best_t, best
 
 
-class TopKProblem:
+class TopKProblem(QueryProblem):
     """Items with binary relevance, grouped in queries, and optional pairwise interactions on a
     core: the problem type of the "topk" kind (loss precision@k).
 
@@ -122,35 +113,18 @@ class TopKProblem:
     interactions : array (L, L), optional: F. Non-zero only in the rows and columns of ``core``.
     core : indices (within a query, 0 <= c < L) of the core items; required with
         ``interactions`` (at most MAX_CORE of them).
-    empty : {"error", "skip"}: a query without relevant items has no break-even k.
+    empty : {"error", "skip"}: a query without relevant items has no break-even k (as
+        :class:`~aprank.inference.QueryProblem`).
     """
 
     def __init__(self, labels, loss="precision@k", *, qid=None, empty="error", n_samples=None,
                  interactions=None, core=None):
-        self.loss: Loss = get_loss(loss)
-        if self.loss.kind != "topk":
-            raise ValueError(f"TopKProblem solves the 'topk' kind, not the loss {self.loss.name!r} "
-                             f"of kind {self.loss.kind!r}")
-        if empty not in ("error", "skip"):
-            raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
-        if n_samples is None:
-            n_samples = np.shape(labels)[0] if np.ndim(labels) == 1 else -1
-        self.is_pos = validation.as_labels(labels, n_samples)
-        self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
+        if get_loss(loss).kind != "topk":
+            raise ValueError(f"TopKProblem solves the 'topk' kind, not the loss "
+                             f"{get_loss(loss).name!r} of kind {get_loss(loss).kind!r}")
+        super().__init__(labels, loss, qid=qid, empty=empty, n_samples=n_samples)
         sizes = np.diff(self.offsets)
-        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
-        self.z = grouped.astype(np.float64)
-        self.positives = np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
-        self.used = np.ones(self.n_queries, dtype=bool)
-        if self.loss.needs_positives:
-            self.used = self.positives > 0
-            if not self.used.all() and (empty == "error" or not self.used.any()):
-                where = "the query" if qid is None else \
-                    f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
-                raise ValueError(f"break-even precision@k needs relevant items (k = their number), "
-                                 f"and {where} has none" +
-                                 ("; pass empty='skip' to leave such queries out"
-                                  if qid is not None and empty == "error" else ""))
+        self.z = self._grouped(self.is_pos).astype(np.float64)
         self.k = np.maximum(self.loss.k_of(self.positives), 1)
         too_big = np.flatnonzero(self.used & (self.k > sizes))
         if too_big.size:
@@ -214,22 +188,6 @@ class TopKProblem:
         self.in_core[core] = 1
 
     # ------------------------------------------------------------------------ structure
-    @property
-    def kind(self) -> str:
-        return self.loss.kind
-
-    @property
-    def n_samples(self) -> int:
-        return self.is_pos.shape[0]
-
-    @property
-    def n_queries(self) -> int:
-        return self.offsets.shape[0] - 1
-
-    @property
-    def max_query_size(self) -> int:
-        return int(np.diff(self.offsets).max())
-
     def _grouped(self, values):
         return values if self.order is None else values[self.order]
 
@@ -343,7 +301,8 @@ class TopKProblem:
         elif ties == 2:
             scores, F = np.round(scores), np.round(F)
         desc = f"n={n} k={k} C={C} R={int(labels.sum())} ties={('none', 'some', 'heavy')[ties]}"
-        return TopKInstance(scores, labels, k, core, F if C else None, desc, seed, trial, max_n)
+        return TopKInstance(scores, labels, desc, seed, trial, max_n, k=k, core=core,
+                            interactions=F if C else None)
 
     @staticmethod
     def bench_instance(P: int, N: int, shift: float, seed: int = 0, n_core: int = 2) -> TopKInstance:
@@ -362,7 +321,8 @@ class TopKProblem:
         if C:
             F = sp.csr_matrix((rng.standard_normal(C * n), (np.repeat(core, n), np.tile(np.arange(n), C))),
                               shape=(n, n))
-        return TopKInstance(scores, labels, P, core, F, f"P={P} N={N} C={C}", seed, 0, n)
+        return TopKInstance(scores, labels, f"P={P} N={N} C={C}", seed, 0, n, k=P, core=core,
+                            interactions=F)
 
     @classmethod
     def solve_instance(cls, instance: TopKInstance, loss, algorithm: str) -> InferenceResult:
