@@ -232,3 +232,15 @@ def test_estimator_pickles():
     est = CStarPrecisionAtK(n_core=2, max_iter=20).fit(X, Y)
     back = pickle.loads(pickle.dumps(est))
     assert np.array_equal(back.predict(X, k=2), est.predict(X, k=2))
+
+
+def test_queries_of_different_sizes_without_a_core():
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 9, 40)
+    qid = np.repeat(np.arange(40), sizes)
+    s = np.round(rng.standard_normal(qid.size), 1)
+    z = rng.random(qid.size) < 0.4
+    z[np.r_[0, np.cumsum(sizes)[:-1]]] = True
+    fast = aprank.infer_batch(s, z, qid, loss="precision@k")
+    slow = aprank.infer_batch(s, z, qid, loss="precision@k", algorithm="brute")
+    np.testing.assert_allclose(fast.objective, slow.objective, rtol=1e-12, atol=1e-12)

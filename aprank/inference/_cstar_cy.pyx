@@ -17,19 +17,20 @@ cdef extern from "_cstar.hpp" namespace "aprank" nogil:
 
 
 def cstar_queries(const double[::1] u, const int8_t[::1] clamp, const int64_t[::1] k,
-                  int64_t L, const int64_t[::1] core, const double[:, ::1] W,
+                  const int64_t[::1] offsets, const int64_t[::1] core, const double[:, ::1] W,
                   const double[:, ::1] Fcc, const uint8_t[::1] in_core,
                   uint8_t[::1] t, double[::1] value):
-    """Solve every query: queries are consecutive blocks of L items of ``u`` (unary scores)
-    and ``clamp``; ``k[q]`` is query q's subset size. ``core`` (C local indices), ``W`` (C x L,
+    """Solve every query: query q owns items offsets[q]:offsets[q+1] of ``u`` (unary scores)
+    and ``clamp``; ``k[q]`` is its subset size. ``core`` (C local indices), ``W`` (C x L,
     F[c, i] + F[i, c]), ``Fcc`` (C x C) and ``in_core`` (L flags) describe the interactions,
-    shared by every query. Fills ``t`` (1 = in the subset) and ``value[q]`` (-inf when the
-    clamps leave no subset of size k). Inputs are validated by aprank.inference.TopKProblem."""
-    cdef int64_t n_queries = k.shape[0], q
+    shared by every query; with a core every query has the same L items (without one, sizes
+    may differ and ``in_core`` covers the largest). Fills ``t`` (1 = in the subset) and
+    ``value[q]`` (-inf when the clamps leave no subset of size k). Inputs are validated by
+    aprank.inference.TopKProblem."""
+    cdef int64_t n_queries = k.shape[0], q, a
     cdef CStar S
     cdef vector[double] g
     cdef vector[int64_t] pool
-    S.n = L
     S.C = core.shape[0]
     S.core = &core[0] if S.C > 0 else NULL
     S.W = &W[0, 0] if S.C > 0 else NULL
@@ -37,4 +38,6 @@ def cstar_queries(const double[::1] u, const int8_t[::1] clamp, const int64_t[::
     S.in_core = &in_core[0]
     with nogil:
         for q in range(n_queries):
-            value[q] = cstar_solve(S, &u[q * L], &clamp[q * L], k[q], &t[q * L], g, pool)
+            a = offsets[q]
+            S.n = offsets[q + 1] - a
+            value[q] = cstar_solve(S, &u[a], &clamp[a], k[q], &t[a], g, pool)

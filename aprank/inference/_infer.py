@@ -54,7 +54,7 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceR
     The caller's arrays are never modified. With no negatives, loss and objective are 0.
     """
     problem, scores, algo = _problem(scores, labels, loss, algorithm, options=options)
-    return problem.solve_one(scores, algo.name)
+    return problem._one_checked(scores, algo)
 
 
 def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error",
@@ -74,4 +74,4 @@ def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error"
         raise ValueError("infer_batch needs qid; use infer for a single query")
     problem, scores, algo = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty,
                                      options=options)
-    return problem.solve(scores, algo.name)
+    return problem._solve_checked(scores, algo)

@@ -211,16 +211,22 @@ class RankingProblem(QueryProblem):
     def solve(self, scores, algorithm: str = "qs") -> BatchResult:
         """Loss-augmented inference for these scores with the registry algorithm
         ``algorithm`` (a name); see :func:`aprank.infer_batch`."""
-        algo = resolve(self.loss, algorithm)
-        return self._batch(self._run(validation.as_scores(scores), algo), algo)
+        return self._solve_checked(validation.as_scores(scores), resolve(self.loss, algorithm))
 
     def solve_one(self, scores, algorithm: str = "qs") -> InferenceResult:
         """As :meth:`solve` for a problem of one query, without the ground-truth coefficients
         (what :func:`aprank.infer` returns)."""
+        return self._one_checked(validation.as_scores(scores), resolve(self.loss, algorithm))
+
+    def _solve_checked(self, scores: np.ndarray, algo) -> BatchResult:
+        """``solve`` for scores validated by ``validation.as_scores`` and a resolved algorithm
+        (what ``infer_batch`` calls, having done both)."""
+        return self._batch(self._run(scores, algo), algo)
+
+    def _one_checked(self, scores: np.ndarray, algo) -> InferenceResult:
         if self.n_queries != 1:
             raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
-        algo = resolve(self.loss, algorithm)
-        return self._one(self._run(validation.as_scores(scores), algo), algo)
+        return self._one(self._run(scores, algo), algo)
 
     def _batch(self, call: "Call", algo) -> BatchResult:
         return BatchResult(call.ranks, call.coef, self.truth_coef, call.query_loss,

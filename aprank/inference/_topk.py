@@ -65,18 +65,9 @@ class TopKCall:
 
 
 def run_cstar(call: TopKCall) -> None:
-    """The compiled c-star kernel (``_cstar.hpp``), query by query without the GIL."""
+    """The compiled c-star kernel (``_cstar.hpp``), every query in one call without the GIL."""
     p = call.problem
-    if p.core.size == 0:
-        # no interactions: queries may differ in size, so run them one block at a time
-        empty2 = np.zeros((0, 0))
-        for q in range(call.n_queries):
-            a, b = call.offsets[q], call.offsets[q + 1]
-            _cstar_cy.cstar_queries(call.unary[a:b], call.clamp[a:b], call.k[q:q + 1], b - a,
-                                    p.core, empty2, empty2, np.zeros(b - a, np.uint8),
-                                    call.t[a:b], call.value[q:q + 1])
-        return
-    _cstar_cy.cstar_queries(call.unary, call.clamp, call.k, p.query_size, p.core, p.W, p.Fcc,
+    _cstar_cy.cstar_queries(call.unary, call.clamp, call.k, call.offsets, p.core, p.W, p.Fcc,
                             p.in_core, call.t, call.value)
 
 
@@ -138,6 +129,8 @@ class TopKProblem(QueryProblem):
         if core is None and interactions is None:
             self.core = np.zeros(0, dtype=np.int64)
             self.interactions = None
+            self.W = self.Fcc = np.zeros((0, 0))
+            self.in_core = np.zeros(int(sizes.max()), dtype=np.uint8)
             return
         if core is None or interactions is None:
             raise ValueError("interactions and core go together: F is non-zero only in the core's "
@@ -248,8 +241,11 @@ class TopKProblem(QueryProblem):
         """Loss-augmented inference for every query (see the module docstring). ``coef`` and
         ``labelling`` hold the most violated subset t*, ``truth_coef`` the reference subset;
         ``ranks`` are 1 for the items of t* and k + 1 for the others."""
-        algo = resolve(self.loss, algorithm)
-        s = self._grouped(validation.as_scores(scores))
+        return self._solve_checked(validation.as_scores(scores), resolve(self.loss, algorithm))
+
+    def _solve_checked(self, scores: np.ndarray, algo) -> BatchResult:
+        """``solve`` for scores validated by ``validation.as_scores`` and a resolved algorithm."""
+        s = self._grouped(scores)
         self._check_size(s, algo)
         k_item = self._per_item(self.k).astype(np.float64)
         augmented = TopKCall(self, np.ascontiguousarray(s + (1.0 - self.z) / k_item),
@@ -271,9 +267,13 @@ class TopKProblem(QueryProblem):
                            self.query_ids, self.used, algo.name, t_in.astype(np.int8))
 
     def solve_one(self, scores, algorithm: str = "cstar") -> InferenceResult:
+        """As :meth:`solve` for a problem of one query (what :func:`aprank.infer` returns)."""
+        return self._one_checked(validation.as_scores(scores), resolve(self.loss, algorithm))
+
+    def _one_checked(self, scores: np.ndarray, algo) -> InferenceResult:
         if self.n_queries != 1:
             raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
-        r = self.solve(scores, algorithm)
+        r = self._solve_checked(scores, algo)
         return InferenceResult(r.ranks, r.coef, float(r.loss[0]), float(r.objective[0]),
                                r.algorithm, r.labelling)
 
