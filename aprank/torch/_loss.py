@@ -119,7 +119,6 @@ def _run_kernels(s, is_pos, group, n_groups, loss, n_threads):
     is_pos = is_pos.cpu().numpy()
     group = group.cpu().numpy()
     objective = np.zeros(n_groups)
-    grad = np.empty(s.shape[0])
     n_threads = max(1, min(n_threads, n_groups, s.shape[0] // _MIN_SAMPLES_PER_THREAD))
     if n_threads == 1:
         ids, obj, grad = _kernel_chunk(s, is_pos, group, loss)
@@ -131,6 +130,7 @@ def _run_kernels(s, is_pos, group, n_groups, loss, n_threads):
         cuts = np.searchsorted(np.cumsum(sizes), np.linspace(0, s.shape[0], n_threads + 1)[1:-1])
         bounds = np.r_[0, np.cumsum(sizes)[cuts], s.shape[0]].astype(np.int64)
         parts = [order[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        grad = np.empty(s.shape[0])
         with ThreadPoolExecutor(len(parts)) as pool:
             results = list(pool.map(lambda idx: _kernel_chunk(s[idx], is_pos[idx], group[idx], loss),
                                     parts))
