@@ -35,7 +35,8 @@ import numpy as np
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "PrecisionAtK", "KernelSpec",
+__all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "PairwiseZeroOne",
+           "PrecisionAtK", "KernelSpec",
            "get_loss",
            "register_loss", "unregister_loss", "LOSSES"]
 
@@ -309,6 +310,18 @@ class ZeroOne(Loss):
         return np.divide(signed, 2 * z, out=np.zeros(signed.shape), where=z > 0)
 
 
+class PairwiseZeroOne(ZeroOne):
+    """The weighted 0-1 loss of paper 002 eq. 7 over one labelling of linked samples (kind
+    "pairwise": HOB-SVM). The same Delta as :class:`ZeroOne`; the joint feature and inference
+    belong to the pairwise model (pair terms make the labelling one joint problem)."""
+
+    name = "pairwise-zero-one"
+    kind = "pairwise"
+
+    def __repr__(self) -> str:
+        return "PairwiseZeroOne()" if self.J is None else f"PairwiseZeroOne(J={self.J})"
+
+
 class PrecisionAtK(Loss):
     """1 - precision@k of a subset of k items (paper 001): Delta(t, z) = <t, 1 - z> / k, with t
     the indicator of the k chosen items and z the relevance (ERRATA item 10).
@@ -354,7 +367,7 @@ class PrecisionAtK(Loss):
 
 #: Losses by name, as accepted by ``aprank.infer(..., loss=...)``; see :func:`register_loss`.
 LOSSES = {"ap": AveragePrecision(), "ndcg": NDCG(), "zero-one": ZeroOne(),
-          "precision@k": PrecisionAtK()}
+          "precision@k": PrecisionAtK(), "pairwise-zero-one": PairwiseZeroOne()}
 _BUILTIN_LOSSES = frozenset(LOSSES)
 
 

@@ -2,7 +2,8 @@
 
 Layout: ``_registry.py`` (the one table), ``_problem.py`` (the validated problem type of the
 ranking and labelling kinds), ``_topk.py`` (that of the top-k kind, with the c-star kernel
-``_cstar_cy.pyx`` / ``_cstar.hpp``), ``_infer.py`` (``infer``, ``infer_batch``), ``_builtin.py`` (the
+``_cstar_cy.pyx`` / ``_cstar.hpp``), ``_pairwise.py`` (that of the pairwise kind: labellings of
+linked samples and their max-marginals by graph cuts with PyMaxflow), ``_infer.py`` (``infer``, ``infer_batch``), ``_builtin.py`` (the
 built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles) and one compiled
 kernel per algorithm (``_<name>_cy.pyx``) behind the shared driver ``_driver_cy.pyx``.
 """
@@ -17,6 +18,8 @@ except ImportError as err:   # a source tree whose kernels were never compiled
 from aprank.inference import _builtin  # noqa: F401  (fills the registry)
 from aprank.inference._infer import infer, infer_batch
 from aprank.inference._problem import BatchResult, InferenceResult, Instance, RankingProblem
+from aprank.inference._pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
+                                       PairwiseResult, max_marginals)
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
     Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
@@ -28,6 +31,7 @@ set_simd = _driver_cy.set_simd
 simd_active = _driver_cy.simd_active
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingProblem", "Instance",
-           "TopKProblem", "TopKInstance",
+           "TopKProblem", "TopKInstance", "PairwiseProblem", "PairwiseInstance", "PairwiseGraph",
+           "PairwiseResult", "max_marginals",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active"]

@@ -1,9 +1,11 @@
 """The built-in problem kinds and algorithms, put in the registry when aprank.inference loads."""
 from math import comb, log2
 
-from aprank.inference import _brute, _greedy_cy, _optranks_cy, _search_cy, _select_cy, _topk
+from aprank.inference import (_brute, _greedy_cy, _optranks_cy, _pairwise, _search_cy, _select_cy,
+                              _topk)
 from aprank.inference._compiled import RankingKernel, run_zero_one
 from aprank.inference._problem import RankingProblem
+from aprank.inference._pairwise import PairwiseProblem
 from aprank.inference._topk import TopKProblem
 from aprank.inference._registry import Algorithm, ProblemKind, add, add_kind
 
@@ -44,6 +46,14 @@ def _brute_subset_cost(P, N):
     return comb(P + N, P) * P
 
 
+def _graphcut_cost(P, N):
+    return P + N      # per sample, for components of bounded size (one cut each)
+
+
+def _graphcut_static_cost(P, N):
+    return 2 * (P + N)
+
+
 KINDS = (
     ProblemKind("ranking", "scores and binary labels per query -> the most violated ranking "
                 "(losses AP, NDCG)", RankingProblem, oracle="brute", default="qs"),
@@ -53,6 +63,9 @@ KINDS = (
     ProblemKind("topk", "scores, binary labels and core interactions per query -> the most "
                 "violated subset of k items (precision@k)", TopKProblem, oracle="brute",
                 default="cstar"),
+    ProblemKind("pairwise", "unary scores, linked pairs and binary labels -> the most violated "
+                "labelling and every max-marginal (weighted 0-1 loss, HOB-SVM)", PairwiseProblem,
+                oracle="brute", default="graphcut"),
 )
 
 ALGORITHMS = (
@@ -83,6 +96,17 @@ ALGORITHMS = (
     Algorithm("brute", "topk", None, True, "O(C(n, k) k)",
               "exhaustive over k-subsets: the oracle", _topk.run_brute, cost=_brute_subset_cost,
               max_samples=_topk.BRUTE_MAX_SAMPLES),
+    Algorithm("graphcut", "pairwise", ("pairwise-zero-one",), True,
+              "one s-t min cut per component + one dynamic re-cut per sample",
+              "paper 002 sec. 3; Boykov-Kolmogorov (PyMaxflow), dynamic cuts of Kohli-Torr 2005; "
+              "pair scores <= 0", _pairwise.run_graphcut, cost=_graphcut_cost),
+    Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
+              "2 s-t min cuts from scratch per sample",
+              "the baseline of dynamic cuts; pair scores <= 0", _pairwise.run_graphcut_static,
+              cost=_graphcut_static_cost),
+    Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
+              "exhaustive over labellings: the oracle", _pairwise.run_brute,
+              cost=_brute_labelling_cost, max_samples=_pairwise.BRUTE_MAX_SAMPLES),
 )
 
 for _kind in KINDS:

@@ -41,7 +41,7 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
          inner_options: Optional[dict] = None,
          callback: Optional[Callable[[dict], None]] = None) -> CCCPResult:
     """Minimise a latent model's objective by CCCP; stop when it decreases by less than
-    ``tol`` from one outer iteration to the next.
+    ``tol`` from one outer iteration to the next, and return the w_t of least F.
 
     inner : ``inner(completed_model, C, w0=w_t, **inner_options) -> CuttingPlaneResult``.
     inner_options : keyword arguments of every inner run (e.g. its ``tol``, ``max_iter``); the
@@ -54,13 +54,18 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
     history = []
     previous = objective = np.inf
     produced = None
+    best = (np.inf, w, None)        # (F, w, the inner run that produced w)
     for outer in range(1, max_outer + 1):
         res = inner(model.latent(w), C, w0=w, **inner_options)
         objective = res.history[0]["primal"]        # F(w_t): the bound touches F at w_t
         history.append({"outer": outer, "objective": objective, "inner_iterations": res.n_iter,
                         "inner_converged": res.converged})
+        if objective < best[0]:
+            best = (objective, w, produced)
         if previous - objective < tol:
-            return CCCPResult(w, objective, True, outer, history, produced)
+            # F is known exactly at every w_t: return the best one (the last may be above it
+            # by up to the inner tolerance)
+            return CCCPResult(best[1], best[0], True, outer, history, best[2])
         previous, w, produced = objective, res.w, res
         if callback is not None:
             callback({**history[-1], "w": w})

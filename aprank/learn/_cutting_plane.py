@@ -12,7 +12,8 @@ dense or sparse rows, are added one at a time when violated.
 Stopping: when the most violated constraint exceeds the working-set slack by at most ``tol``
 and the primal-dual gap is at most ``tol`` (the gap is C times that excess at a QP optimum, so
 for C > 1 the second test is the binding one), and no hard constraint is violated by more
-than ``tol``. The primal objective uses the slack of exact inference at the current w, so it
+than ``tol``. Upper bounds on w (HOB-SVM's w2 <= 0) are hard constraints held in the working set
+from the first QP on. The primal objective uses the slack of exact inference at the current w, so it
 is the true objective of that w, not the working-set approximation.
 """
 from __future__ import annotations
@@ -51,13 +52,14 @@ class WorkingSet:
         self.soft = np.zeros(0, dtype=bool)
         self.K = np.zeros((0, 0))
         self.idle = np.zeros(0, dtype=np.int64)   # iterations each constraint has been inactive
+        self.permanent = np.zeros(0, dtype=bool)   # bounds of w: never pruned
         self.z = np.zeros(0)
         self.ridge = 0.0                           # last ridge the QP needed
 
     def __len__(self) -> int:
         return self.b.shape[0]
 
-    def add(self, g: np.ndarray, b: float, soft: bool) -> None:
+    def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False) -> None:
         row = self.G @ g
         self.K = np.block([[self.K, row[:, None]], [row[None, :], np.array([[g @ g]])]])
         self.G = np.vstack([self.G, g])
@@ -65,11 +67,13 @@ class WorkingSet:
         self.soft = np.r_[self.soft, soft]
         self.idle = np.r_[self.idle, 0]
         self.z = np.r_[self.z, 0.0]
+        self.permanent = np.r_[self.permanent, permanent]
 
     def keep(self, mask: np.ndarray) -> None:
         self.G, self.b, self.soft = self.G[mask], self.b[mask], self.soft[mask]
         self.K = self.K[np.ix_(mask, mask)]
         self.idle, self.z = self.idle[mask], self.z[mask]
+        self.permanent = self.permanent[mask]
 
     def slack(self, w: np.ndarray) -> float:
         """max(0, largest violation b_c - w'g_c over the soft constraints)."""
@@ -87,7 +91,7 @@ def _row(matrix, i: int) -> np.ndarray:
 
 def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_iter: int = 1000,
                   prune_after: int = 50, hard=None, w0: Optional[np.ndarray] = None,
-                  working_set: Optional[WorkingSet] = None,
+                  working_set: Optional[WorkingSet] = None, upper: Optional[np.ndarray] = None,
                   callback: Optional[Callable[[dict], None]] = None) -> CuttingPlaneResult:
     """Train w on ``model`` (any :class:`aprank.models.StructuredModel`).
 
@@ -95,6 +99,9 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         w'h_i >= 1.
     w0 : where the first most violated constraint is sought (default 0).
     working_set : constraints of an earlier fit on the same model, to start from.
+    upper : optional (d,) upper bounds of w (+inf where there is none). Each finite bound
+        w_k <= u_k is a hard constraint in the working set from the start, never pruned, and
+        w is clipped to the bounds after each QP (which meets them up to rounding).
     callback : called after inference in every iteration with a dict: the iteration's history
         entry plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
         ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
@@ -102,11 +109,22 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
     dim = model.size_joint_feature
     ws = working_set if working_set is not None else WorkingSet(dim)
     w = np.zeros(dim) if w0 is None else np.asarray(w0, dtype=float).copy()
+    if upper is not None:
+        upper = np.asarray(upper, dtype=float)
+        if upper.shape != (dim,) or np.isnan(upper).any():
+            raise ValueError(f"upper must hold {dim} bounds (+inf for none), got shape {upper.shape}")
+        bounded = np.flatnonzero(np.isfinite(upper))
+        have = {int(np.argmin(row)) for row in ws.G[ws.permanent]}    # rows -e_k
+        for k in bounded:
+            if int(k) not in have:
+                ws.add(-np.eye(1, dim, int(k)).ravel(), -float(upper[k]), soft=False, permanent=True)
+        w = np.minimum(w, upper)
     dual = 0.0
     history = []
     converged = False
-    if len(ws):          # a warm working set: start from its optimum
+    if not ws.permanent.all():    # a warm working set: start from its optimum
         w, dual, _ = _solve_working_set(ws, C, tol)
+        w = w if upper is None else np.minimum(w, upper)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         cut = model.most_violated(w)
@@ -138,11 +156,13 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
             ws.add(_row(hard, worst_hard), 1.0, soft=False)
         t0 = time.perf_counter()
         w, dual, active = _solve_working_set(ws, C, tol)
+        if upper is not None:
+            w = np.minimum(w, upper)
         history[-1]["qp_seconds"] = time.perf_counter() - t0
         # prune constraints that have been inactive for prune_after iterations in a row
         ws.idle = np.where(active, 0, ws.idle + 1)
-        if prune_after and np.any(ws.idle >= prune_after):
-            ws.keep(ws.idle < prune_after)
+        if prune_after and np.any((ws.idle >= prune_after) & ~ws.permanent):
+            ws.keep((ws.idle < prune_after) | ws.permanent)
     return CuttingPlaneResult(w, history[-1]["primal"], history[-1]["dual"], history[-1]["gap"],
                               converged, n_iter, history, ws)
 

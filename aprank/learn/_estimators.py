@@ -118,13 +118,13 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return RankingModel(X, is_pos, self._loss(), qid=qid, algorithm=self._algorithm(),
                             empty=self.empty if empty is None else empty)
 
-    def _train(self, model: StructuredModel, hard=None):
+    def _train(self, model: StructuredModel, hard=None, upper=None):
         """Run the cutting plane on ``model``; returns the CuttingPlaneResult."""
         working_set, w0, fingerprint = None, None, None
         if self.warm_start:
             # the working set's constraints hold only for the same data, structure, loss and
             # hard constraints, which the fingerprint covers (computed only when needed)
-            fingerprint = digest(model.fingerprint(), hard)
+            fingerprint = digest(model.fingerprint(), hard, upper)
             if getattr(self, "_fingerprint", None) == fingerprint:
                 working_set = self._working_set
             elif getattr(self, "_w", None) is not None and self._w.shape[0] == model.size_joint_feature:
@@ -142,7 +142,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         try:
             res = cutting_plane(model, float(self.C), tol=self.tol, max_iter=self.max_iter,
                                 prune_after=self.prune_after, hard=hard, w0=w0,
-                                working_set=working_set, callback=callback)
+                                working_set=working_set, upper=upper, callback=callback)
         finally:
             if bar is not None:
                 bar.close()

@@ -11,7 +11,8 @@ the registry (by algorithm name). The learners in ``aprank.learn`` see only this
 
 Latent models (weak supervision) add ``latent(w)``: impute the hidden variables at w and return
 the completed model, on which the learner runs as on any other (see ``aprank.learn.cccp``).
-Models of pairwise labellings will add max-marginals.
+Models of pairwise labellings (``HOBModel``, ``HOAPModel``) work from max-marginals and give
+upper bounds of w (``upper``: w2 <= 0, where graph cuts are exact) for the learner to enforce.
 """
 from __future__ import annotations
 

@@ -1,0 +1,252 @@
+"""HOB-SVM and HOAP-SVM (paper 002): ranking with pairs of samples that tend to share a label.
+
+Both take the pairs at ``fit`` and at prediction: ``groups`` (every pair of samples with the
+same group is linked, e.g. segments of one recording; this survives cross-validation, since a
+fold keeps whole groups or parts of them) or explicit ``edges`` (an (m, 2) array of row
+indices, or a scipy.sparse adjacency matrix). Samples are ranked by their max-marginal
+difference s_i = m_i^+ - m_i^- (eq. 11), computed on the pairs given with the samples.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from aprank.inference import PairwiseGraph
+from aprank.learn._cccp import cccp
+from aprank.learn._cutting_plane import cutting_plane
+from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
+from aprank.losses import AveragePrecision, PairwiseZeroOne
+from aprank.metrics import average_precision
+from aprank.models import HOAPModel, HOBModel, pair_features
+
+__all__ = ["HOBSVM", "HOAPSVM", "group_pairs"]
+
+
+def group_pairs(groups) -> np.ndarray:
+    """(m, 2) array of every pair (i, j), i < j, of samples with equal ``groups`` entries."""
+    groups = np.asarray(groups)
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be 1-D, got shape {groups.shape}")
+    order = np.argsort(groups, kind="stable")
+    _, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
+    pairs = [order[s0 + np.column_stack(np.triu_indices(k, 1))]
+             for s0, k in zip(starts, counts) if k > 1]
+    if not pairs:
+        return np.zeros((0, 2), dtype=np.int64)
+    pairs = np.concatenate(pairs).astype(np.int64)
+    return np.sort(pairs, axis=1)
+
+
+class _HighOrder(_StructuredSVM):
+    """Shared by HOB-SVM and HOAP-SVM: the pairs, the pair features, the prediction."""
+
+    _has_intercept = True
+
+    def _check_params(self):
+        if not (isinstance(self.eta, (int, float, np.number)) and np.isfinite(self.eta)
+                and self.eta >= 0):
+            raise ValueError(f"eta must be a finite number >= 0, got {self.eta!r}")
+
+    def _graph(self, n, edges, groups) -> PairwiseGraph:
+        if edges is not None and groups is not None:
+            raise ValueError("pass the pairs as edges or as groups, not both")
+        if groups is not None:
+            groups = np.asarray(groups)
+            if groups.shape != (n,):
+                raise ValueError(f"groups must hold one entry per sample ({n}), got shape "
+                                 f"{groups.shape}")
+            edges = group_pairs(groups)
+        return PairwiseGraph(n, edges)
+
+    def _pair_features(self, X, graph):
+        return pair_features(X, graph.edges, self.pair_feature)
+
+    def decision_function(self, X, edges=None, groups=None):
+        """Max-marginal differences m_i^+ - m_i^- of the samples X linked by ``edges`` or
+        ``groups`` (eq. 11): rank by them, highest first. Without pairs: w'x + b."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        graph = self._graph(X.shape[0], edges, groups)
+        model = HOBModel(self._design(X), np.zeros(X.shape[0], bool), graph,
+                         self._pair_features(X, graph), self.eta, algorithm=self.algorithm,
+                         loss=PairwiseZeroOne(J=1.0))
+        return model.max_marginals(self._energy_w()).scores
+
+    def predict(self, X, edges=None, groups=None):
+        """The labelling maximising the score (labels of ``classes_``)."""
+        return self.classes_[(self.decision_function(X, edges, groups) > 0).astype(int)]
+
+    def score(self, X, y, edges=None, groups=None):
+        """Average precision of the ranking by max-marginal differences."""
+        check_is_fitted(self)
+        return average_precision(np.asarray(y) == self.classes_[1],
+                                 self.decision_function(X, edges, groups))
+
+    def _store_pairs(self, res, n_features):
+        self._store(res, n_features)
+        self.coef_pairs_ = res.w[n_features + 1:].copy()
+
+    def _energy_w(self):
+        return np.r_[self.coef_, self.intercept_ / self.intercept_scaling, self.coef_pairs_]
+
+
+_PAIR_DOC = """
+    eta : float >= 0, default 1.0
+        Weight of the pair block of the joint feature (eq. 5); 0 ignores the pairs.
+    pair_feature : callable, optional
+        ``pair_feature(A, B) -> (m, d2)`` non-negative features of the pairs (rows of A and B);
+        default exp(-(a - b)^2) elementwise (eq. 5).
+    algorithm : str, default "graphcut"
+        Max-marginal algorithm of the "pairwise" kind.
+    intercept_scaling : float, default 1.0
+        Value of the constant feature carrying the (regularised) bias.
+"""
+
+
+class HOBSVM(_HighOrder):
+    __doc__ = """HOB-SVM (paper 002 sec. 3): a structural SVM over labellings with pair terms,
+    ranking by max-marginal differences.
+
+    The joint feature has a unary block (a bias included) and a pair block summing Phi over the
+    linked pairs with different labels; the loss is the weighted 0-1 loss of eq. 7 with
+    J = N / P. Trained by the 1-slack cutting plane with w2 <= 0 (eq. 8: graph cuts are exact
+    there), loss-augmented inference by graph cuts. The joint feature is divided by J P + N
+    (the loss's normaliser): with eta = 0 and J = 1 the problem is BinarySVM's (J = 1). With
+    J != 1 the two differ: BinarySVM weighs a positive's hinge by J (a weighted sample), HOB-SVM,
+    as eq. 7, asks a positive for a margin J (a weight in a label-dependent joint feature
+    cannot be used at prediction, where labels are unknown).
+
+    Parameters
+    ----------
+    J : float, optional
+        Weight of a positive in the loss; default N / P.
+""" + _PAIR_DOC + _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
+        A query without positives: raise, or leave it out of training and of ``score``.
+""", "") + """    coef_pairs_ : (d2,) pair weights w2 (all <= 0).
+    intercept_ : the bias.
+"""
+
+    def __init__(self, C=1.0, eta=1.0, *, J=None, pair_feature=None, algorithm="graphcut",
+                 intercept_scaling=1.0, tol=1e-3, max_iter=1000, prune_after=50, verbose=False,
+                 warm_start=False, callback=None):
+        self.eta = eta
+        self.J = J
+        self.pair_feature = pair_feature
+        self.algorithm = algorithm
+        self.intercept_scaling = intercept_scaling
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
+                         verbose=verbose, warm_start=warm_start, callback=callback)
+
+    def _loss(self):
+        return PairwiseZeroOne(self.J)
+
+    def fit(self, X, y, edges=None, groups=None):
+        """Learn w from samples X, binary labels y and the pairs (``edges`` or ``groups``)."""
+        self._check_params()
+        X, is_pos, _ = self._validate_fit(X, y, None)
+        graph = self._graph(X.shape[0], edges, groups)
+        model = HOBModel(self._design(X), is_pos, graph, self._pair_features(X, graph), self.eta,
+                         self._loss(), algorithm=self.algorithm)
+        res = self._train(model, upper=model.upper)
+        self._store_pairs(res, X.shape[1])
+        self.normaliser_ = model.Z
+        return self
+
+
+class HOAPSVM(_HighOrder):
+    __doc__ = """HOAP-SVM (paper 002 sec. 4): AP loss over the ranking by max-marginal
+    differences, learned by CCCP (Algorithm 1).
+
+    Each outer iteration fixes, at w_t, the max-marginal labelling of every sample's true label
+    (Proposition 4) and solves the convex problem that results with the 1-slack cutting plane,
+    whose most violated ranking is exact AP inference on the scores of Proposition 5; w2 <= 0
+    throughout. The objective F(w) = 1/2 ||w||^2 + C max_R [Delta + S(R) - S(R*)] never
+    increases by more than the inner tolerance ``tol``; stops when it decreases by less than
+    ``tol``. The ranking's score uses paper 004's normalisation 1 / (P N), so with eta = 0 the
+    problem is APSVM's.
+
+    Parameters
+    ----------
+    init : {"hob", "zero"}, default "hob"
+        Start from a HOBSVM with the same C and eta (as the paper), or from w = 0 (with
+        eta = 0 the first outer iteration is then APSVM's fit, step for step).
+    ranking_algorithm : str, default "qs"
+        Exact AP inference algorithm.
+    max_outer : int, default 50
+        CCCP iterations (a ConvergenceWarning is raised when reached).
+    callback : callable, optional
+        Called after each CCCP iteration with its ``cccp_history_`` entry plus ``w``.
+""" + _PAIR_DOC + _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
+        A query without positives: raise, or leave it out of training and of ``score``.
+""", "").replace("""    callback : callable, optional
+        Called in every cutting-plane iteration with a dict: the iteration's ``history_``
+        entry plus ``w`` and ``result`` (the inference result, e.g. its ``ranks``). For
+        diagnostics and figures; it must not modify what it receives.
+""", "").replace("""    warm_start : bool
+        Reuse the previous fit: its working set when the data, queries, loss and constraints
+        are the same (e.g. a path over C), else its weights as the starting point.
+""", "") + """    coef_pairs_ : (d2,) pair weights w2 (all <= 0).
+    intercept_ : the bias.
+    n_outer_, converged_ : CCCP iterations and whether the objective stopped decreasing.
+    objective_ : F(w) at the returned w; ``cccp_history_``: per outer iteration, the objective
+        at its w_t and the inner iterations.
+    hob_ : the HOBSVM of ``init="hob"``.
+"""
+
+    def __init__(self, C=1.0, eta=1.0, *, init="hob", pair_feature=None, algorithm="graphcut",
+                 ranking_algorithm="qs", intercept_scaling=1.0, tol=1e-3, max_iter=1000,
+                 max_outer=50, prune_after=50, verbose=False, callback=None):
+        self.eta = eta
+        self.init = init
+        self.pair_feature = pair_feature
+        self.algorithm = algorithm
+        self.ranking_algorithm = ranking_algorithm
+        self.intercept_scaling = intercept_scaling
+        self.max_outer = max_outer
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
+                         verbose=verbose, warm_start=False, callback=callback)
+
+    def _loss(self):
+        return AveragePrecision()
+
+    def _algorithm(self):
+        return self.ranking_algorithm
+
+    def fit(self, X, y, edges=None, groups=None):
+        """Learn w from samples X, binary labels y and the pairs (``edges`` or ``groups``)."""
+        self._check_params()
+        if self.init not in ("hob", "zero"):
+            raise ValueError(f"init must be 'hob' or 'zero', got {self.init!r}")
+        if not (isinstance(self.max_outer, (int, np.integer)) and self.max_outer >= 1):
+            raise ValueError(f"max_outer must be an integer >= 1, got {self.max_outer!r}")
+        X, is_pos, _ = self._validate_fit(X, y, None)
+        graph = self._graph(X.shape[0], edges, groups)
+        Phi = self._pair_features(X, graph)
+        model = HOAPModel(self._design(X), is_pos, graph, Phi, self.eta, algorithm=self.algorithm,
+                          ranking_algorithm=self.ranking_algorithm)
+        w0 = None
+        if self.init == "hob":
+            self.hob_ = HOBSVM(self.C, self.eta, pair_feature=self.pair_feature,
+                               algorithm=self.algorithm, intercept_scaling=self.intercept_scaling,
+                               tol=self.tol, max_iter=self.max_iter,
+                               prune_after=self.prune_after).fit(X, y, edges=graph.edges)
+            # HOB's joint feature is divided by its normaliser: the same energy at w / Z
+            w0 = np.r_[self.hob_.coef_, self.hob_.intercept_ / self.intercept_scaling,
+                       self.hob_.coef_pairs_] / self.hob_.normaliser_
+        options = {"tol": self.tol, "max_iter": self.max_iter, "prune_after": self.prune_after,
+                   "upper": model.upper}
+        res = cccp(model, float(self.C), tol=self.tol, max_outer=self.max_outer, w0=w0,
+                   inner=cutting_plane, inner_options=options, callback=self.callback)
+        if not res.converged:
+            warnings.warn(f"HOAPSVM: CCCP did not converge in {self.max_outer} outer iterations",
+                          ConvergenceWarning)
+        # the inner run that produced w: its gap, iterations and history
+        self._store_pairs(res.inner, X.shape[1])
+        self.converged_, self.n_outer_ = res.converged, res.n_outer
+        self.objective_ = res.objective
+        self.cccp_history_ = res.history
+        return self
