@@ -12,7 +12,7 @@ from aprank.learn import APSVM, HOAPSVM, HOBSVM, BinarySVM, group_pairs
 from aprank.losses import PairwiseZeroOne, ZeroOne
 from aprank.models import HOBModel, RankingModel, pair_features
 
-EXACT = ("graphcut", "graphcut-static")
+EXACT = ("graphcut", "graphcut-dynamic", "graphcut-static")
 
 
 def _scale(*arrays):
@@ -60,7 +60,7 @@ def test_crosscheck_covers_the_pairwise_kind():
     report = aprank.crosscheck("pairwise-zero-one", n_trials=60, max_n=300)
     assert report.ok, str(report)
     assert report.kinds["pairwise-zero-one"] == "pairwise"
-    assert set(report.algorithms["pairwise-zero-one"]) >= {"graphcut", "graphcut-static", "brute"}
+    assert set(report.algorithms["pairwise-zero-one"]) == {"graphcut", "graphcut-dynamic", "graphcut-static", "brute"}
 
 
 def test_graphcut_refuses_positive_pair_scores_and_brute_does_not():
@@ -300,3 +300,31 @@ def test_estimator_bad_input():
         HOBSVM(pair_feature=lambda a, b: a - b).fit(X, y, groups=groups)
     with pytest.raises(ValueError, match="exactly 2 classes"):
         HOBSVM().fit(X, np.zeros_like(y), groups=groups)
+
+
+@pytest.mark.parametrize("up_to", [10, 16])
+def test_enumeration_and_cuts_agree_on_mixed_components(monkeypatch, up_to):
+    """Components of 1 to 20 samples: "graphcut" (enumerating those of at most ``up_to``)
+    against dynamic cuts alone, max-marginals and the value of every flipped labelling."""
+    from aprank.inference import _pairwise
+    monkeypatch.setattr(_pairwise, "ENUMERATE_UP_TO", up_to)
+    rng = np.random.default_rng(up_to)
+    for trial in range(10):
+        sizes = rng.integers(1, 21, 8)
+        inst = _pairwise.group_instance(5, int(sizes.sum()) - 5, 1.0, seed=trial, sizes=sizes)
+        c = np.where(rng.random(inst.edge_scores.size) < 0.3, 0.0, inst.edge_scores)
+        problem = PairwiseProblem(inst.labels, edges=inst.edges, edge_scores=c)
+        ref = problem.solve(inst.scores, algorithm="graphcut-dynamic")
+        got = problem.solve(inst.scores, algorithm="graphcut", flips=True)
+        tol = 1e-9 * _scale(ref.m_plus, ref.m_minus)
+        np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol)
+        np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol)
+        unary = inst.scores + problem.loss_unary
+        y = got.labelling.astype(bool)
+        assert problem.score(y, unary, c) + problem.loss_constant == pytest.approx(got.value, abs=tol)
+        flips = got.flips.tocsr()
+        for i in range(y.size):
+            other = y.copy()
+            other[flips[i].indices] ^= True
+            expected = got.m_minus[i] if y[i] else got.m_plus[i]
+            assert problem.score(other, unary, c) + problem.loss_constant == pytest.approx(expected, abs=tol)

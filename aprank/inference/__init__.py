@@ -3,8 +3,9 @@
 Layout: ``_registry.py`` (the one table), ``_problem.py`` (the validated problem type of the
 ranking and labelling kinds), ``_topk.py`` (that of the top-k kind, with the c-star kernel
 ``_cstar_cy.pyx`` / ``_cstar.hpp``), ``_pairwise.py`` (that of the pairwise kind: labellings of
-linked samples and their max-marginals by graph cuts with PyMaxflow), ``_infer.py`` (``infer``, ``infer_batch``), ``_builtin.py`` (the
-built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles) and one compiled
+linked samples and their max-marginals by graph cuts with PyMaxflow, small components by the
+enumeration kernel ``_enumerate_cy.pyx``), ``_infer.py`` (``infer``, ``infer_batch``),
+``_builtin.py`` (the built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles) and one compiled
 kernel per algorithm (``_<name>_cy.pyx``) behind the shared driver ``_driver_cy.pyx``.
 """
 try:

@@ -97,9 +97,14 @@ ALGORITHMS = (
               "exhaustive over k-subsets: the oracle", _topk.run_brute, cost=_brute_subset_cost,
               max_samples=_topk.BRUTE_MAX_SAMPLES),
     Algorithm("graphcut", "pairwise", ("pairwise-zero-one",), True,
+              f"O(2^k k) per component of k <= {_pairwise.ENUMERATE_UP_TO}; larger: as "
+              "graphcut-dynamic",
+              "compiled enumeration of small components, else graphcut-dynamic; pair scores <= 0",
+              _pairwise.run_graphcut, cost=_graphcut_cost),
+    Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
               "one s-t min cut per component + one dynamic re-cut per sample",
               "paper 002 sec. 3; Boykov-Kolmogorov (PyMaxflow), dynamic cuts of Kohli-Torr 2005; "
-              "pair scores <= 0", _pairwise.run_graphcut, cost=_graphcut_cost),
+              "pair scores <= 0", _pairwise.run_graphcut_dynamic, cost=_graphcut_cost),
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",
               "the baseline of dynamic cuts; pair scores <= 0", _pairwise.run_graphcut_static,

@@ -34,12 +34,14 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from aprank import validation
+from aprank.inference import _enumerate_cy
 from aprank.inference._problem import Instance, QueryProblem
 from aprank.inference._registry import resolve
 from aprank.losses import get_loss
 
 __all__ = ["PairwiseGraph", "PairwiseCall", "PairwiseProblem", "PairwiseInstance",
-           "PairwiseResult", "max_marginals", "run_graphcut", "run_graphcut_static", "run_brute",
+           "PairwiseResult", "max_marginals", "run_graphcut", "run_graphcut_dynamic",
+           "run_graphcut_static", "run_brute", "ENUMERATE_UP_TO",
            "BRUTE_MAX_SAMPLES"]
 
 BRUTE_MAX_SAMPLES = 16
@@ -182,22 +184,57 @@ class _Components:
         return g, float(np.maximum(s, 0.0).sum()), ea, eb, w
 
 
-def _run_cuts(call: PairwiseCall, dynamic: bool, name: str) -> None:
+def _neighbours(parts: _Components):
+    """CSR of each node's neighbours and pair scores (a pair listed at both ends)."""
+    nl = parts.n_linked
+    rows = np.r_[parts.ea, parts.eb]
+    by = np.argsort(rows, kind="stable")
+    ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=nl))].astype(np.int64)
+    return ptr, np.r_[parts.eb, parts.ea][by], np.r_[parts.c, parts.c][by]
+
+
+def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
+    """Components ``comps`` by the compiled enumeration (:mod:`_enumerate_cy`)."""
+    nl = parts.n_linked
+    ptr, nbr, nbr_c = _neighbours(parts)
+    best_code = np.zeros(best.size, dtype=np.int64)
+    other_code = np.zeros(nl, dtype=np.int64)
+    _enumerate_cy.enumerate_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
+                                       parts.e_off, ptr, nbr, nbr_c, comps, best_code, best,
+                                       other_code, other, call.want_marginals)
+    sizes = np.diff(parts.offsets)
+    nodes = np.flatnonzero(np.isin(parts.cid, comps))
+    q = parts.cid[nodes]
+    position = nodes - parts.offsets[q]
+    y_nodes[nodes] = (best_code[q] >> position) & 1
+    if call.want_flips:
+        changed = other_code[nodes] ^ best_code[q]
+        for bit in range(int(sizes[comps].max()) if comps.size else 0):
+            hit = ((changed >> bit) & 1).astype(bool)
+            rows.append(parts.order[nodes[hit]])
+            cols.append(parts.order[parts.offsets[q[hit]] + bit])
+
+
+def _run(call: PairwiseCall, name: str, dynamic: bool = True, small: int = 0) -> None:
     """Per linked component one cut for the maximum; then, for the max-marginals, each sample
     clamped in turn to the label it does not take. ``dynamic`` re-solves each clamp from the
     previous flow and search trees (and removes the clamp again, which the next re-solve
     absorbs); otherwise both clamped cuts of every sample are built and cut from scratch (the
-    2n cuts of the naive method)."""
+    2n cuts of the naive method). Components of at most ``small`` samples are enumerated by the
+    compiled kernel instead."""
     call.require_submodular(name)
     n = call.graph.n
     parts = _Components(call)
     nl = parts.n_linked
-    K = parts.offsets.size - 1
-    best = np.zeros(K)
+    sizes = np.diff(parts.offsets)
+    best = np.zeros(sizes.size)
     other = np.zeros(nl)       # per node: its component's maximum with the node's label flipped
     y_nodes = np.zeros(nl, dtype=bool)
     rows, cols = [], []
-    for c in range(K):
+    enumerated = np.flatnonzero(sizes <= small)
+    if enumerated.size:
+        _enumerate_small(call, parts, enumerated, y_nodes, best, other, rows, cols)
+    for c in np.flatnonzero(sizes > small):
         a, b = int(parts.offsets[c]), int(parts.offsets[c + 1])
         k = b - a
         g, base, ea, eb, w = parts.graph(c)
@@ -263,17 +300,29 @@ def _run_cuts(call: PairwiseCall, dynamic: bool, name: str) -> None:
                                    shape=(n, n))
 
 
+#: Components of at most this many samples are enumerated by "graphcut" (2^k k steps against
+#: k dynamic re-cuts with a Python call each; the crossover measured by
+#: ``python -m aprank bench --pairwise``).
+ENUMERATE_UP_TO = 10
+
+
 def run_graphcut(call: PairwiseCall) -> None:
+    """Compiled enumeration for components of at most ENUMERATE_UP_TO samples, dynamic graph
+    cuts (:func:`run_graphcut_dynamic`) for larger ones."""
+    _run(call, "graphcut", dynamic=True, small=ENUMERATE_UP_TO)
+
+
+def run_graphcut_dynamic(call: PairwiseCall) -> None:
     """Max-marginals by dynamic graph cuts (Kohli and Torr 2005; PyMaxflow's Boykov-Kolmogorov
     with ``reuse_trees``): one cut per component, then one clamp per sample, re-solved from the
     previous flow and search trees."""
-    _run_cuts(call, dynamic=True, name="graphcut")
+    _run(call, "graphcut-dynamic", dynamic=True)
 
 
 def run_graphcut_static(call: PairwiseCall) -> None:
     """The baseline of dynamic cuts: both max-marginals of every sample by a cut from scratch
     (2n cuts, plus one per component for the maximum)."""
-    _run_cuts(call, dynamic=False, name="graphcut-static")
+    _run(call, "graphcut-static", dynamic=False)
 
 
 def run_brute(call: PairwiseCall) -> None:
