@@ -47,6 +47,14 @@ def _cmd_bench(args) -> int:
         return _iteration(args)
     if args.torch:
         return _torch_bench(args)
+    if args.pairwise:
+        rows, source = bench.pairwise_scaling(repeats=args.repeats)
+        table = bench.format_pairwise(rows, source, bench.enumeration_crossover(repeats=args.repeats))
+        print(table)
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(table + "\n")
+        return 0
     if args.cstar:
         rows, slopes = bench.cstar_scaling(repeats=args.repeats)
         print("c-star top-k inference (no loss term), one query, k = 100, against numpy.argsort "
@@ -146,6 +154,9 @@ def main(argv=None) -> int:
     p.add_argument("--d", type=int, default=16, help="features for --iteration")
     p.add_argument("--cstar", action="store_true",
                    help="only the c-star top-k kernel against N for core sizes 0, 2, 5, 8")
+    p.add_argument("--pairwise", action="store_true",
+                   help="only the max-marginals of the pairwise kind (HOB/HOAP-SVM): enumeration, "
+                   "dynamic cuts and cuts from scratch at n = 1e4, 1e5")
     p.add_argument("--torch", action="store_true",
                    help="only the PyTorch AP hinge, both backends, against torch.sort")
     p.set_defaults(func=_cmd_bench)

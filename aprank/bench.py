@@ -11,6 +11,11 @@ overlap (the kernels release the GIL).
 
 :func:`iteration_overhead` times one cutting-plane iteration of a real fit and splits it into
 inference, QP and everything else (products with X included).
+
+:func:`pairwise_scaling` times every max-marginal of samples linked in groups shaped like the
+HJA birdsong recordings (``bench --pairwise``): compiled enumeration plus dynamic cuts, dynamic
+cuts alone, and 2n cuts from scratch; :func:`enumeration_crossover` finds the component size
+where enumeration stops paying.
 """
 from __future__ import annotations
 
@@ -22,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from aprank.inference import RankingProblem, TopKProblem, algorithms, infer, kinds
+from aprank.datasets import load_hja_birdsong
+from aprank.inference import (PairwiseProblem, RankingProblem, TopKProblem, algorithms, infer, kinds,
+                              max_marginals)
 from aprank.learn import cutting_plane
 from aprank.losses import PrecisionAtK
 from aprank.models import RankingModel
@@ -240,4 +247,83 @@ def format_cstar(rows, slopes) -> str:
     out.append("")
     out.append("Slope of log time against log N: " + ", ".join(
         f"C = {C}: {s:.2f}" for C, s in slopes.items()))
+    return "\n".join(out)
+
+
+#: Sizes of the max-marginal benchmark (issue: n = 1e4 and 1e5 with the birdsong groups).
+PAIRWISE_SIZES = (10_000, 100_000)
+PAIRWISE_ALGORITHMS = ("graphcut", "graphcut-dynamic", "graphcut-static")
+
+
+def birdsong_group_sizes():
+    """(sizes, source): the number of labelled segments of each HJA birdsong recording, or,
+    without the data, groups of 9 (its median) and a note saying so."""
+    try:
+        data = load_hja_birdsong()
+    except FileNotFoundError:
+        return np.array([9]), "groups of 9 samples (HJA birdsong data not found; its median)"
+    sizes = np.unique(data.recording, return_counts=True)[1]
+    return sizes, (f"group sizes resampled from the {sizes.size} HJA birdsong recordings "
+                   f"(median {np.median(sizes):g}, max {sizes.max()} segments)")
+
+
+def _grouped(n: int, sizes: np.ndarray, seed: int):
+    """A problem of n samples (10% positive) in groups drawn from ``sizes``, every pair within a
+    group linked: (problem, scores)."""
+    rng = np.random.default_rng(seed)
+    groups = rng.choice(sizes, size=2 * n // max(1, int(sizes.min())) + 1)
+    groups = groups[: int(np.searchsorted(np.cumsum(groups), n)) + 1]
+    groups[-1] -= int(groups.sum()) - n
+    instance = PairwiseProblem.grouped_instance(n // 10, n - n // 10, 1.0, seed, sizes=groups)
+    problem = PairwiseProblem(instance.labels, edges=instance.edges,
+                              edge_scores=instance.edge_scores)
+    return problem, instance.scores
+
+
+def pairwise_scaling(sizes=PAIRWISE_SIZES, algorithms=PAIRWISE_ALGORITHMS, repeats: int = 3,
+                     seed: int = 0):
+    """Time every max-marginal (loss-augmented, the labelling included) of n samples linked in
+    birdsong-shaped groups: rows (n, pairs, algorithm, seconds, seconds / numpy.argsort of the
+    scores), and the groups' source."""
+    group_sizes, source = birdsong_group_sizes()
+    rows = []
+    for n in sizes:
+        problem, scores = _grouped(n, group_sizes, seed)
+        t_sort = median_time(lambda: np.argsort(scores), repeats, 10.0)
+        for name in algorithms:
+            seconds = median_time(lambda: problem.solve(scores, algorithm=name), repeats, 30.0)
+            rows.append((n, problem.graph.n_edges, name, seconds, seconds / t_sort))
+    return rows, source
+
+
+def enumeration_crossover(ks=(4, 6, 8, 10, 11, 12, 14), n: int = 6_000, repeats: int = 3,
+                          seed: int = 0):
+    """Per component size k (every group a clique of k): microseconds per sample of all
+    max-marginals by compiled enumeration against dynamic cuts alone."""
+    rows = []
+    for k in ks:
+        problem, scores = _grouped(n - n % k, np.array([k]), seed)
+        e = median_time(lambda: max_marginals(scores, edge_scores=problem.edge_scores,
+                                              graph=problem.graph, enumerate_up_to=k),
+                        repeats, 10.0)
+        d = median_time(lambda: max_marginals(scores, edge_scores=problem.edge_scores,
+                                              graph=problem.graph, algorithm="graphcut-dynamic"),
+                        repeats, 10.0)
+        rows.append((k, e * 1e6 / problem.n_samples, d * 1e6 / problem.n_samples))
+    return rows
+
+
+def format_pairwise(rows, source, crossover) -> str:
+    out = [f"All max-marginals of n samples (10% positive, loss-augmented), {source}, every pair "
+           "of a group linked:", "",
+           "| n | pairs | algorithm | time (ms) | us per sample | x numpy.argsort | "
+           "graphcut-static / this |", "|---:|---:|---|---:|---:|---:|---:|"]
+    static = {r[0]: r[3] for r in rows if r[2] == "graphcut-static"}
+    for n, m, name, seconds, ratio in rows:
+        vs = f"{static[n] / seconds:.1f}" if n in static else "-"
+        out.append(f"| {n:.0e} | {m} | {name} | {seconds * 1e3:.1f} | {seconds * 1e6 / n:.2f} | "
+                   f"{ratio:.0f} | {vs} |")
+    out += ["", "Enumeration against dynamic cuts per component size k (cliques), us per sample:",
+            "", "| k | enumeration | dynamic cuts |", "|---:|---:|---:|"]
+    out += [f"| {k} | {e:.2f} | {d:.2f} |" for k, e, d in crossover]
     return "\n".join(out)

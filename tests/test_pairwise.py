@@ -271,6 +271,7 @@ def test_with_eta_zero_hoapsvm_ranks_as_apsvm(init):
                          ap.decision_function(X))
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")   # max_outer=3
 def test_estimators_pickle_and_predict_alike():
     X, y, groups = _grouped(seed=8)
     for est in (HOBSVM(C=1.0, eta=0.5), HOAPSVM(C=1.0, eta=0.5, max_outer=3)):
@@ -328,3 +329,13 @@ def test_enumeration_and_cuts_agree_on_mixed_components(monkeypatch, up_to):
             other[flips[i].indices] ^= True
             expected = got.m_minus[i] if y[i] else got.m_plus[i]
             assert problem.score(other, unary, c) + problem.loss_constant == pytest.approx(expected, abs=tol)
+
+
+@pytest.mark.parametrize("heading", ["### Pairwise labellings and max-marginals",
+                                     "### High-order rankers"])
+def test_readme_examples_run(heading):
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split(heading)[1].split("\n### ")[0]
+    code = section.split("```python\n")[1].split("```")[0]
+    exec(compile(code, f"README {heading}", "exec"), {})

@@ -58,12 +58,12 @@ def enumerate_components(const double[::1] s, const i64[::1] offsets, const i64[
     labelling of the component with p's label flipped, and its value.
     """
     cdef i64 n_comps = comps.shape[0]
-    cdef i64 qi, q, a, k, e0, e1, j, node, p, v, i, code, bcode, t, steps
+    cdef i64 qi, q, a, k, e0, e1, j, node, p, i, r, code, bcode, t, steps, bj
     cdef double score, bval
-    cdef double run1[64]
-    cdef double run0[64]
-    cdef i64 code1[64]
-    cdef i64 code0[64]
+    # run[2 i + b]: the best score seen with label b at the component's i-th sample; indexing by
+    # the label, not branching on it, keeps the walk free of unpredictable branches
+    cdef double run[128]
+    cdef i64 run_code[128]
     with nogil:
         for qi in range(n_comps):
             q = comps[qi]
@@ -76,42 +76,35 @@ def enumerate_components(const double[::1] s, const i64[::1] offsets, const i64[
             bcode = 0
             bval = 0.0
             for i in range(k):
-                run0[i] = 0.0
-                code0[i] = 0
-                run1[i] = -INFINITY
-                code1[i] = 0
+                run[2 * i] = 0.0
+                run[2 * i + 1] = -INFINITY
+                run_code[2 * i] = 0
+                run_code[2 * i + 1] = 0
             steps = (<i64>1) << k
             for t in range(1, steps):
                 j = __builtin_ctzll(<unsigned long long>t)
                 node = a + j
-                if _bit(code, j):
-                    score -= s[node]
-                else:
-                    score += s[node]
+                bj = _bit(code, j)
+                # flipping y_j adds s_j (0 -> 1) or removes it; a pair to a neighbour with the
+                # same label becomes cut (+c), one with the other label uncut (-c). +-1 factors
+                # are exact, so this adds the same numbers as branches would.
+                score += (1 - 2 * bj) * s[node]
                 for p in range(nbr_ptr[node], nbr_ptr[node + 1]):
-                    v = nbr[p] - a
-                    # the pair is cut after the flip exactly when it was uncut before
-                    if _bit(code, v) == _bit(code, j):
-                        score += nbr_c[p]
-                    else:
-                        score -= nbr_c[p]
+                    score += (1 - 2 * (_bit(code, nbr[p] - a) ^ bj)) * nbr_c[p]
                 code ^= (<i64>1) << j
                 if score > bval:
                     bval = score
                     bcode = code
                 if marginals:
                     for i in range(k):
-                        if _bit(code, i):
-                            if score > run1[i]:
-                                run1[i] = score
-                                code1[i] = code
-                        elif score > run0[i]:
-                            run0[i] = score
-                            code0[i] = code
+                        r = 2 * i + _bit(code, i)
+                        if score > run[r]:
+                            run[r] = score
+                            run_code[r] = code
             best_code[q] = bcode
             best[q] = _value(bcode, a, k, s, ea, eb, c, e0, e1)
             if marginals:
                 for i in range(k):
-                    code = code0[i] if _bit(bcode, i) else code1[i]
+                    code = run_code[2 * i + 1 - _bit(bcode, i)]
                     other_code[a + i] = code
                     other[a + i] = _value(code, a, k, s, ea, eb, c, e0, e1)

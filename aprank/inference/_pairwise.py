@@ -118,8 +118,10 @@ class PairwiseCall:
     and the best one with sample i taking the other value; i itself included)."""
 
     def __init__(self, graph: PairwiseGraph, unary: np.ndarray, pair: np.ndarray,
-                 want_flips: bool = False, want_marginals: bool = True):
+                 want_flips: bool = False, want_marginals: bool = True,
+                 enumerate_up_to: Optional[int] = None):
         self.graph, self.unary, self.pair = graph, unary, pair
+        self.enumerate_up_to = _as_enumerate_up_to(enumerate_up_to)
         self.want_flips = want_flips
         self.want_marginals = want_marginals or want_flips
         self.labelling = np.zeros(graph.n, dtype=np.uint8)
@@ -306,10 +308,19 @@ def _run(call: PairwiseCall, name: str, dynamic: bool = True, small: int = 0) ->
 ENUMERATE_UP_TO = 10
 
 
+def _as_enumerate_up_to(k) -> int:
+    if k is None:
+        return ENUMERATE_UP_TO
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= _enumerate_cy.MAX_SIZE:
+        raise ValueError(f"enumerate_up_to must be an integer in [0, {_enumerate_cy.MAX_SIZE}], "
+                         f"got {k!r}")
+    return int(k)
+
+
 def run_graphcut(call: PairwiseCall) -> None:
-    """Compiled enumeration for components of at most ENUMERATE_UP_TO samples, dynamic graph
-    cuts (:func:`run_graphcut_dynamic`) for larger ones."""
-    _run(call, "graphcut", dynamic=True, small=ENUMERATE_UP_TO)
+    """Compiled enumeration for components of at most ``call.enumerate_up_to`` samples (default
+    ENUMERATE_UP_TO), dynamic graph cuts (:func:`run_graphcut_dynamic`) for larger ones."""
+    _run(call, "graphcut", dynamic=True, small=call.enumerate_up_to)
 
 
 def run_graphcut_dynamic(call: PairwiseCall) -> None:
@@ -394,7 +405,8 @@ def _as_pair_scores(pair, m: int) -> np.ndarray:
 
 
 def max_marginals(scores, edges=None, edge_scores=None, *, algorithm: str = "graphcut",
-                  flips: bool = False, graph: Optional[PairwiseGraph] = None) -> PairwiseResult:
+                  flips: bool = False, graph: Optional[PairwiseGraph] = None,
+                  enumerate_up_to: Optional[int] = None) -> PairwiseResult:
     """Maximise sum_i y_i s_i + sum_{pairs cut} c over labellings and return the labelling and
     every max-marginal (no labels, no loss: HOB-SVM's prediction).
 
@@ -406,13 +418,21 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm: str = "gra
     flips : also return, per sample, the samples that change label in its other max-marginal
         labelling.
     graph : a PairwiseGraph built earlier, instead of ``edges``.
+    enumerate_up_to : "graphcut" enumerates components of at most this many samples (default
+        ENUMERATE_UP_TO = 10, the crossover on cliques; at most 24) and cuts larger ones.
+
+    Example: two linked samples; the second is pulled up by the first.
+
+    >>> r = max_marginals([2.0, -0.5], [[0, 1]], -1.0)
+    >>> r.labelling.tolist(), r.scores.tolist()
+    ([1, 1], [1.5, 0.5])
     """
     s = validation.as_scores(scores)
     graph = _as_graph(s.shape[0], edges if graph is None else graph)
     algo = resolve(get_loss("pairwise-zero-one"), algorithm)
     _check_size(graph, algo)
     call = PairwiseCall(graph, np.ascontiguousarray(s), _as_pair_scores(edge_scores, graph.n_edges),
-                        flips)
+                        flips, enumerate_up_to=enumerate_up_to)
     algo.run(call)
     return PairwiseResult(call.labelling.astype(np.int8), call.value, call.m_plus, call.m_minus,
                           0.0, call.value, algo.name, call.flips)
@@ -553,6 +573,14 @@ class PairwiseProblem(QueryProblem):
         desc = f"n={n} m={edges.shape[0]} P={int(labels.sum())} ties={('none', 'some', 'heavy')[ties]}"
         return PairwiseInstance(scores, labels, desc, seed, trial, max_n, edges=edges,
                                 edge_scores=c)
+
+    @staticmethod
+    def grouped_instance(P: int, N: int, shift: float, seed: int = 0, sizes=None,
+                         group_size: int = 20) -> PairwiseInstance:
+        """P positives ~ N(shift, 1) among P + N samples split into groups (``sizes``, or
+        groups of ``group_size``), every pair within a group linked with score
+        -|N(0, 1)| / 4: the benchmark's instances."""
+        return group_instance(P, N, shift, seed, group_size, sizes)
 
     @staticmethod
     def bench_instance(P: int, N: int, shift: float, seed: int = 0) -> PairwiseInstance:
