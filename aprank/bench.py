@@ -102,7 +102,7 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
             for kind in kinds():
                 # each kind makes its own instance of the cell, and solves it its own way
                 problem_type = kind.problem_type
-                instance = problem_type.bench_instance(P, N, shift)
+                instance = None        # made when the first algorithm runs (all may be skipped)
                 for loss, algo in ((loss, a) for loss in kind.losses()
                                    for a in algorithms(loss=loss)):
                     key = (loss, algo.name)
@@ -116,6 +116,9 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
                                             None, f"skipped: predicted {predicted:.0f} s > "
                                             f"{max_seconds:.0f} s"))
                             continue
+
+                    if instance is None:
+                        instance = problem_type.bench_instance(P, N, shift)
 
                     def call(problem_type=problem_type, instance=instance, loss=loss, algo=algo):
                         return problem_type.solve_instance(instance, loss, algo.name)

@@ -339,3 +339,23 @@ def test_readme_examples_run(heading):
     section = readme.split(heading)[1].split("\n### ")[0]
     code = section.split("```python\n")[1].split("```")[0]
     exec(compile(code, f"README {heading}", "exec"), {})
+
+
+def test_enumerate_up_to_is_checked():
+    for bad in (-1, 25, 2.5, True, "10"):
+        with pytest.raises(ValueError, match=r"enumerate_up_to must be an integer in \[0, 24\]"):
+            max_marginals(np.zeros(3), [[0, 1]], -1.0, enumerate_up_to=bad)
+    a = max_marginals(np.array([0.5, -0.2, 0.1]), [[0, 1], [1, 2]], -1.0, enumerate_up_to=0)
+    b = max_marginals(np.array([0.5, -0.2, 0.1]), [[0, 1], [1, 2]], -1.0, enumerate_up_to=3)
+    np.testing.assert_allclose(a.scores, b.scores)
+
+
+def test_pairwise_bench_rows_are_measured():
+    from aprank import bench
+    rows, source = bench.pairwise_scaling(sizes=(600,), repeats=1)
+    assert [r[2] for r in rows] == list(bench.PAIRWISE_ALGORITHMS)
+    assert all(r[0] == 600 and r[1] > 0 and r[3] > 0 and r[4] > 0 for r in rows)
+    crossover = bench.enumeration_crossover(ks=(4, 6), n=240, repeats=1)
+    assert [k for k, _, _ in crossover] == [4, 6] and all(e > 0 and d > 0 for _, e, d in crossover)
+    table = bench.format_pairwise(rows, source, crossover)
+    assert "graphcut-dynamic" in table and "| 6 |" in table

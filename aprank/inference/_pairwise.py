@@ -35,7 +35,7 @@ from scipy.sparse.csgraph import connected_components
 
 from aprank import validation
 from aprank.inference import _enumerate_cy
-from aprank.inference._problem import Instance, QueryProblem
+from aprank.inference._problem import Instance, QueryProblem, random_size, with_ties
 from aprank.inference._registry import resolve
 from aprank.losses import get_loss
 
@@ -556,21 +556,14 @@ class PairwiseProblem(QueryProblem):
         groups of linked samples (cliques, chains or random pairs), pair scores <= 0 with
         zeros among them, unary scores with and without ties."""
         rng = np.random.default_rng([seed, trial, 2002])
-        small = rng.random() < 0.5 or max_n <= 12
-        n = int(rng.integers(2, min(12, max_n) + 1)) if small else \
-            int(np.exp(rng.uniform(np.log(13), np.log(max(max_n, 14)))))
+        n = random_size(rng, max_n, smallest=2)
         labels = rng.random(n) < rng.choice([0.2, 0.5])
         labels[int(rng.integers(n))] = True
         edges = _random_edges(rng, n)
         c = -np.abs(rng.standard_normal(edges.shape[0])) * rng.choice([0.3, 1.0, 3.0])
         c[rng.random(c.size) < 0.2] = 0.0
-        scores = rng.standard_normal(n)
-        ties = int(rng.integers(3))
-        if ties == 1:
-            scores, c = np.round(scores, 1), np.round(c, 1)
-        elif ties == 2:
-            scores, c = np.round(scores), np.round(c)
-        desc = f"n={n} m={edges.shape[0]} P={int(labels.sum())} ties={('none', 'some', 'heavy')[ties]}"
+        ties, (scores, c) = with_ties(rng, rng.standard_normal(n), c)
+        desc = f"n={n} m={edges.shape[0]} P={int(labels.sum())} ties={ties}"
         return PairwiseInstance(scores, labels, desc, seed, trial, max_n, edges=edges,
                                 edge_scores=c)
 
@@ -606,11 +599,9 @@ class PairwiseProblem(QueryProblem):
                         f"{getattr(reference, name)[i]!r}")
         return None
 
-    @staticmethod
-    def reproducer(instance: PairwiseInstance, loss: str, algorithm: str) -> str:
-        return (f"i = aprank.inference.PairwiseProblem.random_instance(seed={instance.seed}, "
-                f"trial={instance.trial}, max_n={instance.max_n}); "
-                f"aprank.inference.PairwiseProblem.solve_instance(i, {loss!r}, {algorithm!r})")
+    @classmethod
+    def reproducer(cls, instance: PairwiseInstance, loss: str, algorithm: str) -> str:
+        return cls.seeded_reproducer(instance, loss, algorithm)
 
 
 def _random_edges(rng, n):
@@ -641,8 +632,10 @@ def group_instance(P: int, N: int, shift: float, seed: int = 0, group_size: int 
         if n % group_size:
             sizes = np.r_[sizes, n % group_size]
     sizes = np.asarray(sizes, dtype=np.int64)
-    starts = np.r_[0, np.cumsum(sizes)[:-1]]
-    pairs = [np.column_stack(np.triu_indices(k, 1)) + s0 for s0, k in zip(starts, sizes) if k > 1]
+    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+    # one broadcast per distinct group size: every pair of each group of that size
+    pairs = [(starts[sizes == k][:, None, None] + np.column_stack(np.triu_indices(k, 1))[None])
+             .reshape(-1, 2) for k in np.unique(sizes) if k > 1]
     edges = np.concatenate(pairs).astype(np.int64) if pairs else np.zeros((0, 2), np.int64)
     c = -np.abs(rng.standard_normal(edges.shape[0])) / 4
     return PairwiseInstance(scores, labels, f"P={P} N={N} groups={sizes.size}", seed, 0, n,

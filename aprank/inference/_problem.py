@@ -96,6 +96,25 @@ class Instance:
         return self.scores.size
 
 
+def random_size(rng, max_n: int, smallest: int = 1) -> int:
+    """A cross-check instance's size: half the time at most 12 (small enough for a kind's
+    oracle), else log-uniform from 13 up to ``max_n``."""
+    if rng.random() < 0.5 or max_n <= 12:
+        return int(rng.integers(smallest, min(12, max_n) + 1))
+    return int(np.exp(rng.uniform(np.log(13), np.log(max(max_n, 14)))))
+
+
+TIE_LEVELS = ("none", "some", "heavy")
+
+
+def with_ties(rng, *arrays):
+    """(level, arrays): the arrays as they are, rounded to 0.1 ("some" ties) or to integers
+    ("heavy"), one level drawn for all of them."""
+    level = int(rng.integers(3))
+    decimals = (None, 1, 0)[level]
+    return TIE_LEVELS[level], [a if decimals is None else np.round(a, decimals) for a in arrays]
+
+
 def _read_only(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
@@ -150,6 +169,14 @@ class QueryProblem:
     def _positives_per_query(self) -> np.ndarray:
         grouped = self.is_pos if self.order is None else self.is_pos[self.order]
         return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
+
+
+    @classmethod
+    def seeded_reproducer(cls, instance: Instance, loss: str, algorithm: str) -> str:
+        """A line that rebuilds a seeded instance of this problem type and solves it."""
+        name = f"aprank.inference.{cls.__name__}"
+        return (f"i = {name}.random_instance(seed={instance.seed}, trial={instance.trial}, "
+                f"max_n={instance.max_n}); {name}.solve_instance(i, {loss!r}, {algorithm!r})")
 
 
 class RankingProblem(QueryProblem):

@@ -25,7 +25,8 @@ import scipy.sparse as sp
 
 from aprank import validation
 from aprank.inference import _cstar_cy
-from aprank.inference._problem import BatchResult, InferenceResult, Instance, QueryProblem
+from aprank.inference._problem import (BatchResult, InferenceResult, Instance, QueryProblem,
+                                      random_size, with_ties)
 from aprank.inference._registry import resolve
 from aprank.losses import PrecisionAtK, get_loss
 
@@ -283,9 +284,7 @@ class TopKProblem(QueryProblem):
         """Seeded instance number ``trial``: half with at most 12 items (for the oracle), core
         of 0-3 items, k anywhere in 1..n, scores and interactions with and without ties."""
         rng = np.random.default_rng([seed, trial, 1001])
-        small = rng.random() < 0.5 or max_n <= 12
-        n = int(rng.integers(1, min(12, max_n) + 1)) if small else \
-            int(np.exp(rng.uniform(np.log(13), np.log(max(max_n, 14)))))
+        n = random_size(rng, max_n)
         labels = rng.random(n) < rng.choice([0.2, 0.5, 0.8])
         labels[int(rng.integers(n))] = True
         k = int(rng.integers(1, n + 1))
@@ -294,13 +293,8 @@ class TopKProblem(QueryProblem):
         F = np.zeros((n, n))
         F[core, :] = rng.standard_normal((C, n))
         F[:, core] = rng.standard_normal((n, C))
-        scores = rng.standard_normal(n)
-        ties = int(rng.integers(3))
-        if ties == 1:
-            scores, F = np.round(scores, 1), np.round(F, 1)
-        elif ties == 2:
-            scores, F = np.round(scores), np.round(F)
-        desc = f"n={n} k={k} C={C} R={int(labels.sum())} ties={('none', 'some', 'heavy')[ties]}"
+        ties, (scores, F) = with_ties(rng, rng.standard_normal(n), F)
+        desc = f"n={n} k={k} C={C} R={int(labels.sum())} ties={ties}"
         return TopKInstance(scores, labels, desc, seed, trial, max_n, k=k, core=core,
                             interactions=F if C else None)
 
@@ -339,8 +333,6 @@ class TopKProblem(QueryProblem):
         # ties make several subsets optimal; the objective is what exact algorithms share
         return None
 
-    @staticmethod
-    def reproducer(instance: TopKInstance, loss: str, algorithm: str) -> str:
-        return (f"i = aprank.inference.TopKProblem.random_instance(seed={instance.seed}, "
-                f"trial={instance.trial}, max_n={instance.max_n}); "
-                f"aprank.inference.TopKProblem.solve_instance(i, {loss!r}, {algorithm!r})")
+    @classmethod
+    def reproducer(cls, instance: TopKInstance, loss: str, algorithm: str) -> str:
+        return cls.seeded_reproducer(instance, loss, algorithm)
