@@ -6,8 +6,10 @@ Joint feature of a labelling Y of n linked samples (design rows x_i, bias column
     Psi(X, Y) = ( sum_i (y_i - 1/2) x_i ,  eta sum_{(a, b) in E, y_a != y_b} Phi_ab ),
 
 with Phi_ab = exp(-(psi_a - psi_b)^2) elementwise (eq. 5) or a user's pair feature. The unary
-block is the two blocks of eq. 4 in one: only w_+ - w_- matters to a labelling, and the
-regularised optimum has w_- = -w_+, so one block of half the features is the same model. A
+block is the two blocks of eq. 4 in one: only u = w_+ - w_- matters to a labelling, and for a
+given u the regulariser is least at w_+ = -w_- = u / 2, where it is ||u||^2 / 4. One block
+penalising ||w||^2 / 2 is therefore the paper's model with the unary features (bias included)
+multiplied by sqrt(2); the pair block is the same in both. A
 labelling's score is w'Psi = sum_i y_i w_1'x_i + sum_cut eta w_2'Phi + const: unary scores
 s_i = w_1'x_i and pair scores c_ab = eta w_2'Phi_ab, <= 0 when w_2 <= 0.
 
@@ -160,7 +162,9 @@ class HOAPModel(_Pairwise, LatentModel):
     The score of a ranking is sum_k c_k(R) s_k(w) with the AP coefficients c of the ranking
     kind (gamma = 1 / (P N), paper 004's normalisation), and s_k is a difference of two convex
     functions of w. :meth:`latent` linearises the concave part at w_t (Proposition 4): it fixes
-    for each sample the max-marginal labelling of its own true label at w_t; the result,
+    for each sample the max-marginal labelling of its own true label at w_t, restricted to the
+    sample's component (see :meth:`clamped_psi`: the paper linearises the whole labelling,
+    a looser bound that gives the same scores); the result,
     :class:`HOAPLinearised`, is convex in w and its most violated ranking is exact AP inference
     on the scores of Proposition 5.
     """
@@ -226,11 +230,12 @@ class HOAPLinearised(StructuredModel):
     are replaced by the linear w'Psi(Ybar) of the labellings fixed at w_t.
 
     At w, sample k's score is s_k(w) = t_k w'(Psi(Ybar_k) - Psi(Y_k^other(w))), t = +1 for a
-    positive and -1 for a negative (Proposition 5): concave for a positive (minus the convex
+    positive and -1 for a negative, Psi restricted to k's component (Proposition 5; the other
+    components cancel): a lower bound of the true score, equal to it at w_t, and concave for a positive (minus the convex
     m_k^-), convex for a negative (m_k^+ minus a linear term). In a ranking's constraint a
     positive's score has a coefficient <= 0 and a negative's one >= 0 (paper 002 eq. 15), so the
-    constraint is convex and the rows v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give its
-    exact cut at w.
+    constraint is convex and the rows v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give a
+    subgradient cut at w, tight there.
     """
 
     def __init__(self, parent: HOAPModel, own_at_t: np.ndarray):
