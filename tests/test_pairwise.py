@@ -359,3 +359,12 @@ def test_pairwise_bench_rows_are_measured():
     assert [k for k, _, _ in crossover] == [4, 6] and all(e > 0 and d > 0 for _, e, d in crossover)
     table = bench.format_pairwise(rows, source, crossover)
     assert "graphcut-dynamic" in table and "| 6 |" in table
+
+
+def test_main_bench_times_the_pairwise_kind():
+    from aprank import bench
+    rows = bench.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
+                       log=lambda line: None)
+    pairwise = {r.algorithm: r for r in rows if r.kind == "pairwise"}
+    assert set(pairwise) == {"graphcut", "graphcut-dynamic", "graphcut-static"}   # brute: n > 16
+    assert all(r.seconds > 0 and r.ratio > 0 and r.memory >= 0 for r in pairwise.values())
