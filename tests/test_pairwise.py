@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import aprank
 from aprank.inference import PairwiseGraph, PairwiseProblem, max_marginals
@@ -388,3 +389,11 @@ def test_grid_search_routes_groups_to_fit_and_score():
     unlinked = [HOBSVM(C=1.0, eta=1.0).fit(X[a], y[a], groups=groups[a]).score(X[b], y[b])
                 for a, b in GroupKFold(3).split(X, y, groups)]
     assert not np.allclose(by_hand, unlinked)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@parametrize_with_checks([HOBSVM(), HOAPSVM(max_outer=3)])
+def test_sklearn_conventions(estimator, check):
+    # without pairs (no edges, no groups) the estimators see independent samples; every
+    # check applies
+    check(estimator)

@@ -78,6 +78,7 @@ class _HighOrder(_StructuredSVM):
 
     def predict(self, X, edges=None, groups=None):
         """The labelling maximising the score (labels of ``classes_``)."""
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X, edges, groups) > 0).astype(int)]
 
     def score(self, X, y, edges=None, groups=None):
