@@ -100,6 +100,9 @@ def test_sparse_adjacency_and_repeated_pairs():
     pairs = np.array([[0, 1], [2, 1], [3, 4]])
     A = sp.coo_matrix((np.ones(3), (pairs[:, 0], pairs[:, 1])), shape=(6, 6))
     assert PairwiseGraph(6, A).edges.tolist() == [[0, 1], [1, 2], [3, 4]]
+    with_zero = sp.coo_matrix((np.r_[np.ones(3), 0.0], (np.r_[pairs[:, 0], 4], np.r_[pairs[:, 1], 5])),
+                              shape=(6, 6))
+    assert PairwiseGraph(6, with_zero).edges.tolist() == [[0, 1], [1, 2], [3, 4]]
     a = max_marginals(scores, A, -0.7)
     b = max_marginals(scores, pairs, -0.7)
     np.testing.assert_allclose(a.scores, b.scores)

@@ -64,7 +64,9 @@ class PairwiseGraph:
         elif sp.issparse(edges):
             if edges.shape != (self.n, self.n):
                 raise ValueError(f"the adjacency matrix must be ({self.n}, {self.n}), got {edges.shape}")
-            A = sp.coo_matrix(edges)
+            A = sp.csr_matrix(edges)
+            A.eliminate_zeros()                  # an explicitly stored zero links nothing
+            A = A.tocoo()
             A = sp.coo_matrix((np.ones(A.nnz), (A.row, A.col)), shape=A.shape)
             if np.any(A.row == A.col):
                 i = int(A.row[A.row == A.col][0])
