@@ -5,7 +5,8 @@ instance; the table reports the median time, its ratio to ``numpy.argsort`` of t
 scores measured in the same run, and the peak extra memory of one call (traced with
 ``tracemalloc``, which sees NumPy's allocations; in units of 8N bytes). A cell an algorithm is
 predicted to need more than ``max_seconds`` for (from its registry cost model and its time in
-the previous cell) is skipped with a note. Algorithms are grouped by (problem kind, loss), as the
+the previous cell) is skipped with a note; a call slower than TRACE_UP_TO seconds is timed but
+not traced for memory (noted). Algorithms are grouped by (problem kind, loss), as the
 registry declares them. A last line reports how well two threads calling ``infer`` at N = 1e6
 overlap (the kernels release the GIL).
 
@@ -37,7 +38,8 @@ from aprank.models import RankingModel
 FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_000_000),
               (100, 10_000_000))
 QUICK_CELLS = ((100, 10_000), (1_000, 100_000))
-REGIMES = {"overlapping": 1.0, "separated": 6.0}   # positives ~ N(shift, 1), negatives ~ N(0, 1)
+REGIMES = {"overlapping": 1.0, "separated": 6.0}
+TRACE_UP_TO = 2.0     # seconds: slower calls are timed, not traced for memory   # positives ~ N(shift, 1), negatives ~ N(0, 1)
 
 
 def make_scores(n_pos: int, n_neg: int, shift: float, seed: int = 0):
@@ -123,13 +125,15 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
                     def call(problem_type=problem_type, instance=instance, loss=loss, algo=algo):
                         return problem_type.solve_instance(instance, loss, algo.name)
 
-                    # the traced call gives the memory only: tracemalloc hooks every
-                    # allocation, which slows Python-level code (graph cuts) several times
-                    _, peak = _run_traced(call)
                     seconds = median_time(call, repeats, 10.0)
                     previous[key] = (P, N, seconds)
+                    # memory from one more, traced call; not for a slow one: tracemalloc hooks
+                    # every allocation, which slows Python-level code (graph cuts) several times
+                    traced = seconds <= TRACE_UP_TO
+                    memory = _run_traced(call)[1] / (8.0 * N) if traced else None
                     rows.append(Row(regime, kind.name, P, N, loss, algo.name, seconds,
-                                    seconds / t_sort, peak / (8.0 * N)))
+                                    seconds / t_sort, memory,
+                                    "" if traced else "memory not traced (slow call)"))
                     log(f"  {regime:11s} P={P:<6d} N={N:<9d} {loss:8s} {algo.name:12s} "
                         f"{seconds * 1e3:10.2f} ms  {seconds / t_sort:7.2f} x argsort")
     return rows
@@ -168,7 +172,7 @@ def format_table(rows: list[Row]) -> str:
         if r.seconds is None:
             out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | {r.note} | | |")
             continue
-        mem = "" if r.memory is None else f"{r.memory:.2f}"
+        mem = f"{r.memory:.2f}" if r.memory is not None else ("not traced" if r.note else "")
         out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | "
                    f"{_fmt_seconds(r.seconds)} | {r.ratio:.2f} | {mem} |")
     return "\n".join(out)

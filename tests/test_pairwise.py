@@ -366,13 +366,20 @@ def test_pairwise_bench_rows_are_measured():
     assert "graphcut-dynamic" in table and "| 6 |" in table
 
 
-def test_main_bench_times_the_pairwise_kind():
+def test_main_bench_times_the_pairwise_kind(monkeypatch):
     from aprank import bench
     rows = bench.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
                        log=lambda line: None)
     pairwise = {r.algorithm: r for r in rows if r.kind == "pairwise"}
     assert set(pairwise) == {"graphcut", "graphcut-dynamic", "graphcut-static"}   # brute: n > 16
     assert all(r.seconds > 0 and r.ratio > 0 and r.memory >= 0 for r in pairwise.values())
+    # a call slower than the tracing limit is timed, its memory not traced, and the table says so
+    monkeypatch.setattr(bench, "TRACE_UP_TO", 0.0)
+    rows = bench.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
+                       log=lambda line: None)
+    untraced = [r for r in rows if r.kind == "pairwise"]
+    assert untraced and all(r.memory is None and r.seconds > 0 for r in untraced)
+    assert "not traced" in bench.format_table(untraced)
 
 
 def test_grid_search_routes_groups_to_fit_and_score():
