@@ -77,9 +77,6 @@ class _Pairwise:
         """Upper bounds of w: +inf on the unary block, 0 on the pair block (w2 <= 0)."""
         return np.r_[np.full(self.d1, np.inf), np.zeros(self.Phi.shape[1])]
 
-    def split(self, w):
-        return w[:self.d1], w[self.d1:]
-
     def unary(self, w):
         return np.asarray(self.X @ w[:self.d1]).ravel()
 
@@ -215,10 +212,6 @@ class HOAPModel(_Pairwise, LatentModel):
         own = base + np.where(takes_truth, 0.0, delta)
         other = base + np.where(takes_truth, delta, 0.0)
         return own, other, r
-
-    def scores(self, w) -> np.ndarray:
-        """s_i = m_i^+ - m_i^- (eq. 11)."""
-        return self.max_marginals(w).scores
 
     def latent(self, w) -> "HOAPLinearised":
         own, _, _ = self.clamped_psi(w)
