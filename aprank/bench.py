@@ -77,17 +77,15 @@ class Row:
     note: str = ""
 
 
-def _run_traced(fn):
-    """(seconds, peak extra bytes) of one call."""
+def _peak_memory(fn) -> int:
+    """Peak extra bytes of one call."""
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
-    t0 = time.perf_counter()
     fn()
-    seconds = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    return seconds, peak
+    return peak
 
 
 def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: float = 60.0,
@@ -130,7 +128,7 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
                     # memory from one more, traced call; not for a slow one: tracemalloc hooks
                     # every allocation, which slows Python-level code (graph cuts) several times
                     traced = seconds <= TRACE_UP_TO
-                    memory = _run_traced(call)[1] / (8.0 * N) if traced else None
+                    memory = _peak_memory(call) / (8.0 * N) if traced else None
                     rows.append(Row(regime, kind.name, P, N, loss, algo.name, seconds,
                                     seconds / t_sort, memory,
                                     "" if traced else "memory not traced (slow call)"))

@@ -8,8 +8,8 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import aprank
-from aprank.inference import PairwiseGraph, PairwiseProblem, max_marginals
-from aprank.learn import APSVM, HOAPSVM, HOBSVM, BinarySVM, group_pairs
+from aprank.inference import PairwiseGraph, PairwiseProblem, group_pairs, max_marginals
+from aprank.learn import APSVM, HOAPSVM, HOBSVM, BinarySVM
 from aprank.losses import PairwiseZeroOne, ZeroOne
 from aprank.models import HOBModel, RankingModel, pair_features
 

@@ -20,7 +20,7 @@ from aprank.inference import _builtin  # noqa: F401  (fills the registry)
 from aprank.inference._infer import infer, infer_batch
 from aprank.inference._problem import BatchResult, InferenceResult, Instance, RankingProblem
 from aprank.inference._pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
-                                       PairwiseResult, max_marginals)
+                                       PairwiseResult, group_pairs, max_marginals)
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
     Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
@@ -33,6 +33,6 @@ simd_active = _driver_cy.simd_active
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingProblem", "Instance",
            "TopKProblem", "TopKInstance", "PairwiseProblem", "PairwiseInstance", "PairwiseGraph",
-           "PairwiseResult", "max_marginals",
+           "PairwiseResult", "max_marginals", "group_pairs",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active"]

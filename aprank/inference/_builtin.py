@@ -47,11 +47,7 @@ def _brute_subset_cost(P, N):
 
 
 def _graphcut_cost(P, N):
-    return P + N      # per sample, for components of bounded size (one cut each)
-
-
-def _graphcut_static_cost(P, N):
-    return 2 * (P + N)
+    return P + N      # linear: a bounded number of cuts per sample of bounded components
 
 
 KINDS = (
@@ -108,7 +104,7 @@ ALGORITHMS = (
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",
               "the baseline of dynamic cuts; pair scores <= 0", _pairwise.run_graphcut_static,
-              cost=_graphcut_static_cost),
+              cost=_graphcut_cost),
     Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
               "exhaustive over labellings: the oracle", _pairwise.run_brute,
               cost=_brute_labelling_cost, max_samples=_pairwise.BRUTE_MAX_SAMPLES),

@@ -41,7 +41,7 @@ from aprank.losses import get_loss
 
 __all__ = ["PairwiseGraph", "PairwiseCall", "PairwiseProblem", "PairwiseInstance",
            "PairwiseResult", "max_marginals", "run_graphcut", "run_graphcut_dynamic",
-           "run_graphcut_static", "run_brute", "ENUMERATE_UP_TO",
+           "run_graphcut_static", "run_brute", "group_pairs", "ENUMERATE_UP_TO",
            "BRUTE_MAX_SAMPLES"]
 
 BRUTE_MAX_SAMPLES = 16
@@ -98,17 +98,17 @@ class PairwiseGraph:
         return self.edges.shape[0]
 
     def components(self, active: np.ndarray):
-        """(order, offsets) of the components linked by the ``active`` edges: samples sorted by
-        component, components of two or more samples first, then the single samples."""
+        """(order, offsets, comp) of the components that the ``active`` edges link: ``comp``
+        the component of each sample; ``order`` the samples, those of components of two or
+        more first, component by component (bounds ``offsets``), then the single samples."""
         e = self.edges[active]
         A = sp.coo_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(self.n, self.n))
         _, comp = connected_components(A, directed=False)
-        sizes = np.bincount(comp)
-        # big components first, so the single samples form one tail
-        key = np.where(sizes[comp] > 1, comp, sizes.size + np.arange(self.n))
-        order = np.argsort(key, kind="stable")
-        bounds = np.flatnonzero(np.diff(key[order])) + 1
-        offsets = np.r_[0, bounds, self.n].astype(np.int64)
+        linked = np.bincount(comp)[comp] > 1
+        order = np.lexsort((comp, ~linked))
+        cpos = comp[order[:np.count_nonzero(linked)]]
+        offsets = np.r_[0, np.flatnonzero(np.diff(cpos)) + 1, cpos.size].astype(np.int64) \
+            if cpos.size else np.zeros(1, dtype=np.int64)
         return order, offsets, comp
 
 
@@ -154,16 +154,10 @@ class _Components:
         graph = call.graph
         active = call.pair != 0            # a pair scoring 0 links nothing
         e = graph.edges[active]
-        A = sp.coo_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(graph.n, graph.n))
-        _, comp = connected_components(A, directed=False)
-        linked = np.bincount(comp)[comp] > 1
-        self.order = np.lexsort((comp, ~linked))               # sample at each position
-        self.n_linked = nl = int(np.count_nonzero(linked))
+        self.order, self.offsets, _ = graph.components(active)   # sample at each position
+        self.n_linked = nl = int(self.offsets[-1])
         node = np.empty(graph.n, dtype=np.int64)
         node[self.order] = np.arange(graph.n)
-        cpos = comp[self.order[:nl]]
-        self.offsets = np.r_[0, np.flatnonzero(np.diff(cpos)) + 1, nl].astype(np.int64) \
-            if nl else np.zeros(1, dtype=np.int64)
         sizes = np.diff(self.offsets)
         self.cid = np.repeat(np.arange(sizes.size), sizes)      # component of each node
         ea, eb = node[e[:, 0]], node[e[:, 1]]
@@ -620,6 +614,27 @@ def _random_edges(rng, n):
     return pairs[pairs[:, 0] != pairs[:, 1]].astype(np.int64)
 
 
+def group_pairs(groups) -> np.ndarray:
+    """(m, 2) array of every pair (i, j), i < j, of samples with equal ``groups`` entries,
+    group by group (in sorted group order)."""
+    groups = np.asarray(groups)
+    if groups.ndim != 1:
+        raise ValueError(f"groups must be 1-D, got shape {groups.shape}")
+    order = np.argsort(groups, kind="stable")
+    _, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
+    # one broadcast per distinct group size, then back to group order
+    blocks, rank = [], []
+    for k in np.unique(counts[counts > 1]):
+        which = np.flatnonzero(counts == k)
+        local = np.column_stack(np.triu_indices(k, 1))
+        blocks.append((starts[which][:, None, None] + local[None]).reshape(-1, 2))
+        rank.append(np.repeat(which, local.shape[0]))
+    if not blocks:
+        return np.zeros((0, 2), dtype=np.int64)
+    positions = np.concatenate(blocks)[np.argsort(np.concatenate(rank), kind="stable")]
+    return np.sort(order[positions], axis=1).astype(np.int64)
+
+
 def group_instance(P: int, N: int, shift: float, seed: int = 0, group_size: int = 20,
                    sizes=None) -> PairwiseInstance:
     """P positives ~ N(shift, 1) among P + N samples split into groups (``sizes``, or groups
@@ -634,11 +649,7 @@ def group_instance(P: int, N: int, shift: float, seed: int = 0, group_size: int 
         if n % group_size:
             sizes = np.r_[sizes, n % group_size]
     sizes = np.asarray(sizes, dtype=np.int64)
-    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
-    # one broadcast per distinct group size: every pair of each group of that size
-    pairs = [(starts[sizes == k][:, None, None] + np.column_stack(np.triu_indices(k, 1))[None])
-             .reshape(-1, 2) for k in np.unique(sizes) if k > 1]
-    edges = np.concatenate(pairs).astype(np.int64) if pairs else np.zeros((0, 2), np.int64)
+    edges = group_pairs(np.repeat(np.arange(sizes.size), sizes))
     c = -np.abs(rng.standard_normal(edges.shape[0])) / 4
     return PairwiseInstance(scores, labels, f"P={P} N={N} groups={sizes.size}", seed, 0, n,
                             edges=edges, edge_scores=c)

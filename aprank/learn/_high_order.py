@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from aprank.inference import PairwiseGraph
+from aprank.inference import PairwiseGraph, group_pairs
 from aprank.learn._cccp import cccp
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
@@ -23,22 +23,7 @@ from aprank.losses import AveragePrecision, PairwiseZeroOne
 from aprank.metrics import average_precision
 from aprank.models import HOAPModel, HOBModel, pair_features
 
-__all__ = ["HOBSVM", "HOAPSVM", "group_pairs"]
-
-
-def group_pairs(groups) -> np.ndarray:
-    """(m, 2) array of every pair (i, j), i < j, of samples with equal ``groups`` entries."""
-    groups = np.asarray(groups)
-    if groups.ndim != 1:
-        raise ValueError(f"groups must be 1-D, got shape {groups.shape}")
-    order = np.argsort(groups, kind="stable")
-    _, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
-    pairs = [order[s0 + np.column_stack(np.triu_indices(k, 1))]
-             for s0, k in zip(starts, counts) if k > 1]
-    if not pairs:
-        return np.zeros((0, 2), dtype=np.int64)
-    pairs = np.concatenate(pairs).astype(np.int64)
-    return np.sort(pairs, axis=1)
+__all__ = ["HOBSVM", "HOAPSVM"]
 
 
 class _HighOrder(_StructuredSVM):
