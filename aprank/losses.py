@@ -27,6 +27,9 @@ output is a labelling, not a ranking, and its joint feature map is its own.
 
 :class:`PrecisionAtK` is 1 - precision@k of a subset of k items (paper 001, kind "topk"); its
 score function is the c-star model's t's + t'Ft.
+
+:class:`LatentAP` and :class:`LatentSSVMAP` are the AP loss of a ranking of bags with latent
+rows (paper 003, kind "latent"), one per formulation of the constraint.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 __all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "PairwiseZeroOne",
-           "PrecisionAtK", "KernelSpec",
+           "PrecisionAtK", "LatentAP", "LatentSSVMAP", "KernelSpec",
            "get_loss",
            "register_loss", "unregister_loss", "LOSSES"]
 
@@ -322,6 +325,26 @@ class PairwiseZeroOne(ZeroOne):
         return "PairwiseZeroOne()" if self.J is None else f"PairwiseZeroOne(J={self.J})"
 
 
+class LatentAP(AveragePrecision):
+    """The AP loss of a ranking of bags whose scoring rows are latent (paper 003, kind
+    "latent"), with latent AP-SVM's constraint (eq. 3.3): the positives' rows fixed, the
+    negatives' rows free and shared by the loss-augmented and ground-truth terms."""
+
+    name = "latent-ap"
+    kind = "latent"
+
+    def kernel_spec(self, n_max, table=False):
+        return RankingLoss.kernel_spec(self, n_max, table)
+
+
+class LatentSSVMAP(LatentAP):
+    """The AP loss of a ranking of bags with the latent SSVM's constraint (paper 003 eq. A.1):
+    every row free in the loss-augmented term, the ground truth at the positives' imputed rows
+    and the negatives' least favourable ones."""
+
+    name = "latent-ssvm"
+
+
 class PrecisionAtK(Loss):
     """1 - precision@k of a subset of k items (paper 001): Delta(t, z) = <t, 1 - z> / k, with t
     the indicator of the k chosen items and z the relevance (ERRATA item 10).
@@ -367,7 +390,8 @@ class PrecisionAtK(Loss):
 
 #: Losses by name, as accepted by ``aprank.infer(..., loss=...)``; see :func:`register_loss`.
 LOSSES = {"ap": AveragePrecision(), "ndcg": NDCG(), "zero-one": ZeroOne(),
-          "precision@k": PrecisionAtK(), "pairwise-zero-one": PairwiseZeroOne()}
+          "precision@k": PrecisionAtK(), "pairwise-zero-one": PairwiseZeroOne(),
+          "latent-ap": LatentAP(), "latent-ssvm": LatentSSVMAP()}
 _BUILTIN_LOSSES = frozenset(LOSSES)
 
 

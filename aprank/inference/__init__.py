@@ -4,7 +4,8 @@ Layout: ``_registry.py`` (the one table), ``_problem.py`` (the validated problem
 ranking and labelling kinds), ``_topk.py`` (that of the top-k kind, with the c-star kernel
 ``_cstar_cy.pyx`` / ``_cstar.hpp``), ``_pairwise.py`` (that of the pairwise kind: labellings of
 linked samples and their max-marginals by graph cuts with PyMaxflow, small components by the
-enumeration kernel ``_enumerate_cy.pyx``), ``_infer.py`` (``infer``, ``infer_batch``),
+enumeration kernel ``_enumerate_cy.pyx``), ``_latent.py`` (that of the latent kind: rankings of bags whose scoring rows are hidden, latent
+AP-SVM and latent SSVM), ``_infer.py`` (``infer``, ``infer_batch``),
 ``_builtin.py`` (the built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles) and one compiled
 kernel per algorithm (``_<name>_cy.pyx``) behind the shared driver ``_driver_cy.pyx``.
 """
@@ -21,6 +22,7 @@ from aprank.inference._infer import infer, infer_batch
 from aprank.inference._problem import BatchResult, InferenceResult, Instance, RankingProblem
 from aprank.inference._pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
                                        PairwiseResult, group_pairs, max_marginals)
+from aprank.inference._latent import LatentInstance, LatentProblem, LatentResult
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
     Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
@@ -33,6 +35,7 @@ simd_active = _driver_cy.simd_active
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingProblem", "Instance",
            "TopKProblem", "TopKInstance", "PairwiseProblem", "PairwiseInstance", "PairwiseGraph",
-           "PairwiseResult", "max_marginals", "group_pairs",
+           "PairwiseResult", "max_marginals", "group_pairs", "LatentProblem", "LatentInstance",
+           "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active"]

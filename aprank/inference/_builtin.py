@@ -1,10 +1,11 @@
 """The built-in problem kinds and algorithms, put in the registry when aprank.inference loads."""
-from math import comb, log2
+from math import comb, factorial, log2
 
-from aprank.inference import (_brute, _greedy_cy, _optranks_cy, _pairwise, _search_cy, _select_cy,
-                              _topk)
+from aprank.inference import (_brute, _greedy_cy, _latent, _optranks_cy, _pairwise, _search_cy,
+                              _select_cy, _topk)
 from aprank.inference._compiled import RankingKernel, run_zero_one
 from aprank.inference._problem import RankingProblem
+from aprank.inference._latent import LatentProblem
 from aprank.inference._pairwise import PairwiseProblem
 from aprank.inference._topk import TopKProblem
 from aprank.inference._registry import Algorithm, ProblemKind, add, add_kind
@@ -46,6 +47,22 @@ def _brute_subset_cost(P, N):
     return comb(P + N, P) * P
 
 
+def _latent_ap_cost(P, N):
+    return _candidates(P, N) + _qs_cost(P, N)
+
+
+def _candidates(P, N):
+    return 4 * (P + N)      # the benchmark's bags have 4 rows
+
+
+def _latent_greedy_cost(P, N):
+    return _candidates(P, N) + N * P * (P ** 3 + N ** 3) / max(N, 1)   # ~P patterns per slot moved
+
+
+def _brute_latent_cost(P, N):
+    return 4 ** (P + N) * factorial(P + N) * (P + N)
+
+
 def _graphcut_cost(P, N):
     return P + N      # linear: a bounded number of cuts per sample of bounded components
 
@@ -62,6 +79,10 @@ KINDS = (
     ProblemKind("pairwise", "unary scores, linked pairs and binary labels -> the most violated "
                 "labelling and every max-marginal (weighted 0-1 loss, HOB-SVM)", PairwiseProblem,
                 oracle="brute", default="graphcut"),
+    ProblemKind("latent", "bags of candidate rows with one binary label per bag -> the most "
+                "violated ranking of bags and latent choice of rows (AP loss; latent AP-SVM, "
+                "latent SSVM)", LatentProblem, oracle="brute", default="latent-ap",
+                defaults=(("latent-ssvm", "latent-greedy"),)),
 )
 
 ALGORITHMS = (
@@ -108,6 +129,18 @@ ALGORITHMS = (
     Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
               "exhaustive over labellings: the oracle", _pairwise.run_brute,
               cost=_brute_labelling_cost, max_samples=_pairwise.BRUTE_MAX_SAMPLES),
+    Algorithm("latent-ap", "latent", ("latent-ap",), True,
+              "O(M) + the ranking algorithm's (qs: O(N log P + P log N))",
+              "paper 003 Propositions 2-3: best row per bag, then exact AP inference",
+              _latent.run_latent_ap, cost=_latent_ap_cost),
+    Algorithm("latent-greedy", "latent", ("latent-ssvm",), False,
+              "O(M log M + N P (P^3 + N^3)) worst case",
+              "paper 003 appendix A: greedy over negative slots, Hungarian assignment per "
+              "pattern (scipy linear_sum_assignment)", _latent.run_latent_greedy,
+              cost=_latent_greedy_cost),
+    Algorithm("brute", "latent", None, True, "O(B! K^B B), K rows per bag",
+              "exhaustive over rankings of bags and latent rows: the oracle", _latent.run_brute,
+              cost=_brute_latent_cost, max_samples=_latent.BRUTE_MAX_SAMPLES),
 )
 
 for _kind in KINDS:

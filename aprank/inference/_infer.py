@@ -14,7 +14,7 @@ def _problem(scores, labels, loss, algorithm, qid=None, empty="error", options=N
     problem is the loss's kind's problem type."""
     loss = get_loss(loss)
     kind = get_kind(loss.kind)
-    algo = resolve(loss, kind.default if algorithm is None else algorithm)
+    algo = resolve(loss, kind.default_for(loss) if algorithm is None else algorithm)
     scores = validation.as_scores(scores)
     problem = kind.problem_type(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0],
                                 **(options or {}))
@@ -70,7 +70,7 @@ def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error"
     """
     if qid is None:
         loss = get_loss(loss)
-        resolve(loss, get_kind(loss.kind).default if algorithm is None else algorithm)
+        resolve(loss, get_kind(loss.kind).default_for(loss) if algorithm is None else algorithm)
         raise ValueError("infer_batch needs qid; use infer for a single query")
     problem, scores, algo = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty,
                                      options=options)

@@ -34,6 +34,8 @@ class ProblemKind:
         differ beyond their objective, or None) and ``reproducer(instance, loss, name)``.
     oracle : name of the kind's brute-force algorithm, the reference of every exact one.
     default : the algorithm ``infer`` uses for the kind's losses when none is named.
+    defaults : (loss name, algorithm) pairs overriding ``default`` for some losses (a kind
+        whose losses have no algorithm in common, e.g. "latent").
     """
 
     name: str
@@ -41,6 +43,11 @@ class ProblemKind:
     problem_type: type
     oracle: str
     default: Optional[str] = None
+    defaults: tuple = ()
+
+    def default_for(self, loss) -> Optional[str]:
+        """The algorithm used for ``loss`` (a name or a Loss) when none is named."""
+        return dict(self.defaults).get(get_loss(loss).name, self.default)
 
     def losses(self) -> list[str]:
         """Names of the registered losses of this kind."""
