@@ -22,7 +22,7 @@ from aprank.inference._infer import infer, infer_batch
 from aprank.inference._problem import BatchResult, InferenceResult, Instance, RankingProblem
 from aprank.inference._pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
                                        PairwiseResult, group_pairs, max_marginals)
-from aprank.inference._latent import LatentInstance, LatentProblem, LatentResult
+from aprank.inference._latent import LatentBags, LatentInstance, LatentProblem, LatentResult
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
     Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
@@ -35,7 +35,7 @@ simd_active = _driver_cy.simd_active
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingProblem", "Instance",
            "TopKProblem", "TopKInstance", "PairwiseProblem", "PairwiseInstance", "PairwiseGraph",
-           "PairwiseResult", "max_marginals", "group_pairs", "LatentProblem", "LatentInstance",
-           "LatentResult",
+           "PairwiseResult", "max_marginals", "group_pairs",
+           "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active"]

