@@ -17,6 +17,10 @@ inference, QP and everything else (products with X included).
 HJA birdsong recordings (``bench --pairwise``): compiled enumeration plus dynamic cuts, dynamic
 cuts alone, and 2n cuts from scratch; :func:`enumeration_crossover` finds the component size
 where enumeration stops paying.
+
+:func:`latent_scaling` times the most violated constraint of the latent learners (``bench
+--latent``, and a section of the full run): the latent kind ranks bags, so its cells count
+bags (hundreds), not samples (millions), and it has none in the main table.
 """
 from __future__ import annotations
 
@@ -39,6 +43,8 @@ FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_00
               (100, 10_000_000))
 QUICK_CELLS = ((100, 10_000), (1_000, 100_000))
 REGIMES = {"overlapping": 1.0, "separated": 6.0}
+#: Kinds benched in a section of their own, in cells of their size (see latent_scaling).
+OWN_SECTION = ("latent",)
 TRACE_UP_TO = 2.0     # seconds: slower calls are timed, not traced for memory   # positives ~ N(shift, 1), negatives ~ N(0, 1)
 
 
@@ -100,6 +106,8 @@ def bench(cells=FULL_CELLS, regimes=REGIMES, repeats: int = 5, max_seconds: floa
             t_sort = median_time(lambda: np.argsort(negatives), repeats, 10.0)
             rows.append(Row(regime, "-", P, N, "-", "numpy.argsort", t_sort, 1.0, None))
             for kind in kinds():
+                if kind.name in OWN_SECTION:
+                    continue
                 # each kind makes its own instance of the cell, and solves it its own way
                 problem_type = kind.problem_type
                 instance = None        # made when the first algorithm runs (all may be skipped)
@@ -333,4 +341,62 @@ def format_pairwise(rows, source, crossover) -> str:
     out += ["", "Enumeration against dynamic cuts per component size k (cliques), us per sample:",
             "", "| k | enumeration | dynamic cuts |", "|---:|---:|---:|"]
     out += [f"| {k} | {e:.2f} | {d:.2f} |" for k, e, d in crossover]
+    return "\n".join(out)
+
+
+#: Cells of the latent kind's benchmark: (positive bags, negative bags), 4 rows per bag.
+LATENT_CELLS = ((25, 100), (50, 200), (100, 400), (200, 800))
+QUICK_LATENT_CELLS = ((25, 100), (50, 200))
+LATENT_ALGORITHMS = (("latent-ap", "latent-ap"), ("latent-ssvm", "latent-greedy"))
+
+
+def latent_scaling(cells=LATENT_CELLS, repeats: int = 3, max_seconds: float = 60.0, seed: int = 0):
+    """Time the most violated constraint of each latent learner on the latent kind's benchmark
+    bags (P positive, N negative, 4 rows each, one witness row per positive bag shifted by 1):
+    latent AP-SVM (``latent-ap``), latent SSVM (``latent-greedy``) and the latent binary SVM
+    (weighted 0-1 inference over the imputed positive rows and every negative row). Rows
+    (P, N, method, seconds or None, note); a cell predicted (by the registry's cost model from
+    the previous cell) to exceed ``max_seconds`` is skipped with a note."""
+    from aprank.inference import LatentProblem, get_algorithm
+    rows, previous = [], {}
+    for P, N in cells:
+        instance = LatentProblem.bench_instance(P, N, 1.0, seed)
+        for loss, name in LATENT_ALGORITHMS:
+            algo = get_algorithm(name, "latent")
+            if name in previous:
+                p0, n0, t0 = previous[name]
+                predicted = t0 * algo.cost(P, N) / algo.cost(p0, n0)
+                if predicted > max_seconds:
+                    rows.append((P, N, name, None, f"skipped: predicted {predicted:.0f} s"))
+                    continue
+            problem = LatentProblem(instance.labels, loss, bags=instance.bags)
+            seconds = median_time(lambda: problem.solve(instance.scores, name), repeats, 30.0)
+            previous[name] = (P, N, seconds)
+            rows.append((P, N, name, seconds, ""))
+        # latent SVM: the imputed positive rows against every row of the negative bags
+        problem = LatentProblem(instance.labels, "latent-ap", bags=instance.bags)
+        rows_pos = problem.impute(instance.scores)[problem.bags.is_pos]
+        negatives = np.flatnonzero(~instance.labels)
+        used = np.r_[rows_pos, negatives]
+        labelling = RankingProblem(np.r_[np.ones(rows_pos.size, bool), np.zeros(negatives.size, bool)],
+                                   "zero-one")
+
+        def binary(used=used, labelling=labelling, problem=problem):
+            problem.impute(instance.scores)
+            return labelling.solve(instance.scores[used], "zero-one")
+
+        rows.append((P, N, "latent SVM (zero-one)", median_time(binary, repeats, 30.0), ""))
+    return rows
+
+
+def format_latent(rows) -> str:
+    out = ["Most violated constraint per latent learner, P positive and N negative bags of 4 rows "
+           "(median time; x latent-ap in the same cell):", "",
+           "| P | N | method | time | x latent-ap |", "|---:|---:|---|---:|---:|"]
+    ap = {(r[0], r[1]): r[3] for r in rows if r[2] == "latent-ap"}
+    for P, N, name, seconds, note in rows:
+        if seconds is None:
+            out.append(f"| {P} | {N} | {name} | {note} | |")
+            continue
+        out.append(f"| {P} | {N} | {name} | {_fmt_seconds(seconds)} | {seconds / ap[(P, N)]:.2g} |")
     return "\n".join(out)

@@ -30,6 +30,21 @@ HJA birdsong, recording level (:func:`load_hja_recordings`, folder ``mil/birds_h
     the recording's set of species (1..5 of the 13) from
     ``hja_birdsong_bag_labels.txt``.
 
+HJA birdsong, multiple-instance (:func:`load_hja_bags`, folder ``mil/birds_hja``)
+    All 10232 segments (labelled or not) as rows of :class:`MILData`, grouped
+    into the 548 recordings (bags); one binary problem per species: a bag is
+    positive when the species is in its label set. A positive bag need not
+    contain a segment labelled with the species (segments may be unlabelled).
+
+Corel fox / tiger / elephant (:func:`load_mil`, folder ``mil/fox_tiger_elephant``)
+    Andrews, Tsochantaridis and Hofmann, NIPS 2002: 200 image bags each
+    (100 positive), 230 features per segment; 1320 / 1220 / 1391 segments.
+    Provenance / licence: MILSurvey repository (CRAPL v0).
+
+MUSK1 (:func:`load_mil`, folder ``mil/musk_uci``)
+    UCI MUSK "clean1" (Dietterich, Lathrop and Lozano-Perez 1997): 476
+    conformations (rows) of 92 molecules (bags, 47 musk), 166 features.
+
 Yahoo! learning-to-rank sample (:func:`load_yahoo_ltr`, folder ``ltr/yahoo_ltr_sample_lightgbm``)
     300 features in [0, 1], graded relevance 0..4; train 3005 documents in
     201 queries, test 768 documents in 50 queries. Queries are stored as
@@ -60,6 +75,10 @@ __all__ = [
     "HJARecordings",
     "load_hja_recordings",
     "recording_split",
+    "MIL_SETS",
+    "MILData",
+    "load_mil",
+    "load_hja_bags",
     "YahooLTR",
     "load_yahoo_ltr",
 ]
@@ -78,6 +97,15 @@ _HJA_BAG_LABELS = "hja_birdsong_bag_labels.txt"
 _HJA_CLASS_NAMES = "hja_birdsong_class_names.txt"
 _HJA_N_FEATURES = 38
 _HJA_N_CLASSES = 13
+
+_FTE_DIR = "mil/fox_tiger_elephant"
+_FTE_SETS = ("fox", "tiger", "elephant")
+_FTE_N_FEATURES = 230
+_MUSK1_FILE = "mil/musk_uci/clean1.data"
+_MUSK_N_FEATURES = 166
+
+MIL_SETS = _FTE_SETS + ("musk1",)
+"""Names accepted by :func:`load_mil`."""
 
 _YAHOO_DIR = "ltr/yahoo_ltr_sample_lightgbm"
 _YAHOO_N_FEATURES = 300
@@ -240,7 +268,23 @@ def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
     """
     feat_path, lab_path, names_path = _hja_paths(
         (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_CLASS_NAMES), verify)
+    feats, bag_f, label = _read_hja_segments(feat_path, lab_path)
+    keep = label != -1
+    X = np.ascontiguousarray(feats[keep, 1:], dtype=np.float64)
+    return HJABirdsong(
+        X=X,
+        species=label[keep],
+        recording=bag_f[keep],
+        class_names=_read_hja_class_names(names_path),
+    )
 
+
+def _read_hja_segments(feat_path: Path, lab_path: Path):
+    """Read the HJA features and instance labels of all segments; check they agree.
+
+    Returns ``(feats, bag, label)``: the raw feature array (column 0 is the bag
+    id), the int64 bag id and the int64 label (-1 or 1..13) of every segment.
+    """
     feats = _read_csv_with_header(feat_path, 1 + _HJA_N_FEATURES)
     labs = _read_csv_with_header(lab_path, 2)
     if feats.shape[0] != labs.shape[0]:
@@ -257,17 +301,10 @@ def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
             f"(first at data row {i}: {bag_f[i]} vs {bag_l[i]})."
         )
     label = _as_int64(labs[:, 1], lab_path.name + " label")
-    keep = label != -1
-    species = label[keep]
+    species = label[label != -1]
     if species.size and (species.min() < 1 or species.max() > _HJA_N_CLASSES):
         raise ValueError(f"{lab_path.name}: labels outside -1, 1..{_HJA_N_CLASSES}.")
-    X = np.ascontiguousarray(feats[keep, 1:], dtype=np.float64)
-    return HJABirdsong(
-        X=X,
-        species=species,
-        recording=bag_f[keep],
-        class_names=_read_hja_class_names(names_path),
-    )
+    return feats, bag_f, label
 
 
 @dataclass(frozen=True)
@@ -326,6 +363,22 @@ def _read_hja_bag_labels(path: Path) -> dict:
     return bags
 
 
+def _check_hja_bag_coverage(recording, bags: dict, feat_path: Path, bag_path: Path) -> None:
+    """Every bag with segments has a bag-label line, and every such line has segments."""
+    no_segments = sorted(set(bags) - set(recording.tolist()))
+    if no_segments:
+        raise ValueError(
+            f"{bag_path.name} lists {len(no_segments)} bags with no segments in "
+            f"{feat_path.name} (first: {no_segments[0]})."
+        )
+    no_labels = sorted(set(recording.tolist()) - set(bags))
+    if no_labels:
+        raise ValueError(
+            f"{len(no_labels)} bags with segments in {feat_path.name} have no line in "
+            f"{bag_path.name} (first: {no_labels[0]})."
+        )
+
+
 def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
     """Load the HJA birdsong data as one multi-label example per recording.
 
@@ -358,18 +411,7 @@ def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
     bags = _read_hja_bag_labels(bag_path)
 
     recording, counts = np.unique(bag_f, return_counts=True)
-    no_segments = sorted(set(bags) - set(recording.tolist()))
-    if no_segments:
-        raise ValueError(
-            f"{bag_path.name} lists {len(no_segments)} bags with no segments in "
-            f"{feat_path.name} (first: {no_segments[0]})."
-        )
-    no_labels = sorted(set(recording.tolist()) - set(bags))
-    if no_labels:
-        raise ValueError(
-            f"{len(no_labels)} bags with segments in {feat_path.name} have no line in "
-            f"{bag_path.name} (first: {no_labels[0]})."
-        )
+    _check_hja_bag_coverage(recording, bags, feat_path, bag_path)
 
     order = np.argsort(bag_f, kind="stable")
     seg = feats[order, 1:]
@@ -420,6 +462,227 @@ def recording_split(recording, test_fraction: float = 0.3, seed: int = 0):
     test_recs = rng.permutation(recs)[:n_test]
     test = np.isin(recording, test_recs)
     return ~test, test
+
+
+# --------------------------------------------------------------------------- multiple-instance sets
+@dataclass(frozen=True)
+class MILData:
+    """A binary multiple-instance data set (one row per instance).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_instances, n_features), float64
+        Instance features, in the file's row and column order.
+    y : ndarray of shape (n_instances,), int64
+        Label of the instance's bag, copied to each of its rows: 1 for a
+        positive bag, 0 for a negative one. Constant within a bag.
+    bags : ndarray of shape (n_instances,), int64
+        Bag id of each row. Ids are as in the source (1..200 for
+        fox / tiger / elephant, recording ids 1..548 for HJA) or, for MUSK1,
+        0, 1, ... in order of first appearance of the molecule name. Rows of
+        a bag need not be contiguous in general.
+    name : str
+        Name of the set, e.g. ``"fox"``, ``"musk1"`` or ``"hja-3"``.
+    instance_labels : ndarray of shape (n_instances,), int64, or None
+        Per-instance labels where the source has them (HJA: the segment's
+        species 1..13, or -1 for an unlabelled segment); None otherwise.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    bags: np.ndarray
+    name: str
+    instance_labels: np.ndarray | None = None
+
+    @property
+    def n_bags(self) -> int:
+        """Number of distinct bags."""
+        return int(np.unique(self.bags).size)
+
+
+def _check_bag_labels(y: np.ndarray, bags: np.ndarray, what: str, names=None) -> None:
+    """Raise ValueError naming the first bag whose rows carry more than one label.
+
+    With ``names``, bag ``b`` is named ``names[b]`` in the message.
+    """
+    ids, inv = np.unique(bags, return_inverse=True)
+    lo = np.full(ids.size, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(ids.size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo, inv, y)
+    np.maximum.at(hi, inv, y)
+    bad = np.flatnonzero(lo != hi)
+    if bad.size:
+        first = int(ids[bad[0]])
+        label = repr(names[first]) if names is not None else str(first)
+        raise ValueError(
+            f"{what}: {bad.size} bags have more than one label "
+            f"(first: bag {label})."
+        )
+
+
+def _load_fte(path: Path, name: str) -> MILData:
+    """Read one of the fox / tiger / elephant ``.npz`` files."""
+    with np.load(path, allow_pickle=False) as z:
+        missing = sorted({"X", "y", "bag"} - set(z.files))
+        if missing:
+            raise ValueError(f"{path.name}: missing arrays {missing}.")
+        X = np.asarray(z["X"], dtype=np.float64)
+        y_raw = np.asarray(z["y"]).ravel()
+        bag_raw = np.asarray(z["bag"]).ravel()
+    if X.ndim != 2 or X.shape[1] != _FTE_N_FEATURES:
+        raise ValueError(
+            f"{path.name}: expected X of shape (n, {_FTE_N_FEATURES}), found {X.shape}."
+        )
+    if not (y_raw.shape[0] == bag_raw.shape[0] == X.shape[0]):
+        raise ValueError(
+            f"{path.name}: X has {X.shape[0]} rows but y has {y_raw.shape[0]} and "
+            f"bag {bag_raw.shape[0]}."
+        )
+    y_int = _as_int64(y_raw, path.name + " y")
+    bad = sorted(set(np.unique(y_int).tolist()) - {-1, 0, 1})
+    if bad:
+        raise ValueError(f"{path.name}: labels must be +1 / -1 (or 1 / 0), found {bad}.")
+    y = (y_int == 1).astype(np.int64)
+    bags = _as_int64(bag_raw, path.name + " bag")
+    _check_bag_labels(y, bags, path.name)
+    return MILData(X=np.ascontiguousarray(X), y=y, bags=bags, name=name)
+
+
+def _load_musk(path: Path, name: str) -> MILData:
+    """Read a UCI MUSK ``clean*.data`` file (molecule, conformation, features, class)."""
+    ncols = 2 + _MUSK_N_FEATURES + 1
+    ids = {}
+    bag_list, rows, labels = [], [], []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = [tok.strip() for tok in line.split(",")]
+        if len(parts) != ncols:
+            raise ValueError(
+                f"{path.name} line {lineno}: expected {ncols} fields, found {len(parts)}."
+            )
+        try:
+            values = [float(tok) for tok in parts[2:]]
+        except ValueError:
+            raise ValueError(f"{path.name} line {lineno}: non-numeric feature or class.") from None
+        if values[-1] not in (0.0, 1.0):
+            raise ValueError(
+                f"{path.name} line {lineno}: class must be 0 or 1, found {parts[-1]!r}."
+            )
+        bag_list.append(ids.setdefault(parts[0], len(ids)))
+        rows.append(values[:-1])
+        labels.append(int(values[-1]))
+    if not rows:
+        raise ValueError(f"{path.name}: no data lines.")
+    y = np.array(labels, dtype=np.int64)
+    bags = np.array(bag_list, dtype=np.int64)
+    _check_bag_labels(y, bags, path.name, names=list(ids))
+    X = np.array(rows, dtype=np.float64)
+    return MILData(X=X, y=y, bags=bags, name=name)
+
+
+def load_mil(name: str, *, verify: bool = False) -> MILData:
+    """Load a classic binary multiple-instance set by name.
+
+    ``"fox"``, ``"tiger"``, ``"elephant"``
+        Read ``mil/fox_tiger_elephant/<name>.npz`` (arrays ``X`` of shape
+        (n, 230), ``y`` with the bag label copied to each instance, +1/-1 or
+        1/0, and ``bag`` with the bag id). 200 bags, 100 positive; 1320 / 1220
+        / 1391 instances.
+    ``"musk1"``
+        Read ``mil/musk_uci/clean1.data`` (CSV lines ``molecule_name,
+        conformation_name, f1..f166, class`` with class 1. or 0.). Bags are
+        molecules, numbered 0, 1, ... in order of first appearance: 476
+        instances in 92 bags, 47 positive.
+
+    Parameters
+    ----------
+    name : {"fox", "tiger", "elephant", "musk1"}
+        See :data:`MIL_SETS`.
+    verify : bool, default False
+        Check the file against ``SHA256SUMS`` first.
+
+    Returns
+    -------
+    MILData
+        With ``y`` in {0, 1} and ``instance_labels=None``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the data folder is missing (see :func:`data_dir`).
+    ValueError
+        Unknown ``name``; a malformed file (shapes, field counts, labels other
+        than +1/-1/0 or class 0/1); a bag whose rows carry different labels
+        (the message names the bag); or (with ``verify=True``) a checksum
+        mismatch.
+    """
+    if name not in MIL_SETS:
+        raise ValueError(f"name must be one of {MIL_SETS}, got {name!r}.")
+    root = data_dir()
+    rel = _MUSK1_FILE if name == "musk1" else f"{_FTE_DIR}/{name}.npz"
+    if verify:
+        _verify(root, [rel])
+    path = root / rel
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found (data folder {root}).")
+    if name == "musk1":
+        return _load_musk(path, name)
+    return _load_fte(path, name)
+
+
+def load_hja_bags(species: int, *, verify: bool = False) -> MILData:
+    """Load the HJA birdsong data as a binary multiple-instance set for one species.
+
+    Every segment (labelled or not) is a row; recordings are bags. A bag is
+    positive when ``species`` is in its label set
+    (``hja_birdsong_bag_labels.txt``). Reads ``mil/birds_hja/``
+    ``hja_birdsong_features.txt``, ``hja_birdsong_instance_labels.txt`` and
+    ``hja_birdsong_bag_labels.txt``.
+
+    Every segment labelled ``species`` lies in a positive bag, but a positive
+    bag need not contain one (its segments of that species may be unlabelled).
+
+    Parameters
+    ----------
+    species : int in 1..13
+    verify : bool, default False
+        Check the files against ``SHA256SUMS`` first.
+
+    Returns
+    -------
+    MILData
+        ``X`` of shape (10232, 38) on the real data, ``bags`` the recording
+        ids, ``instance_labels`` the segment labels (-1 or 1..13) and
+        ``name == f"hja-{species}"``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the data folder is missing (see :func:`data_dir`).
+    ValueError
+        ``species`` outside 1..13; files that disagree (row counts, bag ids,
+        bags with segments but no bag-label line or the reverse, labels out of
+        range); or (with ``verify=True``) a checksum mismatch.
+    """
+    if (isinstance(species, bool) or not isinstance(species, (int, np.integer))
+            or not 1 <= int(species) <= _HJA_N_CLASSES):
+        raise ValueError(f"species must be an integer in 1..{_HJA_N_CLASSES}, got {species!r}.")
+    species = int(species)
+    feat_path, lab_path, bag_path = _hja_paths(
+        (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_BAG_LABELS), verify)
+    feats, bag_f, label = _read_hja_segments(feat_path, lab_path)
+    bags = _read_hja_bag_labels(bag_path)
+    _check_hja_bag_coverage(np.unique(bag_f), bags, feat_path, bag_path)
+    positive = np.array(sorted(b for b, s in bags.items() if species in s), dtype=np.int64)
+    y = np.isin(bag_f, positive).astype(np.int64)
+    return MILData(
+        X=np.ascontiguousarray(feats[:, 1:], dtype=np.float64),
+        y=y,
+        bags=bag_f,
+        name=f"hja-{species}",
+        instance_labels=label,
+    )
 
 
 # --------------------------------------------------------------------------- Yahoo LTR sample

@@ -34,6 +34,16 @@ def hja_rec(real_dir):
 
 
 @pytest.fixture(scope="module")
+def mil_sets(real_dir):
+    return {name: datasets.load_mil(name) for name in datasets.MIL_SETS}
+
+
+@pytest.fixture(scope="module")
+def hja_bags(real_dir):
+    return {k: datasets.load_hja_bags(k) for k in range(1, 14)}
+
+
+@pytest.fixture(scope="module")
 def yahoo(real_dir):
     return {s: datasets.load_yahoo_ltr(s) for s in ("train", "test")}
 
@@ -80,6 +90,24 @@ def _fake_yahoo(root: Path, sizes=(2, 1)):
             "ltr/yahoo_ltr_sample_lightgbm/rank.train.query"]
 
 
+def _fake_fte(root: Path, name="fox", y=(1, 1, -1, -1, -1), bag=(1, 1, 2, 2, 2)):
+    d = root / "mil" / "fox_tiger_elephant"
+    d.mkdir(parents=True, exist_ok=True)
+    X = np.arange(len(y) * 230, dtype=np.float64).reshape(len(y), 230)
+    np.savez(d / f"{name}.npz", X=X, y=np.array(y, dtype=np.int8),
+             bag=np.array(bag, dtype=np.int32))
+    return [f"mil/fox_tiger_elephant/{name}.npz"]
+
+
+def _fake_musk(root: Path, rows=(("M-A", "1."), ("M-B", "0."), ("M-A", "1."))):
+    d = root / "mil" / "musk_uci"
+    d.mkdir(parents=True)
+    lines = [",".join([mol, f"{mol}_{i}"] + [str(i * 200 + j - 83) for j in range(166)] + [c])
+             for i, (mol, c) in enumerate(rows)]
+    (d / "clean1.data").write_text("\n".join(lines) + "\n")
+    return ["mil/musk_uci/clean1.data"]
+
+
 # --------------------------------------------------------------------------- data_dir
 def test_missing_env_folder_raises_with_hint(monkeypatch, tmp_path):
     missing = tmp_path / "does_not_exist"
@@ -91,6 +119,14 @@ def test_missing_env_folder_raises_with_hint(monkeypatch, tmp_path):
         datasets.load_hja_birdsong()
     with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
         datasets.load_yahoo_ltr("train")
+
+
+def test_missing_env_folder_raises_with_hint_mil(monkeypatch, tmp_path):
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path / "does_not_exist"))
+    with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
+        datasets.load_mil("fox")
+    with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
+        datasets.load_hja_bags(1)
 
 
 def test_env_var_is_used(monkeypatch, tmp_path):
@@ -190,6 +226,106 @@ def test_fake_hja_recordings_errors(monkeypatch, tmp_path, lines, match):
     with pytest.raises(ValueError, match=match) as info:
         datasets.load_hja_recordings()
     assert "hja_birdsong_" in str(info.value)  # the message names the file
+
+
+def test_fake_fte(monkeypatch, tmp_path):
+    rels = _fake_fte(tmp_path)
+    _write_sums(tmp_path, rels)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    d = datasets.load_mil("fox", verify=True)
+    assert isinstance(d, datasets.MILData) and d.name == "fox"
+    assert d.X.shape == (5, 230) and d.X.dtype == np.float64
+    assert d.y.dtype == np.int64 and d.bags.dtype == np.int64
+    np.testing.assert_array_equal(d.y, [1, 1, 0, 0, 0])  # +1/-1 -> 1/0
+    np.testing.assert_array_equal(d.bags, [1, 1, 2, 2, 2])
+    assert d.n_bags == 2 and d.instance_labels is None
+    with pytest.raises(Exception):
+        d.X = None
+    p = tmp_path / rels[0]
+    p.write_bytes(p.read_bytes() + b"\0")
+    with pytest.raises(ValueError, match="Checksum mismatch"):
+        datasets.load_mil("fox", verify=True)
+    with pytest.raises(FileNotFoundError, match="tiger.npz"):
+        datasets.load_mil("tiger")
+
+
+def test_fake_fte_zero_one_labels(monkeypatch, tmp_path):
+    _fake_fte(tmp_path, name="tiger", y=(0, 0, 1, 1, 1))
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    np.testing.assert_array_equal(datasets.load_mil("tiger").y, [0, 0, 1, 1, 1])
+
+
+@pytest.mark.parametrize(
+    "y,match",
+    [((1, -1, -1, -1, -1), "bag 1"), ((1, 1, 2, -1, -1), "labels must be")],
+    ids=["mixed-bag", "label-2"],
+)
+def test_fake_fte_errors(monkeypatch, tmp_path, y, match):
+    _fake_fte(tmp_path, name="elephant", y=y)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match=match):
+        datasets.load_mil("elephant")
+
+
+def test_fake_musk(monkeypatch, tmp_path):
+    rels = _fake_musk(tmp_path)
+    _write_sums(tmp_path, rels)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    d = datasets.load_mil("musk1", verify=True)
+    assert d.name == "musk1" and d.X.shape == (3, 166) and d.X.dtype == np.float64
+    np.testing.assert_array_equal(d.bags, [0, 1, 0])  # order of first appearance
+    np.testing.assert_array_equal(d.y, [1, 0, 1])
+    np.testing.assert_array_equal(d.X[2, :2], [400 - 83, 400 - 82])
+    assert d.n_bags == 2
+
+
+def test_fake_musk_errors(monkeypatch, tmp_path):
+    _fake_musk(tmp_path, rows=(("M-A", "1."), ("M-B", "0."), ("M-A", "0.")))
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="'M-A'"):
+        datasets.load_mil("musk1")
+    p = tmp_path / "mil" / "musk_uci" / "clean1.data"
+    p.write_text(p.read_text() + "M-C,M-C_1,1,2,0.\n")
+    with pytest.raises(ValueError, match="line 4"):
+        datasets.load_mil("musk1")
+
+
+def test_load_mil_unknown_name(monkeypatch, tmp_path):
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="musk1") as info:
+        datasets.load_mil("musk2")
+    assert all(n in str(info.value) for n in datasets.MIL_SETS)
+    assert datasets.MIL_SETS == ("fox", "tiger", "elephant", "musk1")
+
+
+def test_fake_hja_bags(monkeypatch, tmp_path):
+    rels = _fake_hja_bags(tmp_path)
+    _write_sums(tmp_path, rels)
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    d = datasets.load_hja_bags(3, verify=True)
+    assert d.name == "hja-3" and d.X.shape == (3, 38) and d.X.dtype == np.float64
+    np.testing.assert_array_equal(d.bags, [1, 1, 2])
+    np.testing.assert_array_equal(d.y, [1, 1, 0])
+    np.testing.assert_array_equal(d.instance_labels, [-1, 3, 13])
+    assert d.instance_labels.dtype == np.int64 and d.n_bags == 2
+    np.testing.assert_allclose(d.X[2], 0.1 * (2 + np.arange(38)), atol=1e-12)
+    np.testing.assert_array_equal(datasets.load_hja_bags(13).y, [0, 0, 1])
+    np.testing.assert_array_equal(datasets.load_hja_bags(5).y, [1, 1, 0])
+    np.testing.assert_array_equal(datasets.load_hja_bags(np.int64(1)).y, [0, 0, 0])
+
+
+@pytest.mark.parametrize("species", [0, 14, -1, 2.0, "3", True])
+def test_hja_bags_species_out_of_range(monkeypatch, tmp_path, species):
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="1..13"):
+        datasets.load_hja_bags(species)
+
+
+def test_fake_hja_bags_errors(monkeypatch, tmp_path):
+    _fake_hja_bags(tmp_path, ("1,3",))
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match="have no line"):
+        datasets.load_hja_bags(3)
 
 
 def test_fake_yahoo(monkeypatch, tmp_path):
@@ -329,6 +465,75 @@ def test_hja_recordings_contain_segment_species(hja, hja_rec):
     assert hja_rec.class_names == hja.class_names
 
 
+# --------------------------------------------------------------------------- real data: MIL sets
+@pytest.mark.parametrize(
+    "name,n_rows,n_features,n_bags,n_pos",
+    [("fox", 1320, 230, 200, 100), ("tiger", 1220, 230, 200, 100),
+     ("elephant", 1391, 230, 200, 100), ("musk1", 476, 166, 92, 47)],
+)
+def test_mil_shapes(mil_sets, name, n_rows, n_features, n_bags, n_pos):
+    d = mil_sets[name]
+    assert d.name == name
+    assert d.X.shape == (n_rows, n_features)
+    assert d.X.dtype == np.float64 and np.isfinite(d.X).all()
+    assert d.y.shape == d.bags.shape == (n_rows,)
+    assert d.y.dtype == np.int64 and d.bags.dtype == np.int64
+    assert set(np.unique(d.y)) == {0, 1}
+    assert d.n_bags == n_bags and d.instance_labels is None
+    ids, first = np.unique(d.bags, return_index=True)
+    assert int(d.y[first].sum()) == n_pos
+    # the bag label is constant within each bag
+    for b, y0 in zip(ids, d.y[first]):
+        assert np.all(d.y[d.bags == b] == y0)
+
+
+def test_mil_musk1_bag_ids(mil_sets):
+    d = mil_sets["musk1"]
+    np.testing.assert_array_equal(np.unique(d.bags), np.arange(92))
+    _, first = np.unique(d.bags, return_index=True)
+    assert np.all(np.diff(first) > 0)  # ids in order of first appearance
+    assert d.bags[0] == 0
+
+
+# --------------------------------------------------------------------------- real data: HJA bags
+def test_hja_bags_shapes(hja_bags):
+    for k, d in hja_bags.items():
+        assert d.name == f"hja-{k}"
+        assert d.X.shape == (10232, 38) and d.X.dtype == np.float64
+        assert d.y.shape == d.bags.shape == d.instance_labels.shape == (10232,)
+        assert d.y.dtype == d.bags.dtype == d.instance_labels.dtype == np.int64
+        assert d.n_bags == 548
+        np.testing.assert_array_equal(np.unique(d.bags), np.arange(1, 549))
+        assert set(np.unique(d.instance_labels)) == {-1} | set(range(1, 14))
+        assert int((d.instance_labels != -1).sum()) == 4998
+        np.testing.assert_array_equal(d.X, hja_bags[1].X)
+
+
+def test_hja_bags_labels(hja_bags):
+    n_pos_bags = []
+    for k, d in hja_bags.items():
+        ids, first = np.unique(d.bags, return_index=True)
+        for b, y0 in zip(ids, d.y[first]):
+            assert np.all(d.y[d.bags == b] == y0)
+        # every segment labelled with the species lies in a positive bag
+        assert np.all(d.y[d.instance_labels == k] == 1)
+        n_pos_bags.append(int(d.y[first].sum()))
+    np.testing.assert_array_equal(
+        n_pos_bags, [197, 109, 165, 82, 20, 90, 15, 117, 89, 63, 79, 103, 46])
+    assert int(hja_bags[1].y.sum()) == 4759
+
+
+def test_hja_bags_match_other_loaders(hja, hja_rec, hja_bags):
+    d = hja_bags[3]
+    keep = d.instance_labels != -1
+    np.testing.assert_array_equal(d.X[keep], hja.X)
+    np.testing.assert_array_equal(d.instance_labels[keep], hja.species)
+    np.testing.assert_array_equal(d.bags[keep], hja.recording)
+    for k, dk in hja_bags.items():
+        pos = set(hja_rec.recording[hja_rec.Y[:, k - 1]].tolist())
+        assert set(dk.bags[dk.y == 1].tolist()) == pos
+
+
 # --------------------------------------------------------------------------- real data: Yahoo
 @pytest.mark.parametrize("split,n_rows,n_queries", [("train", 3005, 201), ("test", 768, 50)])
 def test_yahoo_facts(yahoo, split, n_rows, n_queries):
@@ -372,3 +577,6 @@ def test_verify_real_files(real_dir):
     for split in ("train", "test"):
         d = datasets.load_yahoo_ltr(split, verify=True)
         assert d.X.shape[1] == 300
+    for name in datasets.MIL_SETS:
+        assert datasets.load_mil(name, verify=True).n_bags in (92, 200)
+    assert datasets.load_hja_bags(7, verify=True).X.shape == (10232, 38)

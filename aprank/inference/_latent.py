@@ -444,9 +444,28 @@ def _assign(coef: np.ndarray, high: np.ndarray, low: np.ndarray):
     """Best assignment of bags to slots of coefficients ``coef`` (003 eq. A.6, A.8): bag b in a
     slot of coefficient c scores max_h c s_b(h), that is c high_b for c >= 0 and c low_b below.
     Returns (value, slot of each bag)."""
-    gain = np.where(coef[None, :] >= 0, high[:, None] * coef[None, :], low[:, None] * coef[None, :])
-    rows, slots = linear_sum_assignment(gain, maximize=True)
-    return float(gain[rows, slots].sum()), slots
+    # Slots of equal coefficient are interchangeable: the largest group of them (contiguous,
+    # coef is sorted) stays out of the assignment, whose gains become the change from a bag's
+    # value in that group; the bags left unassigned fill it. Exact, and the matrix shrinks
+    # from n x n to n x (n - group): most slots of a pattern share its lowest rank.
+    n = coef.shape[0]
+    starts = np.flatnonzero(np.r_[True, coef[1:] != coef[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    g = int(np.argmax(sizes))
+    if sizes[g] * 8 < n:        # measured: a rectangular solve pays only for a large group
+        starts, sizes, g = np.array([n]), np.array([0]), 0
+    c_rest = coef[starts[g]] if sizes[g] else 0.0
+    base = np.where(c_rest >= 0, high, low) * c_rest
+    slots = np.r_[np.arange(starts[g]), np.arange(starts[g] + sizes[g], n)]
+    c = coef[slots]
+    gain = np.where(c[None, :] >= 0, high[:, None] * c[None, :], low[:, None] * c[None, :])
+    gain -= base[:, None]
+    rows, cols = linear_sum_assignment(gain, maximize=True)
+    slot_of = np.full(n, -1, dtype=np.int64)
+    slot_of[rows] = slots[cols]
+    rest = slot_of < 0
+    slot_of[rest] = np.arange(starts[g], starts[g] + sizes[g])
+    return float(base.sum() + gain[rows, cols].sum()), slot_of
 
 
 def _pattern_value(neg_ranks, P, N, pos_high, pos_low, neg_high, neg_low):
