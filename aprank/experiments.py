@@ -5,6 +5,7 @@
     python -m aprank experiment yahoo      # Yahoo LTR sample, per-query ranking with qid
     python -m aprank experiment cstar      # HJA recordings: c-star precision@k (paper 001)
     python -m aprank experiment high-order # HJA segments linked by recording: HOB/HOAP-SVM (paper 002)
+    python -m aprank experiment latent     # MIL sets and HJA bags: latent AP-SVM & co (paper 003)
 
 Digits and birds are the analogue of paper 000 Tables 1-3 / paper 004 Table 1: per class, the
 test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by 5-fold
@@ -16,7 +17,8 @@ mean per-query AP and NDCG on the test file for BinarySVM, APSVM and NDCGSVM, wi
 of the independent and the c-star (core of 5) models, automatic and after Q = 1, 5, 10
 questions. High-order is the analogue of paper 002 Table 1: per species, the test AP of
 BinarySVM, APSVM, HOBSVM and HOAPSVM on HJA segments, segments of one recording linked, C and
-eta by cross-validation on the training recordings. Whatever wins is reported.
+eta by cross-validation on the training recordings. Latent (``aprank.latent_experiments``) is
+paper 003's comparison on multiple-instance data. Whatever wins is reported.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import numpy as np
 
 from aprank.datasets import load_hja_birdsong, load_hja_recordings, load_yahoo_ltr, recording_split
 from aprank.inference import algorithms
+from aprank.latent_experiments import latent
 from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, BinarySVM,
                           CStarPrecisionAtK)
 from aprank.metrics import average_precision, ndcg
@@ -421,7 +424,7 @@ def high_order(quick=False, log=print) -> str:
 
 
 EXPERIMENTS = {"digits": digits, "birds": birds, "yahoo": yahoo, "cstar": cstar,
-               "high-order": high_order}
+               "high-order": high_order, "latent": latent}
 
 
 def run(name: str, out_dir: str = "figures/tables", quick: bool = False, log=print) -> Path:

@@ -1,0 +1,206 @@
+"""``python -m aprank experiment latent``: weakly supervised ranking on multiple-instance data
+(paper 003's comparison on the public MIL sets of ``aprank.datasets``).
+
+Per data set (fox, tiger, elephant, musk1; HJA birdsong with one ranking of recordings per
+species), 5 folds by bag (stratified by bag label, seed 0); in each, the rows are standardised
+on the training bags and every method's hyperparameters are chosen by 3-fold cross-validation
+over the training bags only (mean AP of the ranking of bags), then it is refitted on all
+training bags and scored on the test bags:
+
+* LatentAPSVM -- C from C_GRID;
+* LatentSVM -- C from C_GRID and the robustness c from ROBUST_GRID (J = N / P);
+* LatentSSVM -- a fixed budget, not cross-validated: each fold's C is LatentAPSVM's, at most
+  SSVM_MAX_OUTER CCCP and SSVM_MAX_ITER cutting-plane iterations, and only on the four small
+  sets: its most violated constraint (appendix A's greedy, a Hungarian assignment per
+  pattern) costs hundreds of times latent AP-SVM's (the timing table), which a grid search
+  over HJA's 548 bags would multiply beyond this command's budget;
+* APSVM on bag means -- the non-latent reference: a bag is the mean of its rows.
+
+The second table is the time of one most-violated-constraint step of each method in its final
+fits (mean over all calls), and its ratio to latent AP-SVM's.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from aprank.datasets import MIL_SETS, load_hja_bags, load_mil
+from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
+
+__all__ = ["latent", "C_GRID", "ROBUST_GRID", "FOLDS", "INNER_FOLDS"]
+
+C_GRID = (0.1, 1.0, 10.0)
+ROBUST_GRID = (0.0, 0.5)
+FOLDS = 5
+INNER_FOLDS = 3
+TOL = 1e-2
+MAX_OUTER = 20
+SSVM_MAX_OUTER = 2
+SSVM_MAX_ITER = 50
+JOBS = 2
+SEED = 0
+METHODS = ("LatentAPSVM", "LatentSSVM", "LatentSVM", "APSVM (bag means)")
+HJA_SPECIES = tuple(range(1, 14))
+
+
+def _bag_means(X, bags):
+    ids, inverse = np.unique(bags, return_inverse=True)
+    sums = np.zeros((ids.size, X.shape[1]))
+    np.add.at(sums, inverse, X)
+    return sums / np.bincount(inverse)[:, None], inverse
+
+
+def _make(method, params):
+    common = {"tol": TOL}
+    if method == "LatentAPSVM":
+        return LatentAPSVM(C=params["C"], max_outer=MAX_OUTER, **common)
+    if method == "LatentSVM":
+        return LatentSVM(C=params["C"], c=params["c"], max_outer=MAX_OUTER, **common)
+    if method == "LatentSSVM":
+        return LatentSSVM(C=params["C"], max_outer=SSVM_MAX_OUTER, max_iter=SSVM_MAX_ITER, **common)
+    return APSVM(C=params["C"], **common)
+
+
+def _fit_score(method, params, X, y, bags, train, test):
+    """(estimator, test AP of the ranking of test bags) for rows ``train`` / ``test``."""
+    est = _make(method, params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # a capped CCCP or cutting plane still scores
+        if method == "APSVM (bag means)":
+            M, inv = _bag_means(X[train], bags[train])
+            Y = np.zeros(M.shape[0], int)
+            Y[inv] = y[train]
+            est.fit(M, Y)
+            Mt, invt = _bag_means(X[test], bags[test])
+            Yt = np.zeros(Mt.shape[0], int)
+            Yt[invt] = y[test]
+            return est, est.score(Mt, Yt)
+        est.fit(X[train], y[train], bags=bags[train])
+        return est, est.score(X[test], y[test], bags=bags[test])
+
+
+def _grid(method):
+    if method == "LatentSVM":
+        return [{"C": C, "c": c} for C in C_GRID for c in ROBUST_GRID]
+    return [{"C": C} for C in C_GRID]
+
+
+def _bag_folds(y, bags, n_folds, seed):
+    """Row-index folds by bag, stratified by bag label."""
+    from sklearn.model_selection import StratifiedGroupKFold
+    return list(StratifiedGroupKFold(n_folds, shuffle=True, random_state=seed)
+                .split(np.zeros(y.size), y, bags))
+
+
+def _fold(name, X, y, bags, train, test, methods, inner_folds):
+    """One outer fold of one data set: every method's hyperparameters by inner cross-validation,
+    its final fit, test AP and most-violated-constraint time."""
+    from sklearn.preprocessing import StandardScaler
+    X = StandardScaler().fit(X[train]).transform(X)
+    inner = [(train[a], train[b]) for a, b in _bag_folds(y[train], bags[train], inner_folds, SEED)]
+    out = {}
+    for method in methods:
+        if method == "LatentSSVM":
+            params = out["LatentAPSVM"]["params"]       # a fixed budget (module docstring)
+        else:
+            grid = _grid(method)
+            cv = [np.mean([_fit_score(method, p, X, y, bags, a, b)[1] for a, b in inner])
+                  for p in grid]
+            params = grid[int(np.argmax(cv))]
+        t0 = time.perf_counter()
+        est, ap = _fit_score(method, params, X, y, bags, train, test)
+        calls = [h["inference_seconds"] for h in getattr(est, "history_", [])]
+        out[method] = {"ap": ap, "params": params, "seconds": time.perf_counter() - t0,
+                       "mvc": (sum(calls), len(calls))}
+    return name, out
+
+
+def _datasets(quick):
+    """(name, X, y, bags, methods) of every data set."""
+    names = ("musk1",) if quick else MIL_SETS
+    for name in names:
+        d = load_mil(name)
+        yield name, d.X, d.y, d.bags, METHODS
+    if not quick:
+        for k in HJA_SPECIES:
+            d = load_hja_bags(k)
+            yield d.name, d.X, d.y, d.bags, tuple(m for m in METHODS if m != "LatentSSVM")
+
+
+def latent(quick=False, log=print) -> str:
+    """The MIL table and the timing table (see the module docstring)."""
+    from joblib import Parallel, delayed
+    folds, inner_folds = (2, 2) if quick else (FOLDS, INNER_FOLDS)
+    tasks, shapes = [], {}
+    for name, X, y, bags, methods in _datasets(quick):
+        shapes[name] = (X.shape, np.unique(bags).size, np.unique(bags[y == 1]).size, methods)
+        for train, test in _bag_folds(y, bags, folds, SEED):
+            tasks.append(delayed(_fold)(name, X, y, bags, train, test, methods, inner_folds))
+    t0 = time.perf_counter()
+    done = Parallel(n_jobs=JOBS)(tasks)
+    log(f"  {len(tasks)} folds in {time.perf_counter() - t0:.0f} s")
+    results = {}
+    for name, out in done:
+        results.setdefault(name, []).append(out)
+    return _tables(results, shapes, folds, inner_folds)
+
+
+def _mean_ap(folds, method):
+    return float(np.mean([f[method]["ap"] for f in folds])) if method in folds[0] else None
+
+
+def _tables(results, shapes, folds, inner_folds) -> str:
+    out = [f"Test AP of the ranking of bags, mean over {folds} folds by bag (stratified by bag "
+           f"label, seed {SEED}); rows standardised on the training bags; hyperparameters by "
+           f"{inner_folds}-fold cross-validation over the training bags (C in "
+           f"{{{', '.join(f'{c:g}' for c in C_GRID)}}}, LatentSVM's c in "
+           f"{{{', '.join(f'{c:g}' for c in ROBUST_GRID)}}}, J = N / P); tol = {TOL:g}, at most "
+           f"{MAX_OUTER} CCCP iterations. LatentSSVM: a fixed budget (each fold's C is "
+           f"LatentAPSVM's, {SSVM_MAX_OUTER} CCCP x {SSVM_MAX_ITER} cutting-plane iterations at "
+           "most), small sets only (see the timing table). HJA: one ranking of the 548 "
+           "recordings per species.", "",
+           "| data | rows x features | bags (positive) | " + " | ".join(METHODS) + " |",
+           "|---|---|---|" + "---:|" * len(METHODS)]
+    means = {m: [] for m in METHODS}
+    for name, folds_out in results.items():
+        (rows, d), n_bags, n_pos, methods = shapes[name]
+        aps = {m: _mean_ap(folds_out, m) for m in METHODS}
+        best = max(v for v in aps.values() if v is not None)
+        cells = ["-" if aps[m] is None else (f"**{aps[m]:.3f}**" if aps[m] == best else f"{aps[m]:.3f}")
+                 for m in METHODS]
+        out.append(f"| {name} | {rows} x {d} | {n_bags} ({n_pos}) | " + " | ".join(cells) + " |")
+        for m in METHODS:
+            if aps[m] is not None and not name.startswith("hja"):
+                means[m].append(aps[m])
+    if len(means["LatentAPSVM"]) > 1:
+        out.append("| MIL sets, mean | | | " + " | ".join(
+            f"{np.mean(means[m]):.3f}" if means[m] else "-" for m in METHODS) + " |")
+    hja = [n for n in results if n.startswith("hja")]
+    if hja:
+        out.append("| HJA, mean of species | | | " + " | ".join(
+            "-" if _mean_ap(results[hja[0]], m) is None else
+            f"{np.mean([_mean_ap(results[n], m) for n in hja]):.3f}" for m in METHODS) + " |")
+    out += ["", "Time of one most-violated-constraint step in the final fits (mean over every "
+            "call; x LatentAPSVM's on the same data):", "",
+            "| data | " + " | ".join(m for m in METHODS) + " |", "|---|" + "---:|" * len(METHODS)]
+    for name, folds_out in results.items():
+        per = {}
+        for m in METHODS:
+            if m not in folds_out[0]:
+                continue
+            total = sum(f[m]["mvc"][0] for f in folds_out)
+            n = sum(f[m]["mvc"][1] for f in folds_out)
+            per[m] = total / max(n, 1)
+        ref = per["LatentAPSVM"]
+        out.append(f"| {name} | " + " | ".join(
+            "-" if m not in per else f"{per[m] * 1e3:.3g} ms ({per[m] / ref:.2g} x)"
+            for m in METHODS) + " |")
+    chosen = ["", "Hyperparameters chosen per fold:", "", "| data | method | chosen |", "|---|---|---|"]
+    for name, folds_out in results.items():
+        for m in METHODS:
+            if m in folds_out[0] and m != "LatentSSVM":
+                chosen.append(f"| {name} | {m} | " + "; ".join(
+                    ", ".join(f"{k}={v:g}" for k, v in f[m]["params"].items()) for f in folds_out) + " |")
+    return "\n".join(out + chosen) + "\n"
