@@ -12,7 +12,7 @@ import aprank
 
 
 SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "figures").glob("fig_*.py"))
-NEEDS_DATA = {"fig_training_time", "fig_rank_heatmap"}       # HJA birdsong segments
+NEEDS_DATA = {"fig_training_time", "fig_rank_heatmap", "fig_supervision"}   # HJA birdsong
 
 
 def test_every_figure_is_found():
