@@ -150,3 +150,42 @@ def test_impute_outside_a_bag_qid_and_brute_limits():
         big.solve(np.zeros(30), "brute")
     with pytest.raises(NotImplementedError, match="does not serve the loss 'latent-ssvm'"):
         big.solve(np.zeros(30), "latent-ap")
+
+
+def greedy_by_patterns(problem, scores):
+    """Appendix A's greedy the plain way: every pattern of the scan scored by its own two
+    Hungarian assignments (the reference of latent-greedy's augmenting-path scan)."""
+    from aprank.inference._latent import _pattern_value
+    bags = problem.bags
+    amax, amin = bags.extremes(scores)
+    pos, neg = np.flatnonzero(bags.is_pos), np.flatnonzero(~bags.is_pos)
+    sides = (scores[amax][pos], scores[amin][pos], scores[amax][neg], scores[amin][neg])
+    P, N = problem.P, problem.N
+    ranks = np.full(N, P + 1)
+    best, lowest = _pattern_value(ranks, P, N, *sides)[0], 1
+    for k in range(N):
+        if lowest == P + 1:
+            break
+        chosen = P + 1
+        for r in range(P, lowest - 1, -1):
+            ranks[k] = r
+            value = _pattern_value(ranks, P, N, *sides)[0]
+            if value > best + 1e-12:
+                best, chosen = value, r
+        ranks[k] = chosen
+        lowest = chosen
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_latent_greedy_scans_like_the_plain_greedy(seed):
+    rng = np.random.default_rng(seed)
+    B = int(rng.integers(3, 40))
+    size = rng.integers(1, 5, B)
+    bags = np.repeat(np.arange(B), size)
+    bag_pos = rng.random(B) < rng.uniform(0.1, 0.7)
+    bag_pos[0], bag_pos[-1] = True, False
+    scores = rng.standard_normal(bags.size) * rng.choice([0.1, 1.0, 5.0])
+    problem = LatentProblem(bag_pos[bags], "latent-ssvm", bags=bags)
+    result = problem.solve(scores, "latent-greedy")
+    assert result.value == pytest.approx(greedy_by_patterns(problem, scores), abs=1e-9)
