@@ -56,7 +56,7 @@ def _candidates(P, N):
 
 
 def _latent_greedy_cost(P, N):
-    return _candidates(P, N) + N * P * (P ** 3 + N ** 3) / max(N, 1)   # ~P patterns per slot moved
+    return _candidates(P, N) + N * (N ** 3 + P ** 3)     # per slot moved: two assignments
 
 
 def _brute_latent_cost(P, N):
@@ -134,9 +134,9 @@ ALGORITHMS = (
               "paper 003 Propositions 2-3: best row per bag, then exact AP inference",
               _latent.run_latent_ap, cost=_latent_ap_cost),
     Algorithm("latent-greedy", "latent", ("latent-ssvm",), False,
-              "O(M log M + N P (P^3 + N^3)) worst case",
-              "paper 003 appendix A: greedy over negative slots, Hungarian assignment per "
-              "pattern (scipy linear_sum_assignment)", _latent.run_latent_greedy,
+              "O(M log M + N (N^3 + P^3 L)) worst case, L <= P Bellman-Ford passes",
+              "paper 003 appendix A: greedy over negative slots; per slot one Hungarian "
+              "assignment per side (scipy) and augmenting paths", _latent.run_latent_greedy,
               cost=_latent_greedy_cost),
     Algorithm("brute", "latent", None, True, "O(B! K^B B), K rows per bag",
               "exhaustive over rankings of bags and latent rows: the oracle", _latent.run_brute,
