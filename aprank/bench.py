@@ -33,8 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from aprank.datasets import load_hja_birdsong
-from aprank.inference import (PairwiseProblem, RankingProblem, TopKProblem, algorithms, infer, kinds,
-                              max_marginals)
+from aprank.inference import (LatentProblem, PairwiseProblem, RankingProblem, TopKProblem,
+                              algorithms, get_algorithm, infer, kinds, max_marginals)
 from aprank.learn import cutting_plane
 from aprank.losses import PrecisionAtK
 from aprank.models import RankingModel
@@ -357,7 +357,6 @@ def latent_scaling(cells=LATENT_CELLS, repeats: int = 3, max_seconds: float = 60
     (weighted 0-1 inference over the imputed positive rows and every negative row). Rows
     (P, N, method, seconds or None, note); a cell predicted (by the registry's cost model from
     the previous cell) to exceed ``max_seconds`` is skipped with a note."""
-    from aprank.inference import LatentProblem, get_algorithm
     rows, previous = [], {}
     for P, N in cells:
         instance = LatentProblem.bench_instance(P, N, 1.0, seed)

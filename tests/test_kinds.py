@@ -114,7 +114,7 @@ def test_crosscheck_covers_a_registered_loss(p_at_2):
 
 
 def test_every_kind_has_an_exact_oracle_serving_all_its_losses():
-    assert [k.name for k in kinds()] == ["ranking", "labelling", "topk", "pairwise"]
+    assert [k.name for k in kinds()] == ["ranking", "labelling", "topk", "pairwise", "latent"]
     for kind in kinds():
         oracle = get_algorithm(kind.oracle, kind.name)
         assert oracle.exact and oracle.losses is None and oracle.max_samples

@@ -46,13 +46,17 @@ def test_results_of_every_algorithm_pickle(kind, name, pickler):
     scores = np.round(rng.standard_normal(12), 1)
     labels = np.arange(12) % 3 == 0
     qid = np.arange(12) % 2
+    options = {}
+    if kind == "latent":            # six bags of two rows, one label per bag
+        options = {"bags": np.arange(12) // 2}
+        labels = (np.arange(12) // 2) % 3 == 0
     for loss in aprank.inference.get_kind(kind).losses():
         if not get_algorithm(name, kind).supports(aprank.losses.get_loss(loss)):
             continue
-        results = [aprank.infer(scores, labels, loss=loss, algorithm=name)]
-        if kind == "pairwise":      # one joint labelling of all samples: no queries
+        results = [aprank.infer(scores, labels, loss=loss, algorithm=name, **options)]
+        if kind in ("pairwise", "latent"):      # one joint problem of all samples: no queries
             with pytest.raises(ValueError, match="qid is not supported"):
-                aprank.infer_batch(scores, labels, qid, loss=loss, algorithm=name)
+                aprank.infer_batch(scores, labels, qid, loss=loss, algorithm=name, **options)
         else:
             results.append(aprank.infer_batch(scores, labels, qid, loss=loss, algorithm=name))
         for result in results:
