@@ -31,7 +31,7 @@ from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
 
 __all__ = ["latent", "C_GRID", "ROBUST_GRID", "FOLDS", "INNER_FOLDS"]
 
-C_GRID = (0.1, 1.0, 10.0)
+C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
 ROBUST_GRID = (0.0, 0.5)
 FOLDS = 5
 INNER_FOLDS = 3
@@ -203,4 +203,13 @@ def _tables(results, shapes, folds, inner_folds) -> str:
             if m in folds_out[0] and m != "LatentSSVM":
                 chosen.append(f"| {name} | {m} | " + "; ".join(
                     ", ".join(f"{k}={v:g}" for k, v in f[m]["params"].items()) for f in folds_out) + " |")
+    edges = []
+    for m in METHODS:
+        picks = [f[m]["params"]["C"] for folds_out in results.values() for f in folds_out
+                 if m in f and m != "LatentSSVM"]
+        if picks:
+            on_edge = sum(c in (C_GRID[0], C_GRID[-1]) for c in picks)
+            edges.append(f"{m} {on_edge} of {len(picks)}")
+    out += ["", "Choices of C on an edge of its grid (a sign the grid is too narrow): "
+            + ", ".join(edges) + "."]
     return "\n".join(out + chosen) + "\n"

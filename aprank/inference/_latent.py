@@ -139,19 +139,25 @@ class LatentBags:
         return known
 
     @cached_property
-    def _rows(self) -> np.ndarray:
-        return np.arange(self.n_rows)
+    def _grouped(self) -> np.ndarray:
+        """The rows bag by bag, in row order within a bag."""
+        return np.argsort(self.inverse, kind="stable")
+
+    def best_rows(self, scores: np.ndarray, lowest: bool = False) -> np.ndarray:
+        """Per bag, the row of its highest score (``lowest``: of its lowest), the lowest row
+        index among equal scores; a bag's known row where it has one."""
+        order, first = self._grouped, self.offsets[:-1]
+        s = -scores[order] if lowest else scores[order]
+        top = np.maximum.reduceat(s, first)
+        at_top = np.where(s == np.repeat(top, self.counts), np.arange(s.shape[0]), s.shape[0])
+        rows = order[np.minimum.reduceat(at_top, first)]
+        known = self.known >= 0
+        rows[known] = self.known[known]
+        return rows
 
     def extremes(self, scores: np.ndarray):
-        """(argmax, argmin): per bag, the row of its highest and of its lowest score (the lowest
-        row index among equal scores); a bag's known row is both."""
-        first = self.offsets[:-1]
-        amax = np.lexsort((self._rows, -scores, self.inverse))[first]
-        amin = np.lexsort((self._rows, scores, self.inverse))[first]
-        known = self.known >= 0
-        amax[known] = self.known[known]
-        amin[known] = self.known[known]
-        return amax, amin
+        """(argmax, argmin): :meth:`best_rows` of the highest and of the lowest scores."""
+        return self.best_rows(scores), self.best_rows(scores, lowest=True)
 
     def candidates(self, b: int) -> np.ndarray:
         """Rows a bag may choose: its known row, or all of its rows."""
@@ -171,7 +177,7 @@ class LatentCall:
         self.loss = problem.loss
         self.bags = problem.bags
         self.scores = scores
-        self.argmax, self.argmin = problem.bags.extremes(scores)
+        self.argmax = problem.bags.best_rows(scores)
         self.impute = impute
         self.ranks = np.empty(problem.bags.n_bags, dtype=np.int64)
         self.h = np.empty(problem.bags.n_bags, dtype=np.int64)
@@ -179,6 +185,11 @@ class LatentCall:
         # coefficients, loss and objective are the ranking kind's own (bit for bit: with one
         # row per bag a latent learner then takes APSVM's steps exactly)
         self.ranking = None
+
+    @cached_property
+    def argmin(self) -> np.ndarray:
+        """Per bag, the row of its lowest score (only the latent SSVM's algorithms need it)."""
+        return self.bags.best_rows(self.scores, lowest=True)
 
 
 @dataclass(frozen=True)
@@ -287,7 +298,7 @@ class LatentProblem:
         minimises the latent AP-SVM slack (003 Proposition 2) and the output-consistent
         inference of the latent SSVM (eq. A.4)."""
         s = self._scores(validation.as_scores(scores))
-        return self.bags.extremes(s)[0]
+        return self.bags.best_rows(s)
 
     def solve(self, scores, algorithm: Optional[str] = None, *, impute=None) -> LatentResult:
         """Loss-augmented inference for these scores.
