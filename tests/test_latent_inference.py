@@ -189,3 +189,21 @@ def test_latent_greedy_scans_like_the_plain_greedy(seed):
     problem = LatentProblem(bag_pos[bags], "latent-ssvm", bags=bags)
     result = problem.solve(scores, "latent-greedy")
     assert result.value == pytest.approx(greedy_by_patterns(problem, scores), abs=1e-9)
+
+
+def test_latent_ap_second_step_by_every_exact_ap_algorithm():
+    rng = np.random.default_rng(21)
+    bags = np.repeat(np.arange(80), 3)
+    labels = (rng.random(80) < 0.3)[bags]
+    scores = np.round(rng.standard_normal(bags.size), 1)        # ties
+    reference = None
+    for algo in aprank.algorithms(loss="ap", exact=True):
+        if algo.max_samples is not None:
+            continue
+        problem = LatentProblem(labels, "latent-ap", bags=bags, ranking_algorithm=algo.name)
+        r = problem.solve(scores)
+        reference = r if reference is None else reference
+        assert r.objective == pytest.approx(reference.objective, abs=1e-12), algo.name
+        assert np.array_equal(r.ranks, reference.ranks), algo.name
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        LatentProblem(labels, "latent-ap", bags=bags, ranking_algorithm="nope")
