@@ -31,7 +31,7 @@ def test_ci_runs_the_readme_test_command():
 
 
 @pytest.mark.parametrize("name", ["digits", "birds", "yahoo", "cstar", "torch-mlp",
-                                  "high-order"])
+                                  "high-order", "latent"])
 def test_experiment_tables_are_in_the_readme(name):
     table = (ROOT / "figures" / "tables" / f"{name}.md").read_text().strip()
     assert between(README, f"table: {name}", f"end table: {name}") == table
