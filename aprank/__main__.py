@@ -49,19 +49,10 @@ def _cmd_bench(args) -> int:
         return _torch_bench(args)
     if args.pairwise:
         rows, source = bench.pairwise_scaling(repeats=args.repeats)
-        table = bench.format_pairwise(rows, source, bench.enumeration_crossover(repeats=args.repeats))
-        print(table)
-        if args.out:
-            with open(args.out, "w") as f:
-                f.write(table + "\n")
-        return 0
+        return _emit(bench.format_pairwise(rows, source,
+                                           bench.enumeration_crossover(repeats=args.repeats)), args.out)
     if args.latent:
-        table = _latent_table(args)
-        print(table)
-        if args.out:
-            with open(args.out, "w") as f:
-                f.write(table + "\n")
-        return 0
+        return _emit(_latent_table(args), args.out)
     if args.cstar:
         rows, slopes = bench.cstar_scaling(repeats=args.repeats)
         print("c-star top-k inference (no loss term), one query, k = 100, against numpy.argsort "
@@ -92,6 +83,15 @@ def _cmd_bench(args) -> int:
         with open(args.out, "w") as f:
             f.write(table + "\n" + gil + "\n\n" + latent + "\n")
     return status
+
+
+def _emit(table: str, out) -> int:
+    """Print a table and, with --out, write it there too."""
+    print(table)
+    if out:
+        with open(out, "w") as f:
+            f.write(table + "\n")
+    return 0
 
 
 def _latent_table(args) -> str:

@@ -374,15 +374,13 @@ def latent_scaling(cells=LATENT_CELLS, repeats: int = 3, max_seconds: float = 60
             rows.append((P, N, name, seconds, ""))
         # latent SVM: the imputed positive rows against every row of the negative bags
         problem = LatentProblem(instance.labels, "latent-ap", bags=instance.bags)
-        rows_pos = problem.impute(instance.scores)[problem.bags.is_pos]
         negatives = np.flatnonzero(~instance.labels)
-        used = np.r_[rows_pos, negatives]
-        labelling = RankingProblem(np.r_[np.ones(rows_pos.size, bool), np.zeros(negatives.size, bool)],
+        labelling = RankingProblem(np.r_[np.ones(P, bool), np.zeros(negatives.size, bool)],
                                    "zero-one")
 
-        def binary(used=used, labelling=labelling, problem=problem):
-            problem.impute(instance.scores)
-            return labelling.solve(instance.scores[used], "zero-one")
+        def binary(negatives=negatives, labelling=labelling, problem=problem):
+            rows_pos = problem.impute(instance.scores)[problem.bags.is_pos]
+            return labelling.solve(instance.scores[np.r_[rows_pos, negatives]], "zero-one")
 
         rows.append((P, N, "latent SVM (zero-one)", median_time(binary, repeats, 30.0), ""))
     return rows

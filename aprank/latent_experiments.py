@@ -28,6 +28,7 @@ import numpy as np
 
 from aprank.datasets import MIL_SETS, load_hja_bags, load_mil
 from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
+from aprank.models import bag_means
 
 __all__ = ["latent", "C_GRID", "ROBUST_GRID", "FOLDS", "INNER_FOLDS"]
 
@@ -43,13 +44,6 @@ JOBS = 2
 SEED = 0
 METHODS = ("LatentAPSVM", "LatentSSVM", "LatentSVM", "APSVM (bag means)")
 HJA_SPECIES = tuple(range(1, 14))
-
-
-def _bag_means(X, bags):
-    ids, inverse = np.unique(bags, return_inverse=True)
-    sums = np.zeros((ids.size, X.shape[1]))
-    np.add.at(sums, inverse, X)
-    return sums / np.bincount(inverse)[:, None], inverse
 
 
 def _make(method, params):
@@ -69,14 +63,8 @@ def _fit_score(method, params, X, y, bags, train, test):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # a capped CCCP or cutting plane still scores
         if method == "APSVM (bag means)":
-            M, inv = _bag_means(X[train], bags[train])
-            Y = np.zeros(M.shape[0], int)
-            Y[inv] = y[train]
-            est.fit(M, Y)
-            Mt, invt = _bag_means(X[test], bags[test])
-            Yt = np.zeros(Mt.shape[0], int)
-            Yt[invt] = y[test]
-            return est, est.score(Mt, Yt)
+            est.fit(*bag_means(X[train], bags[train], y[train]))
+            return est, est.score(*bag_means(X[test], bags[test], y[test]))
         est.fit(X[train], y[train], bags=bags[train])
         return est, est.score(X[test], y[test], bags=bags[test])
 

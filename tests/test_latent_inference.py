@@ -157,7 +157,7 @@ def greedy_by_patterns(problem, scores):
     Hungarian assignments (the reference of latent-greedy's augmenting-path scan)."""
     from aprank.inference._latent import _pattern_value
     bags = problem.bags
-    amax, amin = bags.extremes(scores)
+    amax, amin = bags.best_rows(scores), bags.best_rows(scores, lowest=True)
     pos, neg = np.flatnonzero(bags.is_pos), np.flatnonzero(~bags.is_pos)
     sides = (scores[amax][pos], scores[amin][pos], scores[amax][neg], scores[amin][neg])
     P, N = problem.P, problem.N

@@ -155,10 +155,6 @@ class LatentBags:
         rows[known] = self.known[known]
         return rows
 
-    def extremes(self, scores: np.ndarray):
-        """(argmax, argmin): :meth:`best_rows` of the highest and of the lowest scores."""
-        return self.best_rows(scores), self.best_rows(scores, lowest=True)
-
     def candidates(self, b: int) -> np.ndarray:
         """Rows a bag may choose: its known row, or all of its rows."""
         if self.known[b] >= 0:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -28,20 +27,10 @@ from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
 from aprank.losses import AveragePrecision, ZeroOne
 from aprank.metrics import average_precision
-from aprank.models import LatentBinaryModel, LatentRankingModel, RankingModel, bag_max
+from aprank.models import (LatentBinaryModel, LatentRankingModel, RankingModel, bag_max,
+                           bag_means)
 
 __all__ = ["LatentAPSVM", "LatentSSVM", "LatentSVM"]
-
-
-def _bag_means(X, bags):
-    """(bag ids, mean row of each bag)."""
-    ids, inverse = np.unique(np.asarray(bags), return_inverse=True)
-    inverse = inverse.ravel()
-    counts = np.bincount(inverse, minlength=ids.shape[0])
-    S = sp.csr_matrix((np.ones(inverse.shape[0]) / counts[inverse],
-                       (inverse, np.arange(inverse.shape[0]))), shape=(ids.shape[0], X.shape[0]))
-    means = S @ X
-    return ids, (means.toarray() if sp.issparse(means) else np.asarray(means)), inverse
 
 
 class _Latent(_StructuredSVM):
@@ -79,9 +68,7 @@ class _Latent(_StructuredSVM):
 
     def _init_model(self, design, is_pos, bags) -> RankingModel:
         """The non-latent model on bag means (same loss): its solution is the first start."""
-        ids, means, inverse = _bag_means(design, bags)
-        labels = np.zeros(ids.shape[0], bool)
-        labels[inverse[is_pos]] = True
+        means, labels = bag_means(design, bags, is_pos)
         return RankingModel(means, labels, self._loss(), algorithm=self._algorithm())
 
     def _starts(self, design, is_pos, bags):

@@ -10,7 +10,7 @@ core of paper 001 (precision@k).
 from aprank.models._base import Constraint, LatentModel, Model, StructuredModel, digest
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
 from aprank.models._latent import (LatentBinaryModel, LatentRankingCompleted, LatentRankingModel,
-                                   bag_max)
+                                   bag_max, bag_means)
 from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_similarity,
                                      pair_features)
 from aprank.models._ranking import RankingModel
@@ -18,4 +18,4 @@ from aprank.models._ranking import RankingModel
 __all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel", "digest",
            "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
            "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
-           "LatentBinaryModel", "bag_max"]
+           "LatentBinaryModel", "bag_max", "bag_means"]

@@ -19,13 +19,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from aprank.inference import LatentProblem, get_kind, resolve
 from aprank.losses import ZeroOne, get_loss
 from aprank.models._base import Constraint, LatentModel, StructuredModel, digest
 from aprank.models._ranking import RankingModel
 
-__all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel", "bag_max"]
+__all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel", "bag_max",
+           "bag_means"]
 
 
 def bag_max(scores: np.ndarray, bags) -> tuple:
@@ -34,6 +36,20 @@ def bag_max(scores: np.ndarray, bags) -> tuple:
     best = np.full(ids.shape[0], -np.inf)
     np.maximum.at(best, inverse.ravel(), scores)
     return ids, best
+
+
+def bag_means(X, bags, labels) -> tuple:
+    """(the mean row of each bag, each bag's label as bool), bags in sorted id order: the
+    non-latent view of the data (every bag scored by the mean of its rows)."""
+    _, inverse = np.unique(np.asarray(bags), return_inverse=True)
+    inverse = inverse.ravel()
+    counts = np.bincount(inverse)
+    S = sp.csr_matrix((1.0 / counts[inverse], (inverse, np.arange(inverse.shape[0]))),
+                      shape=(counts.shape[0], X.shape[0]))
+    means = S @ X
+    bag_labels = np.zeros(counts.shape[0], dtype=bool)
+    bag_labels[inverse[np.asarray(labels).astype(bool)]] = True
+    return (means.toarray() if sp.issparse(means) else np.asarray(means)), bag_labels
 
 
 class _Bags:
