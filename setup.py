@@ -4,7 +4,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 KERNELS = ["_driver_cy", "_greedy_cy", "_search_cy", "_select_cy", "_optranks_cy", "_zero_one_cy",
-           "_cstar_cy", "_enumerate_cy"]
+           "_cstar_cy", "_enumerate_cy", "_split_cy"]
 
 extensions = [
     Extension(

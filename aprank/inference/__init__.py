@@ -6,7 +6,8 @@ ranking and labelling kinds), ``_topk.py`` (that of the top-k kind, with the c-s
 linked samples and their max-marginals by graph cuts with PyMaxflow, small components by the
 enumeration kernel ``_enumerate_cy.pyx``), ``_latent.py`` (that of the latent kind: rankings of bags whose scoring rows are hidden, latent
 AP-SVM and latent SSVM), ``_infer.py`` (``infer``, ``infer_batch``),
-``_builtin.py`` (the built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles) and one compiled
+``_builtin.py`` (the built-in entries), ``_user.py`` (user algorithms), ``_brute.py`` (the oracles), ``_split.py`` (the steps of one query split into parts, with
+its kernel ``_split_cy.pyx``; ``aprank.dask`` runs them) and one compiled
 kernel per algorithm (``_<name>_cy.pyx``) behind the shared driver ``_driver_cy.pyx``.
 """
 try:
@@ -23,6 +24,7 @@ from aprank.inference._problem import BatchResult, InferenceResult, Instance, Ra
 from aprank.inference._pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
                                        PairwiseResult, group_pairs, max_marginals)
 from aprank.inference._latent import LatentBags, LatentInstance, LatentProblem, LatentResult
+from aprank.inference._split import count_before, optimal_ranks, rank_order, split_outcome
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
     Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
@@ -38,4 +40,5 @@ __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingPro
            "PairwiseResult", "max_marginals", "group_pairs",
            "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
-           "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active"]
+           "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active",
+           "rank_order", "count_before", "optimal_ranks", "split_outcome"]

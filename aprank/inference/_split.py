@@ -1,0 +1,99 @@
+"""The pieces of exact AP / NDCG inference for one query whose negatives are split into parts
+(machines, files, chunks), used by ``aprank.dask``.
+
+Why a split solve can be exact (paper 004 Observation 2 and section 4): the j-th negative in
+rank order, with score s, gets the interleaving rank opt_j, a function of s, j and the
+positives alone; and opt_j does not decrease with j. So a part that holds its negatives sorted
+needs only two things from the rest of the query: the positives (few: they fit on one machine)
+and the global position j of a key, which is the sum over parts of ``count_before``. Ranks of
+a few sampled negatives then settle whole ranges of the global order at once -- every negative
+between two of equal rank has that rank -- exactly as a pivot does in OptRanks (``qs``).
+
+Functions here are the per-part and per-query steps; the round trips between them belong to
+whoever moves the data (``aprank.dask.infer``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from aprank import validation
+from aprank.inference import _split_cy
+from aprank.losses import get_loss
+
+__all__ = ["rank_order", "count_before", "optimal_ranks", "split_outcome"]
+
+
+def rank_order(scores, index) -> np.ndarray:
+    """The permutation putting (scores, index) in rank order: descending score, equal scores by
+    ascending index (the tie rule of every exact algorithm)."""
+    return np.lexsort((np.asarray(index), -np.asarray(scores, dtype=np.float64)))
+
+
+def count_before(sorted_scores, sorted_index, key_scores, key_index, *,
+                 inclusive: bool = False) -> np.ndarray:
+    """For each key, how many entries of (sorted_scores, sorted_index) -- already in rank order
+    -- come before it, or before it and at it when ``inclusive``. Keys may be +-inf (before or
+    after everything)."""
+    s = np.ascontiguousarray(sorted_scores, dtype=np.float64)
+    x = np.ascontiguousarray(sorted_index, dtype=np.int64)
+    ks = np.ascontiguousarray(key_scores, dtype=np.float64)
+    kx = np.ascontiguousarray(key_index, dtype=np.int64)
+    if s.shape != x.shape or ks.shape != kx.shape or s.ndim != 1 or ks.ndim != 1:
+        raise ValueError("count_before needs two pairs of equally long 1-D arrays")
+    out = np.empty(ks.shape[0], dtype=np.int64)
+    _split_cy.count_before(s, x, ks, kx, bool(inclusive), out)
+    return out
+
+
+def optimal_ranks(positives, scores, positions, n_negatives: int, *, loss="ap", lo=None,
+                  hi=None) -> np.ndarray:
+    """opt_j: the interleaving rank (1 ... P+1) of negatives with the given scores at the given
+    1-based positions j among all ``n_negatives`` negatives of the query, computed as the
+    compiled algorithms compute it (the same code, the same tie rule: the largest maximiser).
+
+    positives : the query's P positive scores (any order).
+    lo, hi : optional per-negative bounds known to hold the rank (default 1 and P+1); a solver
+        that knows opt_j of neighbours passes them, as OptRanks does.
+    """
+    loss = get_loss(loss)
+    pos = np.sort(validation.as_scores(positives, "positives"))[::-1].copy()
+    s = validation.as_scores(scores) if np.size(scores) else np.zeros(0)
+    j = np.ascontiguousarray(positions, dtype=np.int64)
+    P, n_negatives = pos.shape[0], int(n_negatives)
+    if j.shape != s.shape:
+        raise ValueError(f"positions has shape {j.shape} but scores has {s.shape}")
+    if j.size and (j.min() < 1 or j.max() > n_negatives):
+        raise ValueError(f"positions must lie in 1 ... n_negatives = {n_negatives}")
+    lo = np.ones_like(j) if lo is None else np.ascontiguousarray(lo, dtype=np.int64)
+    hi = np.full_like(j, P + 1) if hi is None else np.ascontiguousarray(hi, dtype=np.int64)
+    if lo.shape != j.shape or hi.shape != j.shape or (j.size and (
+            lo.min() < 1 or hi.max() > P + 1 or np.any(lo > hi))):
+        raise ValueError(f"lo and hi must satisfy 1 <= lo <= hi <= P+1 = {P + 1}, per negative")
+    spec = loss.kernel_spec(P + n_negatives)
+    out = np.empty(j.shape[0], dtype=np.int64)
+    _split_cy.opt_ranks(pos, spec.code, spec.discount, n_negatives, s, j, lo, hi, out)
+    return out
+
+
+def split_outcome(loss, positives, count, pairs, n_negatives: int):
+    """The positives' ranks and coefficients, the loss and the objective of a query from what
+    its parts report about their negatives (the driver's ``finish``, summed over parts).
+
+    positives : the P positive scores in rank order.
+    count : (P+2,) number of negatives at each interleaving rank r (index r; 0 unused).
+    pairs : sum over negatives of (P - r + 1) (s - c), c = positives[P // 2] (scores centred on
+        a positive so the sum keeps its precision when all scores share a large offset).
+    Returns (ranks, coef, loss, objective), ranks and coef for the positives in rank order.
+    """
+    loss = get_loss(loss)
+    pos = np.asarray(positives, dtype=np.float64)
+    P, N = pos.shape[0], int(n_negatives)
+    count = np.asarray(count, dtype=np.int64)
+    above = np.cumsum(count[1:P + 1])           # negatives above the r-th positive
+    centre = pos[P // 2]
+    suffix = np.cumsum((pos - centre)[::-1])[::-1]    # suffix[r-1] = sum_{i >= r} (pos_i - c)
+    inverted = float(pairs) - float(count[1:P + 1] @ suffix)
+    inv_pn = 1.0 / (float(P) * float(N))
+    coef = (N - 2 * above) * inv_pn
+    value = float(loss.from_pattern(above, P, N))
+    return 1 + above, coef, value, value + 2.0 * inv_pn * inverted
