@@ -86,7 +86,8 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return self.algorithm
 
     # --------------------------------------------------------------------------- validation
-    def _validate_fit(self, X, y, qid):
+    def _validate_params(self):
+        """Check the parameters (not the data); ValueError / NotImplementedError naming them."""
         if not (isinstance(self.C, (int, float, np.number)) and self.C > 0):
             raise ValueError(f"C must be a positive number, got {self.C!r}")
         if not (self.tol > 0):
@@ -95,14 +96,21 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
             raise ValueError(f"empty must be 'error' or 'skip', got {self.empty!r}")
         # unknown name: ValueError; an algorithm not serving the loss: NotImplementedError
         resolve(self._loss(), self._algorithm())
+
+    def _check_classes(self, classes):
+        if classes.shape[0] != 2:
+            raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
+                             f"needs samples of exactly 2 classes (relevant and not); got "
+                             f"{classes.shape[0]} class(es): {classes.tolist()}")
+
+    def _validate_fit(self, X, y, qid):
+        self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.shape[0] != 2:
-            raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
-                             f"needs samples of exactly 2 classes (relevant and not); got "
-                             f"{self.classes_.shape[0]} class(es): {self.classes_.tolist()}")
+        classes = np.unique(y)
+        self._check_classes(classes)
+        self.classes_ = classes
         return X, y == self.classes_[1], _check_qid(qid, X.shape[0])
 
     def _design(self, X):

@@ -1,0 +1,143 @@
+"""Training data on a Dask cluster: one persisted block per partition.
+
+A :class:`Block` is what one task sees: a partition's rows of X, their labels, query ids and
+global row numbers, as NumPy arrays. Blocks are made once per fit and persisted, so every
+cutting-plane iteration only ships w to them.
+
+Inputs follow the XGBoost / LightGBM Dask conventions: X a ``dask.array`` (n, d) or a
+``dask.dataframe`` DataFrame, y and qid ``dask.array`` 1-D arrays or Series partitioned like X.
+NumPy arrays are accepted too (one partition). With qid, the rows are regrouped once, with
+Dask's own DataFrame shuffle, so that no query straddles two blocks -- unless none does
+already; rows keep their original order within a query, so ties break as on one machine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import dask
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+__all__ = ["Block", "DaskData", "as_dask_data"]
+
+
+@dataclass
+class Block:
+    """One partition's rows: X (m, d) float64, y (m,) raw labels, qid (m,) or None, rows (m,)
+    int64 global row numbers (positions in the input)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    qid: Optional[np.ndarray]
+    rows: np.ndarray
+
+
+@dataclass
+class DaskData:
+    """Persisted blocks and what the client knows of them."""
+
+    blocks: list               # persisted dask Delayed, one Block each
+    n_samples: int
+    n_features: int
+    classes: np.ndarray        # sorted distinct labels
+    token: str                 # dask's name of the inputs: equal data, equal token
+    grouped: bool              # rows were regrouped by qid (a shuffle ran)
+
+
+def _as_array(a, name: str, ndim: int) -> da.Array:
+    if isinstance(a, (dd.DataFrame, dd.Series)):
+        a = a.to_dask_array(lengths=True)
+    elif isinstance(a, (pd.DataFrame, pd.Series)):
+        a = a.to_numpy()
+    if not isinstance(a, da.Array):
+        a = np.asarray(a)
+        a = da.from_array(a, chunks=a.shape if a.ndim else ())
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
+    if any(np.isnan(c) for c in a.chunks[0]):
+        a = a.compute_chunk_sizes()
+    return a
+
+
+def _block(X, y, qid, start):
+    X = np.asarray(X, dtype=np.float64)
+    if not np.isfinite(X).all():
+        bad = np.argwhere(~np.isfinite(X))[0]
+        raise ValueError(f"X[{start + bad[0]}, {bad[1]}] = {X[tuple(bad)]!r} is not finite")
+    return Block(X, np.asarray(y), None if qid is None else np.asarray(qid),
+                 np.arange(start, start + X.shape[0], dtype=np.int64))
+
+
+def _query_ids(block: Block) -> np.ndarray:
+    return pd.unique(block.qid)
+
+
+def _frame(block: Block) -> pd.DataFrame:
+    """A block as a DataFrame for the shuffle: row, qid, y, then one column per feature."""
+    frame = pd.DataFrame(block.X, columns=[f"x{k}" for k in range(block.X.shape[1])])
+    frame.insert(0, "y", block.y)
+    frame.insert(0, "qid", block.qid)
+    frame.insert(0, "row", block.rows)
+    return frame
+
+
+def _empty_frame(block: Block) -> pd.DataFrame:
+    return _frame(block).iloc[:0]
+
+
+def _unframe(frame: pd.DataFrame) -> Block:
+    # the shuffle keeps no order inside a partition: restore the input order
+    frame = frame.sort_values("row", kind="stable")
+    return Block(np.ascontiguousarray(frame.iloc[:, 3:].to_numpy(dtype=np.float64)),
+                 frame["y"].to_numpy(), frame["qid"].to_numpy(),
+                 frame["row"].to_numpy(dtype=np.int64))
+
+
+def as_dask_data(X, y, qid=None) -> DaskData:
+    """Validate the inputs, cut them into aligned blocks (regrouped by qid when queries
+    straddle partitions) and persist the blocks."""
+    X = _as_array(X, "X", 2)
+    y = _as_array(y, "y", 1)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X of shape {X.shape}: need at least one sample and one feature")
+    if X.dtype.kind not in "iufb":
+        raise ValueError(f"X must hold real numbers, got dtype {X.dtype}")
+    X = X.rechunk({1: -1})
+    chunks = X.chunks[0]
+    y = y.rechunk((chunks,))
+    token = dask.base.tokenize(X.name, y.name, None if qid is None else "qid")
+    if qid is not None:
+        qid = _as_array(qid, "qid", 1)
+        if qid.shape[0] != X.shape[0]:
+            raise ValueError(f"qid has {qid.shape[0]} entries but X has {X.shape[0]} rows")
+        qid = qid.rechunk((chunks,))
+        token = dask.base.tokenize(X.name, y.name, qid.name)
+    starts = np.r_[0, np.cumsum(chunks)[:-1]].astype(np.int64)
+    xs = X.to_delayed().ravel()
+    ys = y.to_delayed().ravel()
+    qs = [None] * len(xs) if qid is None else list(qid.to_delayed().ravel())
+    blocks = [dask.delayed(_block)(xb, yb, qb, int(s)) for xb, yb, qb, s in zip(xs, ys, qs, starts)]
+    blocks = list(dask.persist(*blocks))
+    classes = np.unique(np.concatenate(dask.compute(*[dask.delayed(np.unique)(yb) for yb in ys])))
+    grouped = False
+    if qid is not None:
+        ids = dask.compute(*[dask.delayed(_query_ids)(b) for b in blocks])
+        every = np.concatenate([np.asarray(i, dtype=object) for i in ids])
+        if pd.Series(every).duplicated().any():     # some query straddles two partitions
+            blocks = _regroup(blocks)
+            grouped = True
+    return DaskData(blocks, int(X.shape[0]), int(X.shape[1]), classes, token, grouped)
+
+
+def _regroup(blocks: list) -> list:
+    """Dask's DataFrame shuffle on qid: every query's rows end in one partition."""
+    meta = dask.delayed(_empty_frame)(blocks[0]).compute()
+    frames = dd.from_delayed([dask.delayed(_frame)(b) for b in blocks], meta=meta)
+    shuffled = frames.shuffle(on="qid", npartitions=len(blocks))
+    regrouped = [dask.delayed(_unframe)(part) for part in shuffled.to_delayed()]
+    return list(dask.persist(*regrouped))

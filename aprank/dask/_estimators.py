@@ -1,0 +1,125 @@
+"""The rank SVMs and the binary structural SVM for data on a Dask cluster.
+
+Each estimator is its single-machine class (same parameters, attributes, cutting plane,
+results) with a ``fit`` that builds a model of ``aprank.dask._models`` instead of an in-memory
+one, and predictions that return dask arrays. With ``qid``, queries are kept whole within
+partitions (regrouped once by Dask's shuffle when needed); without it, AP and NDCG treat all
+samples as one query solved by exact split inference, the 0-1 loss as one query that separates
+over samples.
+"""
+from __future__ import annotations
+
+import dask
+import dask.array as da
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from aprank.dask._data import DaskData, as_dask_data
+from aprank.dask._models import GiantQueryModel, QueriesModel
+from aprank.learn import APSVM, NDCGSVM, BinarySVM
+from aprank.metrics import average_precision, ndcg
+
+__all__ = ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"]
+
+
+def _as_rows(X) -> da.Array:
+    """X (dask array or DataFrame, or NumPy) as a 2-D dask array of floats."""
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    X = da.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    return X.astype(np.float64)
+
+
+def _gather(a):
+    """A dask collection (or anything array-like) as a NumPy array on the client."""
+    if hasattr(a, "to_dask_array"):
+        a = a.to_dask_array(lengths=True)
+    return np.asarray(a.compute() if hasattr(a, "compute") else a)
+
+
+class _OnDask:
+    """fit / decision_function / predict / score over dask collections; the single-machine
+    class that follows it in the MRO supplies the loss, parameters and training loop."""
+
+    #: pivots per open range and round of the split inference (one giant query)
+    split_samples = 64
+
+    def fit(self, X, y, qid=None):
+        """Learn w from X (dask array (n, d) or DataFrame, dense), labels y and optional query
+        ids qid (dask arrays or Series partitioned like X; NumPy arrays are accepted too).
+
+        The blocks are persisted on the workers for the fit; every iteration ships w to them.
+        """
+        self._validate_params()
+        data = as_dask_data(X, y, qid)
+        self._check_classes(data.classes)
+        self.classes_ = data.classes
+        self.n_features_in_ = data.n_features
+        res = self._train(self._dask_model(data, qid is None))
+        self._store(res, data.n_features)
+        return self
+
+    def _dask_model(self, data: DaskData, one_query: bool):
+        intercept = self.intercept_scaling if self._has_intercept else None
+        positive = self.classes_[1]
+        if one_query and self._loss().kind == "ranking":
+            return GiantQueryModel(data, positive, self._loss(), samples=self.split_samples,
+                                   intercept=intercept)
+        return QueriesModel(data, positive, self._loss(), algorithm=self._algorithm(),
+                            empty=self.empty, one_query=one_query, intercept=intercept)
+
+    def decision_function(self, X):
+        """Scores w'x (+ bias) as a dask array (lazy), one per row of X."""
+        check_is_fitted(self)
+        X = _as_rows(X)
+        if X.shape[1] != self.coef_.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted "
+                             f"with {self.coef_.shape[0]}")
+        scores = X @ self.coef_
+        return scores + self.intercept_ if self._has_intercept else scores
+
+    def predict(self, X):
+        """The second class where the score is above 0, as a dask array (lazy)."""
+        scores = self.decision_function(X)
+        return da.where(scores > 0, self.classes_[1], self.classes_[0])
+
+    def _scored(self, X, y, qid):
+        """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed)."""
+        check_is_fitted(self)
+        scores, y = dask.compute(self.decision_function(X), y)
+        return np.asarray(_gather(y)) == self.classes_[1], scores, \
+            None if qid is None else _gather(qid)
+
+    def score(self, X, y, qid=None):
+        """Mean average precision (per query when qid is given; ties as scikit-learn). The
+        scores, labels and qid -- n values each -- are gathered on the client."""
+        is_pos, scores, qid = self._scored(X, y, qid)
+        return average_precision(is_pos, scores, qid=qid, empty=self.empty)
+
+
+class DaskAPSVM(_OnDask, APSVM):
+    __doc__ = """:class:`aprank.learn.APSVM` on a Dask cluster: AP loss, same parameters,
+    attributes and w. Without qid the samples form one query, solved by exact split inference
+    whichever exact ``algorithm`` is named.
+    """ + "\n    Parameters" + APSVM.__doc__.split("Parameters", 1)[1]
+
+
+class DaskNDCGSVM(_OnDask, NDCGSVM):
+    __doc__ = """:class:`aprank.learn.NDCGSVM` on a Dask cluster: NDCG loss, same parameters,
+    attributes and w.
+    """ + "\n    Parameters" + NDCGSVM.__doc__.split("Parameters", 1)[1]
+
+    def score(self, X, y, qid=None):
+        """Mean NDCG with binary relevance and this model's discount (gathered as in
+        DaskAPSVM.score)."""
+        is_pos, scores, qid = self._scored(X, y, qid)
+        return ndcg(is_pos.astype(float), scores, qid=qid, empty=self.empty,
+                    discount=self.discount)
+
+
+class DaskBinarySVM(_OnDask, BinarySVM):
+    __doc__ = """:class:`aprank.learn.BinarySVM` on a Dask cluster: weighted 0-1 loss with a
+    bias, same parameters, attributes and w.
+    """ + "\n    Parameters" + BinarySVM.__doc__.split("Parameters", 1)[1]

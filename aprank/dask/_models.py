@@ -1,0 +1,225 @@
+"""Structured models whose data lives on a Dask cluster (``aprank.models.StructuredModel``).
+
+The cutting plane (``aprank.learn.cutting_plane``) runs unchanged on the client; each
+``most_violated(w)`` ships w to the blocks and sums what they return:
+
+* :class:`QueriesModel` -- many queries, each whole in one block: per block an
+  ``aprank.models.RankingModel`` built once on its worker (labels, query groups, ground truth),
+  one ``infer_batch``-style solve and one X'c per iteration. Also the 0-1 loss over one query,
+  which separates over samples (each block weighs its part by its share of J P + N).
+* :class:`GiantQueryModel` -- one query (AP or NDCG) over all blocks: exact split inference
+  (``aprank.dask.infer``'s rounds), the negatives never move; the positives' rows (P x d) are
+  kept on the client.
+
+Psi and Delta are means over the queries used, as on one machine, so both give the single-
+machine cut up to the order of floating-point sums.
+"""
+from __future__ import annotations
+
+import time
+
+import dask
+import numpy as np
+
+from aprank.dask._data import Block, DaskData
+from aprank.dask._split import gather_positives, negative_coef, settle, sorted_part, tally
+from aprank.inference import split_outcome
+from aprank.losses import ZeroOne, get_loss
+from aprank.models import Constraint, RankingModel, StructuredModel, digest
+
+__all__ = ["QueriesModel", "GiantQueryModel"]
+
+
+def _design(block: Block, intercept):
+    """The block's X, with the constant bias column appended when ``intercept`` is a value."""
+    if intercept is None:
+        return block.X
+    return np.hstack([block.X, np.full((block.X.shape[0], 1), float(intercept))])
+
+
+def _block_model(block: Block, positive, loss, algorithm, empty, intercept):
+    """A block's RankingModel, or None when it has no sample or (under empty="skip") no query
+    that can be used."""
+    is_pos = block.y == positive
+    if block.X.shape[0] == 0 or (empty == "skip" and loss.needs_positives and not is_pos.any()):
+        return None
+    return RankingModel(_design(block, intercept), is_pos, loss, qid=block.qid,
+                        algorithm=algorithm, empty=empty)
+
+
+def _block_counts(model):
+    if model is None:
+        return 0, 0, 0
+    p = model.problem
+    return int(p.used.sum()), p.n_pos, p.n_samples - p.n_pos
+
+
+def _block_cut(model: RankingModel, w):
+    if model is None:
+        return None
+    scores = model.scores(w)
+    t0 = time.perf_counter()
+    result = model.problem.solve(scores, model.algorithm)
+    seconds = time.perf_counter() - t0
+    used = model.problem.used
+    g = np.asarray(model.X.T @ (model.problem.truth_coef - result.coef)).ravel()
+    return (g, float(result.loss[used].sum()), float(result.objective[used].sum()),
+            int(np.count_nonzero(result.ranks == model.problem.last_rank)), seconds)
+
+
+class QueriesModel(StructuredModel):
+    """Queries kept whole within blocks (``qid`` given), or the 0-1 loss over one query.
+
+    Parameters
+    ----------
+    data : DaskData (``aprank.dask``'s persisted blocks).
+    positive : the label of relevant samples.
+    loss, algorithm, empty : as ``aprank.models.RankingModel``.
+    one_query : the samples form one query (no qid); only for the 0-1 loss, whose J = N / P is
+        then taken over all blocks.
+    intercept : value of an appended constant column (the bias of BinarySVM), or None.
+    """
+
+    def __init__(self, data: DaskData, positive, loss="ap", *, algorithm="qs", empty="error",
+                 one_query=False, intercept=None):
+        loss = get_loss(loss)
+        self.dim = data.n_features + (intercept is not None)
+        self.key = digest(data.token, positive, loss.identity(), algorithm, empty, intercept)
+        if one_query:
+            if not isinstance(loss, ZeroOne):
+                raise ValueError("one query over many blocks is the 0-1 loss's case; AP and "
+                                 "NDCG use GiantQueryModel")
+            P, N = _label_counts(data, positive)
+            J = N / P if loss.J is None else loss.J
+            if loss.J is None and P == 0:
+                raise ValueError(f"loss {loss.name!r} is undefined without positive samples, "
+                                 f"and there are none")
+            loss = ZeroOne(J)
+        models = [dask.delayed(_block_model)(b, positive, loss, algorithm, empty, intercept)
+                  for b in data.blocks]
+        self.models = list(dask.persist(*models))
+        counts = np.array(dask.compute(*[dask.delayed(_block_counts)(m) for m in self.models]),
+                          dtype=float).reshape(-1, 3)
+        if one_query:
+            # block b's 0-1 sums are normalised by J P_b + N_b; the query's by J P + N
+            z = loss.J * counts[:, 1] + counts[:, 2]
+            self.weights = z / z.sum()
+            self.n_used = 1.0
+        else:
+            self.weights = np.ones(len(self.models))
+            self.n_used = counts[:, 0].sum()
+            if self.n_used == 0:
+                raise ValueError(f"loss {loss.name!r} is undefined without positive samples, "
+                                 f"and no query has any")
+
+    @property
+    def size_joint_feature(self) -> int:
+        return self.dim
+
+    def most_violated(self, w: np.ndarray) -> Constraint:
+        got = dask.compute(*[dask.delayed(_block_cut)(m, w) for m in self.models])
+        g = np.zeros(self.dim)
+        b = violation = seconds = 0.0
+        n_last_rank = 0
+        for weight, part in zip(self.weights, got):
+            if part is None:
+                continue
+            g += weight * part[0]
+            b += weight * part[1]
+            violation += weight * part[2]
+            n_last_rank += part[3]
+            seconds += part[4]
+        return Constraint(g / self.n_used, b / self.n_used, violation / self.n_used, seconds,
+                          info={"n_last_rank": n_last_rank})
+
+    def fingerprint(self) -> str:
+        return self.key
+
+
+def _label_counts(data: DaskData, positive):
+    got = dask.compute(*[dask.delayed(_count_labels)(b, positive) for b in data.blocks])
+    return tuple(int(v) for v in np.sum(got, axis=0))
+
+
+def _count_labels(block: Block, positive):
+    p = int(np.count_nonzero(block.y == positive))
+    return p, block.y.shape[0] - p
+
+
+def _scored_part(block: Block, positive, w, intercept):
+    return sorted_part(np.asarray(_design(block, intercept) @ w), block.y == positive,
+                       int(block.rows[0]) if block.rows.size else 0)
+
+
+def _positive_rows(block: Block, positive, intercept):
+    is_pos = block.y == positive
+    return _design(block, intercept)[is_pos], block.rows[is_pos]
+
+
+def _giant_cut(block: Block, part, anchors, P: int, N: int, centre: float, truth_neg: float,
+               intercept):
+    t = tally(part, anchors, P, centre)
+    c = np.zeros(block.X.shape[0])
+    c[part.local] = truth_neg - negative_coef(t.ranks, P, N)
+    g = np.asarray(_design(block, intercept).T @ c).ravel()
+    return t.count, t.pairs, g
+
+
+class GiantQueryModel(StructuredModel):
+    """One query (AP or NDCG) over every block, solved by exact split inference.
+
+    The blocks must hold consecutive rows in input order (no regrouping), which is what
+    ``aprank.dask`` makes of inputs without qid. ``samples``: pivots per open range and round.
+    """
+
+    def __init__(self, data: DaskData, positive, loss="ap", *, samples=64, intercept=None):
+        self.loss = get_loss(loss)
+        if self.loss.kind != "ranking":
+            raise ValueError(f"GiantQueryModel serves ranking losses, not {self.loss.name!r}")
+        self.loss.kernel_spec(data.n_samples)   # a user NDCG discount must cover the query
+        if data.grouped:
+            raise ValueError("GiantQueryModel needs the blocks in input order (no qid)")
+        self.blocks, self.positive, self.samples = data.blocks, positive, int(samples)
+        self.intercept = intercept
+        self.dim = data.n_features + (intercept is not None)
+        self.key = digest(data.token, positive, self.loss.identity(), "giant", intercept)
+        got = dask.compute(*[dask.delayed(_positive_rows)(b, positive, intercept)
+                             for b in self.blocks])
+        self.pos_X = np.concatenate([g[0] for g in got]).reshape(-1, self.dim)
+        self.pos_rows = np.concatenate([g[1] for g in got])     # ascending: blocks in order
+        self.P = self.pos_rows.shape[0]
+        self.N = data.n_samples - self.P
+        if self.P == 0:
+            raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
+                             f"and the query has none")
+        truth = self.loss.truth_coef(np.array([True, False]), np.full(2, self.P),
+                                     np.full(2, self.N))
+        self.truth_pos, self.truth_neg = float(truth[0]), float(truth[1])
+
+    @property
+    def size_joint_feature(self) -> int:
+        return self.dim
+
+    def most_violated(self, w: np.ndarray) -> Constraint:
+        if self.N == 0:     # nothing can be inverted
+            return Constraint(np.zeros(self.dim), 0.0, 0.0)
+        t0 = time.perf_counter()
+        parts = list(dask.persist(*[dask.delayed(_scored_part)(b, self.positive, w, self.intercept)
+                                    for b in self.blocks]))
+        pos_s, pos_x = gather_positives(parts)
+        anchors = settle(parts, pos_s, self.N, self.loss, self.samples)
+        centre = float(pos_s[self.P // 2])
+        got = dask.compute(*[dask.delayed(_giant_cut)(b, p, anchors, self.P, self.N, centre,
+                                                      self.truth_neg, self.intercept)
+                             for b, p in zip(self.blocks, parts)])
+        count = np.sum([c for c, _, _ in got], axis=0)
+        _, pos_coef, value, objective = split_outcome(
+            self.loss, pos_s, count, sum(p for _, p, _ in got), self.N)
+        rows = np.searchsorted(self.pos_rows, pos_x)
+        g = np.sum([g for _, _, g in got], axis=0) + self.pos_X[rows].T @ (self.truth_pos - pos_coef)
+        return Constraint(g, value, objective, time.perf_counter() - t0,
+                          info={"n_last_rank": int(count[self.P + 1]),
+                                "split_rounds": anchors.rounds})
+
+    def fingerprint(self) -> str:
+        return self.key

@@ -1,0 +1,263 @@
+"""Exact AP / NDCG inference for one giant query split over the partitions of a Dask array.
+
+Binary retrieval: a few thousand positives among 10^8-10^9 negatives. The positives fit on the
+client; the negatives never move. The derivation (``aprank.inference.optimal_ranks``): the
+j-th negative in rank order (descending score, ties by index), with score s, gets the
+interleaving rank opt_j, a function of s, j and the positives only, and opt_j does not decrease
+with j. The solve is OptRanks (``qs``) with a batch of pivots per round instead of one:
+
+1. every part sorts its own negatives in rank order (one task per part, kept on its worker);
+2. the client holds *anchors*: negatives whose global position j and rank are known (at first
+   two virtual ones, before the first negative with rank 1 and after the last with rank P+1).
+   Between two anchors of equal rank every negative has that rank; between two of different
+   ranks the range is open;
+3. a round: every part sends a few evenly spaced negatives of each open range (its samples);
+   one more round trip gives their global positions (the sum over parts of how many negatives
+   each holds before them); the client computes their ranks (the kernels' own ``opt_rank``,
+   bounded by the anchors around them) and they become anchors. A range shrinks about
+   ``samples``-fold per round, so the rounds are about log(N) / log(samples);
+4. every part reads its negatives' ranks off the anchors and reports, for the loss and the
+   objective, how many negatives sit at each rank and one sum over them.
+
+Every step computes what the single-machine kernel computes, with the same tie rule, so the
+ranks and coefficients are those of ``aprank.infer(..., algorithm="qs")``; the loss and the
+objective are the same sums, added in another order (equal to rounding).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import dask
+import dask.array as da
+import numpy as np
+
+from aprank import validation
+from aprank.inference import count_before, optimal_ranks, rank_order, split_outcome
+from aprank.losses import get_loss
+
+__all__ = ["SplitResult", "SortedPart", "Anchors", "infer", "sorted_part", "settle", "tally"]
+
+_LAST = np.iinfo(np.int64).max
+
+
+@dataclass
+class SortedPart:
+    """One part of the query: its negatives in rank order and its positives.
+
+    s, x : the negatives' scores and global indices, in rank order.
+    local : the negatives' positions within the part, in the same order.
+    pos_s, pos_x : the positives' scores and global indices (input order).
+    start, size : the part's first global index and its number of samples.
+    """
+
+    s: np.ndarray
+    x: np.ndarray
+    local: np.ndarray
+    pos_s: np.ndarray
+    pos_x: np.ndarray
+    start: int
+    size: int
+
+
+def sorted_part(scores, is_pos, start: int) -> SortedPart:
+    """A part from its scores and boolean labels (validated by the caller)."""
+    neg = np.flatnonzero(~is_pos)
+    local = neg[rank_order(scores[neg], neg)]
+    pos = np.flatnonzero(is_pos)
+    return SortedPart(scores[local], local + start, local, scores[pos], pos + start, start,
+                      scores.shape[0])
+
+
+@dataclass
+class Anchors:
+    """Negatives of known global position j and rank r, in rank order, between two virtual
+    ones (score +inf, j = 0, rank 1 and score -inf, j = N+1, rank P+1)."""
+
+    s: np.ndarray
+    x: np.ndarray
+    j: np.ndarray
+    r: np.ndarray
+    rounds: int = 0
+
+    @classmethod
+    def ends(cls, n_neg: int, n_pos: int) -> "Anchors":
+        return cls(np.array([np.inf, -np.inf]), np.array([-1, _LAST]), np.array([0, n_neg + 1]),
+                   np.array([1, n_pos + 1]))
+
+    def open_ranges(self) -> np.ndarray:
+        """Anchor k such that the range between anchors k and k+1 is not settled."""
+        return np.flatnonzero((self.r[:-1] < self.r[1:]) & (np.diff(self.j) > 1))
+
+    def add(self, s, x, j, r) -> "Anchors":
+        order = np.argsort(np.r_[self.j, j], kind="stable")
+        return Anchors(np.r_[self.s, s][order], np.r_[self.x, x][order], np.r_[self.j, j][order],
+                       np.r_[self.r, r][order], self.rounds + 1)
+
+    def ranks_of(self, s, x) -> np.ndarray:
+        """Ranks of negatives once every range is settled: the rank of the last anchor at or
+        before each (equal to the next one's, or the negative is that anchor)."""
+        return self.r[count_before(self.s, self.x, s, x, inclusive=True) - 1]
+
+
+def _samples(part: SortedPart, lo_s, lo_x, hi_s, hi_x, per_range: int):
+    """Up to per_range evenly spaced negatives of this part strictly inside each open range;
+    returns their scores, global indices and range numbers."""
+    a = count_before(part.s, part.x, lo_s, lo_x, inclusive=True)
+    n = count_before(part.s, part.x, hi_s, hi_x) - a
+    m = np.minimum(n, per_range)
+    gap = np.repeat(np.arange(n.size), m)
+    k = np.arange(gap.size) - np.repeat(np.cumsum(m) - m, m)
+    at = a[gap] + ((2 * k + 1) * n[gap]) // (2 * m[gap])
+    return part.s[at], part.x[at], gap
+
+
+def _positions(part: SortedPart, s, x) -> np.ndarray:
+    return count_before(part.s, part.x, s, x, inclusive=True)
+
+
+def settle(parts: list, positives: np.ndarray, n_neg: int, loss, samples: int = 64) -> Anchors:
+    """Run the rounds until every range of negatives is settled (see the module docstring).
+
+    parts : dask Delayed SortedPart objects (persisted); positives : the P positive scores in
+    rank order; samples : pivots per open range and round, over all parts together.
+    """
+    anchors = Anchors.ends(n_neg, positives.shape[0])
+    per_range = max(2, -(-int(samples) // len(parts)))
+    while True:
+        gaps = anchors.open_ranges()
+        if gaps.size == 0:
+            return anchors
+        bounds = (anchors.s[gaps], anchors.x[gaps], anchors.s[gaps + 1], anchors.x[gaps + 1])
+        got = dask.compute(*[dask.delayed(_samples)(p, *bounds, per_range) for p in parts])
+        s, x, gap = (np.concatenate(a) for a in zip(*got))
+        order = rank_order(s, x)
+        s, x, gap = s[order], x[order], gap[order]
+        j = np.sum(dask.compute(*[dask.delayed(_positions)(p, s, x) for p in parts]), axis=0)
+        r = optimal_ranks(positives, s, j, n_neg, loss=loss, lo=anchors.r[gaps][gap],
+                          hi=anchors.r[gaps + 1][gap])
+        anchors = anchors.add(s, x, j, r)
+
+
+@dataclass
+class Tally:
+    """What one part reports once its negatives' ranks are known."""
+
+    ranks: np.ndarray      # its negatives' ranks, in the part's rank order
+    count: np.ndarray      # (P+2,) negatives at each rank
+    pairs: float           # sum of (P - r + 1) (s - centre) over its negatives
+
+
+def tally(part: SortedPart, anchors: Anchors, n_pos: int, centre: float) -> Tally:
+    r = anchors.ranks_of(part.s, part.x)
+    return Tally(r, np.bincount(r, minlength=n_pos + 2),
+                 float(((n_pos - r + 1) * (part.s - centre)).sum()))
+
+
+def negative_coef(ranks, n_pos: int, n_neg: int) -> np.ndarray:
+    """Joint-feature coefficients of negatives at the given ranks (as the driver's finish)."""
+    return (n_pos + 2 - 2 * ranks) * (1.0 / (float(n_pos) * float(n_neg)))
+
+
+@dataclass
+class SplitResult:
+    """The most violated ranking of a split query (see ``aprank.InferenceResult``).
+
+    ranks, coef : dask arrays, one entry per sample in input order, chunked as the scores.
+    loss, objective : floats.
+    n_rounds : rounds of pivots the solve took; n_pivots : negatives whose rank was computed
+        on the client.
+    """
+
+    ranks: da.Array
+    coef: da.Array
+    loss: float
+    objective: float
+    algorithm: str
+    n_rounds: int
+    n_pivots: int
+
+
+def _checked_part(scores, labels, start: int) -> SortedPart:
+    s = validation.as_scores(scores)
+    y = validation.as_labels(labels, s.shape[0])
+    return sorted_part(s, y, start)
+
+
+def _outputs(part: SortedPart, t: Tally, pos_x, pos_ranks, pos_coef, n_pos: int, n_neg: int):
+    ranks = np.ones(part.size, dtype=np.int64)
+    coef = np.zeros(part.size)
+    ranks[part.local] = t.ranks
+    coef[part.local] = negative_coef(t.ranks, n_pos, n_neg)
+    mine = (pos_x >= part.start) & (pos_x < part.start + part.size)
+    ranks[pos_x[mine] - part.start] = pos_ranks[mine]
+    coef[pos_x[mine] - part.start] = pos_coef[mine]
+    return ranks, coef
+
+
+def _positives_of(part: SortedPart):
+    return part.pos_s, part.pos_x
+
+
+def _sums_of(t: Tally):
+    return t.count, t.pairs
+
+
+def gather_positives(parts: list):
+    """(scores, global indices) of every positive, in rank order."""
+    got = dask.compute(*[dask.delayed(_positives_of)(p) for p in parts])
+    s, x = (np.concatenate(a) for a in zip(*got))
+    order = rank_order(s, x)
+    return s[order], x[order]
+
+
+def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
+    """Exact loss-augmented inference (AP or NDCG) for ONE query whose samples are split over
+    the chunks of a dask array: the result of ``aprank.infer(scores, labels, loss=loss,
+    algorithm="qs")`` without gathering the negatives (see the module docstring).
+
+    scores : dask array (n,) (or anything ``dask.array.asarray`` takes), finite.
+    labels : dask array (n,), bool, {0, 1} or {-1, +1}; rechunked like ``scores``.
+    samples : pivots per open range and round (more: fewer rounds, more data per round).
+
+    Raises ValueError for bad input (as ``aprank.infer``) or no positive sample.
+    """
+    loss = get_loss(loss)
+    if loss.kind != "ranking":
+        raise ValueError(f"split inference serves ranking losses (AP, NDCG), not {loss.name!r}")
+    loss.kernel_spec(1)    # NotImplementedError now for a loss the kernels do not know
+    if int(samples) < 1:
+        raise ValueError(f"samples must be a positive integer, got {samples!r}")
+    scores = da.asarray(scores)
+    labels = da.asarray(labels)
+    if scores.ndim != 1 or labels.ndim != 1 or scores.shape[0] != labels.shape[0]:
+        raise ValueError(f"scores and labels must be 1-D and equally long, got shapes "
+                         f"{scores.shape} and {labels.shape}")
+    if scores.shape[0] == 0:
+        raise ValueError("scores is empty: there is nothing to rank")
+    labels = labels.rechunk(scores.chunks)
+    starts = np.r_[0, np.cumsum(scores.chunks[0])[:-1]]
+    parts = list(dask.persist(*[
+        dask.delayed(_checked_part)(sb, yb, int(start)) for sb, yb, start in
+        zip(scores.to_delayed().ravel(), labels.to_delayed().ravel(), starts)]))
+    pos_s, pos_x = gather_positives(parts)
+    P = pos_s.shape[0]
+    N = int(scores.shape[0]) - P
+    if P == 0:
+        raise ValueError(f"loss {loss.name!r} is undefined without positive samples, and the "
+                         f"query has none")
+    if N == 0:    # nothing can be inverted: the ground truth, loss 0
+        ones = da.ones(scores.shape, chunks=scores.chunks, dtype=np.int64)
+        return SplitResult(ones, da.zeros(scores.shape, chunks=scores.chunks), 0.0, 0.0, "qs",
+                           0, 0)
+    anchors = settle(parts, pos_s, N, loss, samples)
+    centre = float(pos_s[P // 2])
+    tallies = list(dask.persist(*[dask.delayed(tally)(p, anchors, P, centre) for p in parts]))
+    counts = dask.compute(*[dask.delayed(_sums_of)(t) for t in tallies])
+    pos_ranks, pos_coef, value, objective = split_outcome(
+        loss, pos_s, np.sum([c for c, _ in counts], axis=0), sum(p for _, p in counts), N)
+    pieces = [dask.delayed(_outputs, nout=2)(p, t, pos_x, pos_ranks, pos_coef, P, N)
+              for p, t in zip(parts, tallies)]
+    sizes = scores.chunks[0]
+    ranks = da.concatenate([da.from_delayed(r, (m,), np.int64) for (r, _), m in zip(pieces, sizes)])
+    coef = da.concatenate([da.from_delayed(c, (m,), np.float64) for (_, c), m in zip(pieces, sizes)])
+    return SplitResult(ranks, coef, value, objective, "qs", anchors.rounds, int(anchors.j.size - 2))

@@ -1,0 +1,161 @@
+"""aprank.dask on a distributed.LocalCluster of 2 worker processes: the estimators learn the
+single-machine w, and the split inference of one giant query equals ``qs``."""
+import pickle
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask", reason="aprank.dask needs the dask extra")
+distributed = pytest.importorskip("distributed", reason="aprank.dask needs the dask extra")
+import dask.array as da  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+
+import aprank  # noqa: E402
+from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
+from aprank.learn import APSVM, NDCGSVM, BinarySVM  # noqa: E402
+
+PAIRS = [(APSVM, DaskAPSVM), (NDCGSVM, DaskNDCGSVM), (BinarySVM, DaskBinarySVM)]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, t = load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    # 12 queries whose rows are scattered over every partition: the fit must regroup them
+    return X / 16.0, (t == 3).astype(int), rng.integers(0, 12, X.shape[0])
+
+
+def _split(X, y, qid, chunks):
+    return (da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=chunks),
+            None if qid is None else da.from_array(qid, chunks=chunks))
+
+
+# ------------------------------------------------------------------ a) the same w as one machine
+@pytest.mark.parametrize("single, on_dask", PAIRS, ids=[p[1].__name__ for p in PAIRS])
+@pytest.mark.parametrize("queries", ["many", "one"])
+def test_same_w_as_one_machine(client, digits, single, on_dask, queries):
+    X, y, qid = digits
+    qid = qid if queries == "many" else None
+    ref = single(C=10).fit(X, y, qid)
+    got = on_dask(C=10).fit(*_split(X, y, qid, 230))
+    assert got.converged_ and got.n_iter_ == ref.n_iter_
+    assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
+    if single is BinarySVM:
+        assert got.intercept_ == pytest.approx(ref.intercept_, abs=1e-6 * np.linalg.norm(ref.coef_))
+    assert got.primal_ == pytest.approx(ref.primal_, rel=1e-9)
+    Xd, yd, qd = _split(X, y, qid, 300)
+    assert got.score(Xd, yd, qd) == pytest.approx(ref.score(X, y, qid), rel=1e-9)
+    np.testing.assert_allclose(got.decision_function(Xd).compute(), ref.decision_function(X),
+                               rtol=1e-6, atol=1e-9)
+    assert np.array_equal(got.predict(Xd).compute(), ref.predict(X))
+
+
+def test_dataframe_inputs_and_query_straddling(client, digits):
+    X, y, qid = digits
+    order = np.argsort(qid, kind="stable")     # sorted queries, but partitions cut through them
+    X, y, qid = X[order], y[order], qid[order]
+    frame = pd.DataFrame(X, columns=[f"f{k}" for k in range(X.shape[1])])
+    frame["y"], frame["qid"] = y, qid
+    ddf = dd.from_pandas(frame, npartitions=5)
+    got = DaskAPSVM(C=1).fit(ddf.drop(columns=["y", "qid"]), ddf["y"], ddf["qid"])
+    ref = APSVM(C=1).fit(X, y, qid)
+    assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
+
+
+def test_skip_queries_without_positives(client, digits):
+    X, y, qid = digits
+    y = np.where(qid < 5, 0, y)          # queries 0-4 have no positive left
+    ref = APSVM(C=1, empty="skip").fit(X, y, qid)
+    got = DaskAPSVM(C=1, empty="skip").fit(*_split(X, y, qid, 400))
+    assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
+    with pytest.raises(ValueError, match="without positive"):
+        DaskAPSVM(C=1).fit(*_split(X, y, qid, 400))
+
+
+def test_fitted_estimator_pickles(client, digits):
+    X, y, qid = digits
+    est = DaskNDCGSVM(C=1).fit(*_split(X, y, qid, 500))
+    back = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(back.coef_, est.coef_) and back.get_params() == est.get_params()
+
+
+def test_bad_input_is_refused(client, digits):
+    X, y, qid = digits
+    with pytest.raises(ValueError, match="C must be"):
+        DaskAPSVM(C=-1).fit(*_split(X, y, None, 500))
+    with pytest.raises(ValueError, match="exactly 2 classes"):
+        DaskAPSVM().fit(*_split(X, np.zeros_like(y), None, 500))
+    with pytest.raises(ValueError, match="rows but y has"):
+        DaskAPSVM().fit(da.from_array(X), da.from_array(y[:-1]))
+    bad = X.copy()
+    bad[700, 3] = np.nan
+    with pytest.raises(ValueError, match=r"X\[700, 3\]"):
+        DaskAPSVM().fit(*_split(bad, y, None, 500))
+    with pytest.raises(ValueError, match="qid has"):
+        DaskAPSVM().fit(da.from_array(X), da.from_array(y), da.from_array(qid[:10]))
+
+
+# ------------------------------------------------------------- b) split inference equals qs
+def _giant(seed, n, n_pos, decimals):
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n, dtype=bool)
+    labels[rng.choice(n, n_pos, replace=False)] = True
+    scores = rng.standard_normal(n) + 1.5 * labels
+    return (scores if decimals is None else np.round(scores, decimals)), labels
+
+
+def _assert_same(result, ref):
+    assert np.array_equal(result.ranks.compute(), ref.ranks)
+    assert np.array_equal(result.coef.compute(), ref.coef)
+    assert result.loss == pytest.approx(ref.loss, rel=1e-12, abs=1e-14)
+    assert result.objective == pytest.approx(ref.objective, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg"])
+@pytest.mark.parametrize("decimals", [None, 1], ids=["no-ties", "ties"])
+def test_split_inference_equals_qs_on_a_million(client, loss, decimals):
+    scores, labels = _giant(7, 10**6, 2000, decimals)
+    result = infer(da.from_array(scores, chunks=125_000), da.from_array(labels, chunks=125_000),
+                   loss=loss)
+    assert result.n_rounds >= 2         # the pivots really had to be refined
+    _assert_same(result, aprank.infer(scores, labels, loss=loss, algorithm="qs"))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_split_inference_equals_qs_on_small_queries(client, seed):
+    """Uneven chunks (some without positives or negatives), heavy ties, few pivots."""
+    rng = np.random.default_rng([seed, 1])
+    n = int(rng.integers(2, 400))
+    scores, labels = _giant(seed, n, int(rng.integers(1, n)), [None, 1, 0][seed % 3])
+    if seed % 10 == 9:
+        scores[:] = 3.0                   # every score tied
+    cuts = np.unique(rng.integers(1, n, int(rng.integers(0, 6))))
+    chunks = tuple(np.diff(np.r_[0, cuts, n]).tolist())
+    loss = ["ap", "ndcg"][seed % 2]
+    result = infer(da.from_array(scores, chunks=(chunks,)), da.from_array(labels, chunks=(chunks,)),
+                   loss=loss, samples=int(rng.integers(1, 8)))
+    _assert_same(result, aprank.infer(scores, labels, loss=loss, algorithm="qs"))
+
+
+def test_split_inference_refuses_bad_input(client):
+    scores, labels = _giant(0, 100, 10, None)
+    with pytest.raises(ValueError, match="without positive"):
+        infer(da.from_array(scores, chunks=30), da.from_array(np.zeros(100, bool), chunks=30))
+    bad = scores.copy()
+    bad[3] = np.inf
+    with pytest.raises(ValueError, match="not finite"):
+        infer(da.from_array(bad, chunks=30), da.from_array(labels, chunks=30))
+    with pytest.raises(ValueError, match="ranking losses"):
+        infer(da.from_array(scores), da.from_array(labels), loss="zero-one")
+    with pytest.raises(ValueError, match="equally long"):
+        infer(da.from_array(scores), da.from_array(labels[:50]))
