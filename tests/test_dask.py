@@ -1,6 +1,7 @@
 """aprank.dask on a distributed.LocalCluster of 2 worker processes: the estimators learn the
 single-machine w, and the split inference of one giant query equals ``qs``."""
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from sklearn.datasets import load_digits  # noqa: E402
 
 import aprank  # noqa: E402
 from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
+from aprank.dask import bench as dask_bench  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM  # noqa: E402
 
 PAIRS = [(APSVM, DaskAPSVM), (NDCGSVM, DaskNDCGSVM), (BinarySVM, DaskBinarySVM)]
@@ -159,3 +161,21 @@ def test_split_inference_refuses_bad_input(client):
         infer(da.from_array(scores), da.from_array(labels), loss="zero-one")
     with pytest.raises(ValueError, match="equally long"):
         infer(da.from_array(scores), da.from_array(labels[:50]))
+
+
+# ------------------------------------------------------------------------ c) the benchmark
+def test_benchmark_runs_and_its_cuts_agree(client):
+    table = dask_bench.run(n=100_000, d=4, partitions=(1, 2), repeats=1, client=client)
+    lines = table.splitlines()
+    header = next(line.split("|") for line in lines if line.startswith("| problem"))
+    diff = [c.strip() for c in header].index("max abs diff of g / abs g")
+    rows = [line.split("|") for line in lines if "| cluster |" in line]
+    assert len(rows) == 4           # two problems x two partition counts
+    assert all(float(r[diff]) < 1e-9 for r in rows)      # the cluster's cut is the process's
+
+
+def test_readme_example_runs_as_written():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("<!-- dask example -->")[1].split("<!-- end dask example -->")[0]
+    code = block.split("```python")[1].split("```")[0]
+    exec(compile(code, "README dask example", "exec"), {"__name__": "__main__"})

@@ -20,8 +20,10 @@ import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask.sizeof import sizeof
+from distributed import default_client
 
-__all__ = ["Block", "DaskData", "as_dask_data"]
+__all__ = ["Block", "DaskData", "as_dask_data", "spread"]
 
 
 @dataclass
@@ -33,6 +35,13 @@ class Block:
     y: np.ndarray
     qid: Optional[np.ndarray]
     rows: np.ndarray
+
+
+@sizeof.register(Block)
+def _sizeof_block(block: Block) -> int:
+    # Dask's scheduler moves objects it believes small and counts them against a worker's
+    # memory: a block must weigh what its arrays weigh
+    return sum(sizeof(a) for a in (block.X, block.y, block.qid, block.rows) if a is not None)
 
 
 @dataclass
@@ -121,8 +130,7 @@ def as_dask_data(X, y, qid=None) -> DaskData:
     xs = X.to_delayed().ravel()
     ys = y.to_delayed().ravel()
     qs = [None] * len(xs) if qid is None else list(qid.to_delayed().ravel())
-    blocks = [dask.delayed(_block)(xb, yb, qb, int(s)) for xb, yb, qb, s in zip(xs, ys, qs, starts)]
-    blocks = list(dask.persist(*blocks))
+    blocks = spread([dask.delayed(_block)(xb, yb, qb, int(s)) for xb, yb, qb, s in zip(xs, ys, qs, starts)])
     classes = np.unique(np.concatenate(dask.compute(*[dask.delayed(np.unique)(yb) for yb in ys])))
     grouped = False
     if qid is not None:
@@ -139,5 +147,24 @@ def _regroup(blocks: list) -> list:
     meta = dask.delayed(_empty_frame)(blocks[0]).compute()
     frames = dd.from_delayed([dask.delayed(_frame)(b) for b in blocks], meta=meta)
     shuffled = frames.shuffle(on="qid", npartitions=len(blocks))
-    regrouped = [dask.delayed(_unframe)(part) for part in shuffled.to_delayed()]
-    return list(dask.persist(*regrouped))
+    return spread([dask.delayed(_unframe)(part) for part in shuffled.to_delayed()])
+
+
+def spread(blocks: list) -> list:
+    """Persist the blocks, dealt round-robin over the workers' threads when a distributed
+    Client is the scheduler.
+
+    Dask places tasks where their inputs are, so where the blocks land is where every
+    iteration runs; left to itself the scheduler may hand one worker most of the blocks when
+    they are made (it starts a few root tasks per worker at once), and then that worker does
+    most of every iteration. Without a distributed Client, the blocks are persisted in memory
+    by the current scheduler.
+    """
+    try:
+        client = default_client()
+    except ValueError:        # no distributed Client: threads or processes of this machine
+        return list(dask.persist(*blocks))
+    threads = [address for address, info in sorted(client.scheduler_info()["workers"].items())
+               for _ in range(info["nthreads"])]
+    return [client.persist(block, workers=[threads[k % len(threads)]])
+            for k, block in enumerate(blocks)]

@@ -20,9 +20,10 @@ import time
 
 import dask
 import numpy as np
+from dask.sizeof import sizeof
 
 from aprank.dask._data import Block, DaskData
-from aprank.dask._split import gather_positives, negative_coef, settle, sorted_part, tally
+from aprank.dask._split import gather_positives, negative_coef, settle, split_part, tally
 from aprank.inference import split_outcome
 from aprank.losses import ZeroOne, get_loss
 from aprank.models import Constraint, RankingModel, StructuredModel, digest
@@ -35,6 +36,13 @@ def _design(block: Block, intercept):
     if intercept is None:
         return block.X
     return np.hstack([block.X, np.full((block.X.shape[0], 1), float(intercept))])
+
+
+@sizeof.register(RankingModel)
+def _sizeof_model(model: RankingModel) -> int:
+    # its design matrix and the arrays of its problem (see _data's sizeof of a Block)
+    arrays = [model.X] + [a for a in vars(model.problem).values() if isinstance(a, np.ndarray)]
+    return sum(sizeof(a) for a in arrays)
 
 
 def _block_model(block: Block, positive, loss, algorithm, empty, intercept):
@@ -147,7 +155,7 @@ def _count_labels(block: Block, positive):
 
 
 def _scored_part(block: Block, positive, w, intercept):
-    return sorted_part(np.asarray(_design(block, intercept) @ w), block.y == positive,
+    return split_part(np.asarray(_design(block, intercept) @ w), block.y == positive,
                        int(block.rows[0]) if block.rows.size else 0)
 
 
@@ -207,7 +215,7 @@ class GiantQueryModel(StructuredModel):
         parts = list(dask.persist(*[dask.delayed(_scored_part)(b, self.positive, w, self.intercept)
                                     for b in self.blocks]))
         pos_s, pos_x = gather_positives(parts)
-        anchors = settle(parts, pos_s, self.N, self.loss, self.samples)
+        anchors, parts = settle(parts, pos_s, self.N, self.loss, self.samples)
         centre = float(pos_s[self.P // 2])
         got = dask.compute(*[dask.delayed(_giant_cut)(b, p, anchors, self.P, self.N, centre,
                                                       self.truth_neg, self.intercept)

@@ -6,16 +6,18 @@ j-th negative in rank order (descending score, ties by index), with score s, get
 interleaving rank opt_j, a function of s, j and the positives only, and opt_j does not decrease
 with j. The solve is OptRanks (``qs``) with a batch of pivots per round instead of one:
 
-1. every part sorts its own negatives in rank order (one task per part, kept on its worker);
+1. every part keeps its negatives in buckets, unordered inside: at first one bucket;
 2. the client holds *anchors*: negatives whose global position j and rank are known (at first
-   two virtual ones, before the first negative with rank 1 and after the last with rank P+1).
-   Between two anchors of equal rank every negative has that rank; between two of different
-   ranks the range is open;
-3. a round: every part sends a few evenly spaced negatives of each open range (its samples);
-   one more round trip gives their global positions (the sum over parts of how many negatives
-   each holds before them); the client computes their ranks (the kernels' own ``opt_rank``,
-   bounded by the anchors around them) and they become anchors. A range shrinks about
-   ``samples``-fold per round, so the rounds are about log(N) / log(samples);
+   two virtual ones, before the first negative with rank 1 and after the last with rank P+1),
+   and every part has one bucket per pair of adjacent anchors. Between two anchors of equal
+   rank every negative has that rank; between two of different ranks the range is open;
+3. a round: every part sends a few negatives of each open bucket (its samples, evenly spaced
+   in storage); the client puts them in rank order, every part splits its open buckets at
+   them (a counting sort, ``aprank.inference.split_buckets``) and says how many negatives it
+   holds at or before each (their sum is the global position j); the client computes their
+   ranks (the kernels' own ``opt_rank``, bounded by the anchors around them) and they become
+   anchors. A range shrinks about ``samples``-fold per round, so the rounds are about
+   log(N) / log(samples), and settled buckets are never touched again: no part ever sorts;
 4. every part reads its negatives' ranks off the anchors and reports, for the loss and the
    objective, how many negatives sit at each rank and one sum over them.
 
@@ -30,42 +32,52 @@ from dataclasses import dataclass
 import dask
 import dask.array as da
 import numpy as np
+from dask.sizeof import sizeof
 
 from aprank import validation
-from aprank.inference import count_before, optimal_ranks, rank_order, split_outcome
+from aprank.inference import optimal_ranks, rank_order, split_buckets, split_outcome
 from aprank.losses import get_loss
 
-__all__ = ["SplitResult", "SortedPart", "Anchors", "infer", "sorted_part", "settle", "tally"]
+__all__ = ["SplitResult", "SplitPart", "Anchors", "infer", "split_part", "settle", "tally"]
 
 _LAST = np.iinfo(np.int64).max
 
 
 @dataclass
-class SortedPart:
-    """One part of the query: its negatives in rank order and its positives.
+class SplitPart:
+    """One part of the query: its negatives in buckets, one per range between two anchors
+    (see ``aprank.inference.split_buckets``), and its positives.
 
-    s, x : the negatives' scores and global indices, in rank order.
-    local : the negatives' positions within the part, in the same order.
+    s, x, local : the negatives' scores, global indices and positions within the part, bucket
+        by bucket; bounds : the buckets' offsets, one bucket per pair of adjacent anchors.
     pos_s, pos_x : the positives' scores and global indices (input order).
     start, size : the part's first global index and its number of samples.
+    at_or_before : per candidate of the last split, this part's negatives at or before it.
     """
 
     s: np.ndarray
     x: np.ndarray
     local: np.ndarray
+    bounds: np.ndarray
     pos_s: np.ndarray
     pos_x: np.ndarray
     start: int
     size: int
+    at_or_before: np.ndarray
 
 
-def sorted_part(scores, is_pos, start: int) -> SortedPart:
-    """A part from its scores and boolean labels (validated by the caller)."""
+@sizeof.register(SplitPart)
+def _sizeof_part(part: SplitPart) -> int:
+    return sum(sizeof(a) for a in (part.s, part.x, part.local, part.bounds, part.pos_s, part.pos_x))
+
+
+def split_part(scores, is_pos, start: int) -> SplitPart:
+    """A part from its scores and boolean labels (validated by the caller): all its negatives
+    in one bucket, between the two virtual anchors."""
     neg = np.flatnonzero(~is_pos)
-    local = neg[rank_order(scores[neg], neg)]
     pos = np.flatnonzero(is_pos)
-    return SortedPart(scores[local], local + start, local, scores[pos], pos + start, start,
-                      scores.shape[0])
+    return SplitPart(scores[neg], neg + start, neg, np.array([0, neg.size]), scores[pos],
+                     pos + start, start, scores.shape[0], np.zeros(0, dtype=np.int64))
 
 
 @dataclass
@@ -93,17 +105,22 @@ class Anchors:
         return Anchors(np.r_[self.s, s][order], np.r_[self.x, x][order], np.r_[self.j, j][order],
                        np.r_[self.r, r][order], self.rounds + 1)
 
-    def ranks_of(self, s, x) -> np.ndarray:
-        """Ranks of negatives once every range is settled: the rank of the last anchor at or
-        before each (equal to the next one's, or the negative is that anchor)."""
-        return self.r[count_before(self.s, self.x, s, x, inclusive=True) - 1]
+    def ranks_of(self, part: SplitPart) -> np.ndarray:
+        """Ranks of a part's negatives once every range is settled: a bucket's negatives have
+        its right anchor's rank (the left one's too, or the bucket holds just that anchor)."""
+        return np.repeat(self.r[1:], np.diff(part.bounds))
 
 
-def _samples(part: SortedPart, lo_s, lo_x, hi_s, hi_x, per_range: int):
-    """Up to per_range evenly spaced negatives of this part strictly inside each open range;
-    returns their scores, global indices and range numbers."""
-    a = count_before(part.s, part.x, lo_s, lo_x, inclusive=True)
-    n = count_before(part.s, part.x, hi_s, hi_x) - a
+def _samples(part: SplitPart, buckets, right_s, right_x, per_range: int):
+    """Up to per_range negatives of each open bucket, evenly spaced in its (unordered)
+    storage, the bucket's right anchor excluded; their scores, indices and bucket numbers."""
+    a = part.bounds[buckets]
+    b = part.bounds[buckets + 1]
+    # the right anchor, when this part holds it, is stored last in its bucket
+    held = b > a
+    last = b[held] - 1
+    held[held] = (part.s[last] == right_s[held]) & (part.x[last] == right_x[held])
+    n = b - a - held
     m = np.minimum(n, per_range)
     gap = np.repeat(np.arange(n.size), m)
     k = np.arange(gap.size) - np.repeat(np.cumsum(m) - m, m)
@@ -111,28 +128,39 @@ def _samples(part: SortedPart, lo_s, lo_x, hi_s, hi_x, per_range: int):
     return part.s[at], part.x[at], gap
 
 
-def _positions(part: SortedPart, s, x) -> np.ndarray:
-    return count_before(part.s, part.x, s, x, inclusive=True)
+def _split(part: SplitPart, buckets, right_s, right_x, cand_ptr, cand_s, cand_x) -> SplitPart:
+    s, x, local, bounds, at_or_before = split_buckets(
+        part.s, part.x, part.local, part.bounds, buckets, right_s, right_x, cand_ptr, cand_s, cand_x)
+    return SplitPart(s, x, local, bounds, part.pos_s, part.pos_x, part.start, part.size,
+                     at_or_before)
 
 
-def settle(parts: list, positives: np.ndarray, n_neg: int, loss, samples: int = 64) -> Anchors:
+def _at_or_before(part: SplitPart) -> np.ndarray:
+    return part.at_or_before
+
+
+def settle(parts: list, positives: np.ndarray, n_neg: int, loss, samples: int = 64):
     """Run the rounds until every range of negatives is settled (see the module docstring).
 
-    parts : dask Delayed SortedPart objects (persisted); positives : the P positive scores in
+    parts : dask Delayed SplitPart objects (persisted); positives : the P positive scores in
     rank order; samples : pivots per open range and round, over all parts together.
+    Returns the anchors and the parts, persisted, with one bucket per pair of anchors.
     """
     anchors = Anchors.ends(n_neg, positives.shape[0])
-    per_range = max(2, -(-int(samples) // len(parts)))
+    per_range = max(1, -(-int(samples) // len(parts)))
     while True:
         gaps = anchors.open_ranges()
         if gaps.size == 0:
-            return anchors
-        bounds = (anchors.s[gaps], anchors.x[gaps], anchors.s[gaps + 1], anchors.x[gaps + 1])
-        got = dask.compute(*[dask.delayed(_samples)(p, *bounds, per_range) for p in parts])
+            return anchors, parts
+        right = (anchors.s[gaps + 1], anchors.x[gaps + 1])
+        got = dask.compute(*[dask.delayed(_samples)(p, gaps, *right, per_range) for p in parts])
         s, x, gap = (np.concatenate(a) for a in zip(*got))
-        order = rank_order(s, x)
+        order = rank_order(s, x)       # ranges are disjoint: this also groups them by range
         s, x, gap = s[order], x[order], gap[order]
-        j = np.sum(dask.compute(*[dask.delayed(_positions)(p, s, x) for p in parts]), axis=0)
+        cand_ptr = np.r_[0, np.cumsum(np.bincount(gap, minlength=gaps.size))]
+        parts = list(dask.persist(*[dask.delayed(_split)(p, gaps, *right, cand_ptr, s, x)
+                                    for p in parts]))
+        j = np.sum(dask.compute(*[dask.delayed(_at_or_before)(p) for p in parts]), axis=0)
         r = optimal_ranks(positives, s, j, n_neg, loss=loss, lo=anchors.r[gaps][gap],
                           hi=anchors.r[gaps + 1][gap])
         anchors = anchors.add(s, x, j, r)
@@ -142,13 +170,13 @@ def settle(parts: list, positives: np.ndarray, n_neg: int, loss, samples: int = 
 class Tally:
     """What one part reports once its negatives' ranks are known."""
 
-    ranks: np.ndarray      # its negatives' ranks, in the part's rank order
+    ranks: np.ndarray      # its negatives' ranks, in the part's bucket order
     count: np.ndarray      # (P+2,) negatives at each rank
     pairs: float           # sum of (P - r + 1) (s - centre) over its negatives
 
 
-def tally(part: SortedPart, anchors: Anchors, n_pos: int, centre: float) -> Tally:
-    r = anchors.ranks_of(part.s, part.x)
+def tally(part: SplitPart, anchors: Anchors, n_pos: int, centre: float) -> Tally:
+    r = anchors.ranks_of(part)
     return Tally(r, np.bincount(r, minlength=n_pos + 2),
                  float(((n_pos - r + 1) * (part.s - centre)).sum()))
 
@@ -177,13 +205,13 @@ class SplitResult:
     n_pivots: int
 
 
-def _checked_part(scores, labels, start: int) -> SortedPart:
+def _checked_part(scores, labels, start: int) -> SplitPart:
     s = validation.as_scores(scores)
     y = validation.as_labels(labels, s.shape[0])
-    return sorted_part(s, y, start)
+    return split_part(s, y, start)
 
 
-def _outputs(part: SortedPart, t: Tally, pos_x, pos_ranks, pos_coef, n_pos: int, n_neg: int):
+def _outputs(part: SplitPart, t: Tally, pos_x, pos_ranks, pos_coef, n_pos: int, n_neg: int):
     ranks = np.ones(part.size, dtype=np.int64)
     coef = np.zeros(part.size)
     ranks[part.local] = t.ranks
@@ -194,7 +222,7 @@ def _outputs(part: SortedPart, t: Tally, pos_x, pos_ranks, pos_coef, n_pos: int,
     return ranks, coef
 
 
-def _positives_of(part: SortedPart):
+def _positives_of(part: SplitPart):
     return part.pos_s, part.pos_x
 
 
@@ -249,7 +277,7 @@ def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
         ones = da.ones(scores.shape, chunks=scores.chunks, dtype=np.int64)
         return SplitResult(ones, da.zeros(scores.shape, chunks=scores.chunks), 0.0, 0.0, "qs",
                            0, 0)
-    anchors = settle(parts, pos_s, N, loss, samples)
+    anchors, parts = settle(parts, pos_s, N, loss, samples)
     centre = float(pos_s[P // 2])
     tallies = list(dask.persist(*[dask.delayed(tally)(p, anchors, P, centre) for p in parts]))
     counts = dask.compute(*[dask.delayed(_sums_of)(t) for t in tallies])

@@ -3,11 +3,13 @@
 
 Why a split solve can be exact (paper 004 Observation 2 and section 4): the j-th negative in
 rank order, with score s, gets the interleaving rank opt_j, a function of s, j and the
-positives alone; and opt_j does not decrease with j. So a part that holds its negatives sorted
-needs only two things from the rest of the query: the positives (few: they fit on one machine)
-and the global position j of a key, which is the sum over parts of ``count_before``. Ranks of
-a few sampled negatives then settle whole ranges of the global order at once -- every negative
-between two of equal rank has that rank -- exactly as a pivot does in OptRanks (``qs``).
+positives alone; and opt_j does not decrease with j. So a part needs only two things from the rest
+of the query: the positives (few: they fit on one machine) and the global position j of a key,
+which is the sum over parts of how many negatives each holds before it. Ranks of a few sampled
+negatives then settle whole ranges of the global order at once -- every negative between two
+of equal rank has that rank -- exactly as a pivot does in OptRanks (``qs``); each part keeps
+its negatives in one bucket per range, unordered inside, and splits only the open ones
+(``split_buckets``).
 
 Functions here are the per-part and per-query steps; the round trips between them belong to
 whoever moves the data (``aprank.dask.infer``).
@@ -20,7 +22,7 @@ from aprank import validation
 from aprank.inference import _split_cy
 from aprank.losses import get_loss
 
-__all__ = ["rank_order", "count_before", "optimal_ranks", "split_outcome"]
+__all__ = ["rank_order", "split_buckets", "optimal_ranks", "split_outcome"]
 
 
 def rank_order(scores, index) -> np.ndarray:
@@ -29,20 +31,48 @@ def rank_order(scores, index) -> np.ndarray:
     return np.lexsort((np.asarray(index), -np.asarray(scores, dtype=np.float64)))
 
 
-def count_before(sorted_scores, sorted_index, key_scores, key_index, *,
-                 inclusive: bool = False) -> np.ndarray:
-    """For each key, how many entries of (sorted_scores, sorted_index) -- already in rank order
-    -- come before it, or before it and at it when ``inclusive``. Keys may be +-inf (before or
-    after everything)."""
-    s = np.ascontiguousarray(sorted_scores, dtype=np.float64)
-    x = np.ascontiguousarray(sorted_index, dtype=np.int64)
-    ks = np.ascontiguousarray(key_scores, dtype=np.float64)
-    kx = np.ascontiguousarray(key_index, dtype=np.int64)
-    if s.shape != x.shape or ks.shape != kx.shape or s.ndim != 1 or ks.ndim != 1:
-        raise ValueError("count_before needs two pairs of equally long 1-D arrays")
-    out = np.empty(ks.shape[0], dtype=np.int64)
-    _split_cy.count_before(s, x, ks, kx, bool(inclusive), out)
-    return out
+def split_buckets(s, x, local, bounds, buckets, right_s, right_x, cand_ptr, cand_s, cand_x):
+    """Split buckets of negatives at candidate keys (one machine's step of a split solve).
+
+    The negatives (scores s, global indices x, positions local) lie in buckets,
+    ``s[bounds[k]:bounds[k+1]]`` holding those of keys in (anchor k, anchor k+1] in any order
+    but the one equal to anchor k+1 last (if it is here). Bucket ``buckets[g]`` (ascending),
+    whose right anchor is (right_s[g], right_x[g]), is split at the candidates
+    ``cand[cand_ptr[g]:cand_ptr[g+1]]`` (in rank order, strictly inside its range).
+
+    Returns (s, x, local, bounds, at_or_before): new arrays with the candidates as anchors,
+    and per candidate the number of this machine's negatives at or before it. The inputs are
+    not modified.
+    """
+    s, x, local = (np.ascontiguousarray(a) for a in (s, x, local))
+    bounds, buckets, cand_ptr = (np.ascontiguousarray(a, dtype=np.int64)
+                                 for a in (bounds, buckets, cand_ptr))
+    cand_s = np.ascontiguousarray(cand_s, dtype=np.float64)
+    cand_x = np.ascontiguousarray(cand_x, dtype=np.int64)
+    n_buckets = bounds.shape[0] - 1
+    sizes = np.diff(bounds)
+    if (s.ndim != 1 or x.shape != s.shape or local.shape != s.shape or bounds[0] != 0
+            or bounds[-1] != s.shape[0] or np.any(sizes < 0)):
+        raise ValueError("s, x, local must be equally long and bounds must cut them into buckets")
+    if buckets.size and (np.any(np.diff(buckets) <= 0) or buckets[0] < 0
+                         or buckets[-1] >= n_buckets):
+        raise ValueError(f"buckets must be ascending ids below {n_buckets}")
+    if (cand_ptr.shape != (buckets.size + 1,) or cand_ptr[0] != 0 or np.any(np.diff(cand_ptr) < 0)
+            or cand_ptr[-1] != cand_s.shape[0] or cand_x.shape != cand_s.shape):
+        raise ValueError("cand_ptr must cut the candidates into one run per bucket split")
+    new_s, new_x, new_local = s.copy(), x.copy(), local.copy()
+    at_or_before = np.empty(cand_s.shape[0], dtype=np.int64)
+    widest = int(sizes[buckets].max()) if buckets.size else 0
+    most = int(np.diff(cand_ptr).max()) if buckets.size else 0
+    _split_cy.split_buckets(
+        s, x, local, new_s, new_x, new_local, bounds, buckets,
+        np.ascontiguousarray(right_s, dtype=np.float64), np.ascontiguousarray(right_x, dtype=np.int64),
+        cand_ptr, cand_s, cand_x, at_or_before, np.empty(max(widest, 1), dtype=np.int64),
+        np.empty(2 * most + 2, dtype=np.int64))
+    cuts = np.repeat(buckets + 1, np.diff(cand_ptr))
+    at_or_before += bounds[cuts - 1]       # the kernel counts within the bucket
+    new_bounds = np.insert(bounds, cuts, at_or_before)
+    return new_s, new_x, new_local, new_bounds, at_or_before
 
 
 def optimal_ranks(positives, scores, positions, n_negatives: int, *, loss="ap", lo=None,
