@@ -80,6 +80,10 @@ def _block(X, y, qid, start):
                  np.arange(start, start + X.shape[0], dtype=np.int64))
 
 
+def _labels(block: Block) -> np.ndarray:
+    return np.unique(block.y)
+
+
 def _query_ids(block: Block) -> np.ndarray:
     return pd.unique(block.qid)
 
@@ -130,8 +134,9 @@ def as_dask_data(X, y, qid=None) -> DaskData:
     xs = X.to_delayed().ravel()
     ys = y.to_delayed().ravel()
     qs = [None] * len(xs) if qid is None else list(qid.to_delayed().ravel())
-    blocks = spread([dask.delayed(_block)(xb, yb, qb, int(s)) for xb, yb, qb, s in zip(xs, ys, qs, starts)])
-    classes = np.unique(np.concatenate(dask.compute(*[dask.delayed(np.unique)(yb) for yb in ys])))
+    blocks = spread([dask.delayed(_block)(xb, yb, qb, int(start))
+                     for xb, yb, qb, start in zip(xs, ys, qs, starts)])
+    classes = np.unique(np.concatenate(dask.compute(*[dask.delayed(_labels)(b) for b in blocks])))
     grouped = False
     if qid is not None:
         ids = dask.compute(*[dask.delayed(_query_ids)(b) for b in blocks])

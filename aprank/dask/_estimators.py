@@ -62,13 +62,12 @@ class _OnDask:
         return self
 
     def _dask_model(self, data: DaskData, one_query: bool):
-        intercept = self.intercept_scaling if self._has_intercept else None
         positive = self.classes_[1]
         if one_query and self._loss().kind == "ranking":
-            return GiantQueryModel(data, positive, self._loss(), samples=self.split_samples,
-                                   intercept=intercept)
+            return GiantQueryModel(data, positive, self._loss(), samples=self.split_samples)
         return QueriesModel(data, positive, self._loss(), algorithm=self._algorithm(),
-                            empty=self.empty, one_query=one_query, intercept=intercept)
+                            empty=self.empty, one_query=one_query,
+                            intercept=self.intercept_scaling if self._has_intercept else None)
 
     def decision_function(self, X):
         """Scores w'x (+ bias) as a dask array (lazy), one per row of X."""

@@ -154,23 +154,21 @@ def _count_labels(block: Block, positive):
     return p, block.y.shape[0] - p
 
 
-def _scored_part(block: Block, positive, w, intercept):
-    return split_part(np.asarray(_design(block, intercept) @ w), block.y == positive,
-                       int(block.rows[0]) if block.rows.size else 0)
+def _scored_part(block: Block, positive, w):
+    return split_part(np.asarray(block.X @ w), block.y == positive,
+                      int(block.rows[0]) if block.rows.size else 0)
 
 
-def _positive_rows(block: Block, positive, intercept):
+def _positive_rows(block: Block, positive):
     is_pos = block.y == positive
-    return _design(block, intercept)[is_pos], block.rows[is_pos]
+    return block.X[is_pos], block.rows[is_pos]
 
 
-def _giant_cut(block: Block, part, anchors, P: int, N: int, centre: float, truth_neg: float,
-               intercept):
+def _giant_cut(block: Block, part, anchors, P: int, N: int, centre: float, truth_neg: float):
     t = tally(part, anchors, P, centre)
     c = np.zeros(block.X.shape[0])
     c[part.local] = truth_neg - negative_coef(t.ranks, P, N)
-    g = np.asarray(_design(block, intercept).T @ c).ravel()
-    return t.count, t.pairs, g
+    return t.count, t.pairs, np.asarray(block.X.T @ c).ravel()
 
 
 class GiantQueryModel(StructuredModel):
@@ -178,9 +176,10 @@ class GiantQueryModel(StructuredModel):
 
     The blocks must hold consecutive rows in input order (no regrouping), which is what
     ``aprank.dask`` makes of inputs without qid. ``samples``: pivots per open range and round.
+    No bias: it would cancel in a ranking loss's joint feature.
     """
 
-    def __init__(self, data: DaskData, positive, loss="ap", *, samples=64, intercept=None):
+    def __init__(self, data: DaskData, positive, loss="ap", *, samples=64):
         self.loss = get_loss(loss)
         if self.loss.kind != "ranking":
             raise ValueError(f"GiantQueryModel serves ranking losses, not {self.loss.name!r}")
@@ -188,11 +187,9 @@ class GiantQueryModel(StructuredModel):
         if data.grouped:
             raise ValueError("GiantQueryModel needs the blocks in input order (no qid)")
         self.blocks, self.positive, self.samples = data.blocks, positive, int(samples)
-        self.intercept = intercept
-        self.dim = data.n_features + (intercept is not None)
-        self.key = digest(data.token, positive, self.loss.identity(), "giant", intercept)
-        got = dask.compute(*[dask.delayed(_positive_rows)(b, positive, intercept)
-                             for b in self.blocks])
+        self.dim = data.n_features
+        self.key = digest(data.token, positive, self.loss.identity(), "giant")
+        got = dask.compute(*[dask.delayed(_positive_rows)(b, positive) for b in self.blocks])
         self.pos_X = np.concatenate([g[0] for g in got]).reshape(-1, self.dim)
         self.pos_rows = np.concatenate([g[1] for g in got])     # ascending: blocks in order
         self.P = self.pos_rows.shape[0]
@@ -212,13 +209,13 @@ class GiantQueryModel(StructuredModel):
         if self.N == 0:     # nothing can be inverted
             return Constraint(np.zeros(self.dim), 0.0, 0.0)
         t0 = time.perf_counter()
-        parts = list(dask.persist(*[dask.delayed(_scored_part)(b, self.positive, w, self.intercept)
+        parts = list(dask.persist(*[dask.delayed(_scored_part)(b, self.positive, w)
                                     for b in self.blocks]))
         pos_s, pos_x = gather_positives(parts)
         anchors, parts = settle(parts, pos_s, self.N, self.loss, self.samples)
         centre = float(pos_s[self.P // 2])
         got = dask.compute(*[dask.delayed(_giant_cut)(b, p, anchors, self.P, self.N, centre,
-                                                      self.truth_neg, self.intercept)
+                                                      self.truth_neg)
                              for b, p in zip(self.blocks, parts)])
         count = np.sum([c for c, _, _ in got], axis=0)
         _, pos_coef, value, objective = split_outcome(
