@@ -1,6 +1,8 @@
 """aprank.dask on a distributed.LocalCluster of 2 worker processes: the estimators learn the
 single-machine w, and the split inference of one giant query equals ``qs``."""
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -179,3 +181,9 @@ def test_readme_example_runs_as_written():
     block = readme.split("<!-- dask example -->")[1].split("<!-- end dask example -->")[0]
     code = block.split("```python")[1].split("```")[0]
     exec(compile(code, "README dask example", "exec"), {"__name__": "__main__"})
+
+
+def test_import_aprank_does_not_import_dask():
+    code = "import sys, aprank, aprank.learn; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
