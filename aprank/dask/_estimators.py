@@ -56,9 +56,11 @@ class _OnDask:
         data = as_dask_data(X, y, qid)
         self._check_classes(data.classes)
         self.classes_ = data.classes
-        self.n_features_in_ = data.n_features
-        res = self._train(self._dask_model(data, qid is None))
-        self._store(res, data.n_features)
+        self.n_features_in_ = n_features = data.n_features
+        model = self._dask_model(data, qid is None)
+        # the model holds what it needs: blocks it was built from are freed on the workers
+        del data
+        self._store(self._train(model), n_features)
         return self
 
     def _dask_model(self, data: DaskData, one_query: bool):
