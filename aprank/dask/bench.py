@@ -126,21 +126,22 @@ def run(n: int = 10_000_000, d: int = 32, workers: int = 2, partitions=(2, 4, 8,
     """Time the iteration (see the module docstring) and return the markdown table. Uses the
     given ``distributed.Client`` or starts a LocalCluster of ``workers`` processes."""
     w = near_hidden_w(seed, d)
-    lines = [f"n = {n:,}, d = {d}; {workers} worker processes x 1 thread; "
-             f"CPU: {_cpu()}", "",
-             "| problem | where | partitions | iteration: median | best | median vs one "
-             "process | setup | data on the busiest worker | max abs diff of g / abs g | "
-             "split rounds |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     own = client is None
     if own:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None)
         client = Client(cluster)
+    threads = [info["nthreads"] for info in client.scheduler_info()["workers"].values()]
+    lines = [f"n = {n:,}, d = {d}; {len(threads)} workers, {sum(threads)} threads; "
+             f"CPU: {_cpu()}", "",
+             "| problem | where | partitions | iteration: median | best | median vs one "
+             "process | setup | data on the busiest worker | max abs diff of g / abs g | "
+             "split rounds |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     try:
         for case, (rate, many) in CASES.items():
-            # the cluster first: one process's 5 GB, freed just before, slowed the workers
-            # that allocated next on this machine (a virtual machine handing memory back)
+            # the cluster first, so that its workers never allocate while the single process's
+            # gigabytes are being handed back to the system
             rows = []
             for parts in partitions:
                 rows.append((parts, *on_cluster(client, n, d, rate, many, parts, seed, w, repeats)))
