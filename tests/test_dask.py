@@ -187,3 +187,23 @@ def test_import_aprank_does_not_import_dask():
     code = "import sys, aprank, aprank.learn; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_without_a_distributed_client():
+    """Dask's local threads scheduler (no Client): the same w and the same split ranks."""
+    code = """
+import numpy as np, dask.array as da, aprank
+from aprank.dask import DaskAPSVM, infer
+from aprank.learn import APSVM
+rng = np.random.default_rng(3)
+X = rng.standard_normal((600, 5)); y = X[:, 0] + rng.standard_normal(600) > 1
+got = DaskAPSVM(C=1).fit(da.from_array(X, chunks=(150, 5)), da.from_array(y, chunks=150))
+ref = APSVM(C=1).fit(X, y)
+assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
+s = np.round(X @ ref.coef_, 1)
+r = infer(da.from_array(s, chunks=100), da.from_array(y, chunks=100))
+assert np.array_equal(r.ranks.compute(), aprank.infer(s, y).ranks)
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
