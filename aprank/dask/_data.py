@@ -23,7 +23,7 @@ import pandas as pd
 from dask.sizeof import sizeof
 from distributed import default_client
 
-__all__ = ["Block", "DaskData", "as_dask_data", "spread"]
+__all__ = ["Block", "DaskData", "as_dask_array", "as_dask_data", "spread"]
 
 
 @dataclass
@@ -56,7 +56,9 @@ class DaskData:
     grouped: bool              # rows were regrouped by qid (a shuffle ran)
 
 
-def _as_array(a, name: str, ndim: int) -> da.Array:
+def as_dask_array(a, name: str, ndim: int) -> da.Array:
+    """A dask array (or DataFrame / Series, pandas or NumPy input) as a dask array with known
+    chunk sizes, checked to have ``ndim`` dimensions."""
     if isinstance(a, (dd.DataFrame, dd.Series)):
         a = a.to_dask_array(lengths=True)
     elif isinstance(a, (pd.DataFrame, pd.Series)):
@@ -112,8 +114,8 @@ def _unframe(frame: pd.DataFrame) -> Block:
 def as_dask_data(X, y, qid=None) -> DaskData:
     """Validate the inputs, cut them into aligned blocks (regrouped by qid when queries
     straddle partitions) and persist the blocks."""
-    X = _as_array(X, "X", 2)
-    y = _as_array(y, "y", 1)
+    X = as_dask_array(X, "X", 2)
+    y = as_dask_array(y, "y", 1)
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
     if X.shape[0] == 0 or X.shape[1] == 0:
@@ -123,13 +125,12 @@ def as_dask_data(X, y, qid=None) -> DaskData:
     X = X.rechunk({1: -1})
     chunks = X.chunks[0]
     y = y.rechunk((chunks,))
-    token = dask.base.tokenize(X.name, y.name, None if qid is None else "qid")
     if qid is not None:
-        qid = _as_array(qid, "qid", 1)
+        qid = as_dask_array(qid, "qid", 1)
         if qid.shape[0] != X.shape[0]:
             raise ValueError(f"qid has {qid.shape[0]} entries but X has {X.shape[0]} rows")
         qid = qid.rechunk((chunks,))
-        token = dask.base.tokenize(X.name, y.name, qid.name)
+    token = dask.base.tokenize(X.name, y.name, None if qid is None else qid.name)
     starts = np.r_[0, np.cumsum(chunks)[:-1]].astype(np.int64)
     xs = X.to_delayed().ravel()
     ys = y.to_delayed().ravel()

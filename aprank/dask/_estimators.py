@@ -14,22 +14,12 @@ import dask.array as da
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from aprank.dask._data import DaskData, as_dask_data
+from aprank.dask._data import DaskData, as_dask_array, as_dask_data
 from aprank.dask._models import GiantQueryModel, QueriesModel
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 from aprank.metrics import average_precision, ndcg
 
 __all__ = ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"]
-
-
-def _as_rows(X) -> da.Array:
-    """X (dask array or DataFrame, or NumPy) as a 2-D dask array of floats."""
-    if hasattr(X, "to_dask_array"):
-        X = X.to_dask_array(lengths=True)
-    X = da.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    return X.astype(np.float64)
 
 
 def _gather(a):
@@ -74,7 +64,7 @@ class _OnDask:
     def decision_function(self, X):
         """Scores w'x (+ bias) as a dask array (lazy), one per row of X."""
         check_is_fitted(self)
-        X = _as_rows(X)
+        X = as_dask_array(X, "X", 2).astype(np.float64)
         if X.shape[1] != self.coef_.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted "
                              f"with {self.coef_.shape[0]}")

@@ -23,8 +23,8 @@ import numpy as np
 from dask.sizeof import sizeof
 
 from aprank.dask._data import Block, DaskData
-from aprank.dask._split import gather_positives, negative_coef, settle, split_part, tally
-from aprank.inference import split_outcome
+from aprank.dask._split import gather_positives, settle, split_part, tally
+from aprank.inference import negative_coef, split_outcome
 from aprank.losses import ZeroOne, get_loss
 from aprank.models import Constraint, RankingModel, StructuredModel, digest
 

@@ -35,7 +35,8 @@ import numpy as np
 from dask.sizeof import sizeof
 
 from aprank import validation
-from aprank.inference import optimal_ranks, rank_order, split_buckets, split_outcome
+from aprank.inference import (negative_coef, optimal_ranks, rank_order, split_buckets,
+                              split_outcome)
 from aprank.losses import get_loss
 
 __all__ = ["SplitResult", "SplitPart", "Anchors", "infer", "split_part", "settle", "tally"]
@@ -179,11 +180,6 @@ def tally(part: SplitPart, anchors: Anchors, n_pos: int, centre: float) -> Tally
     r = anchors.ranks_of(part)
     return Tally(r, np.bincount(r, minlength=n_pos + 2),
                  float(((n_pos - r + 1) * (part.s - centre)).sum()))
-
-
-def negative_coef(ranks, n_pos: int, n_neg: int) -> np.ndarray:
-    """Joint-feature coefficients of negatives at the given ranks (as the driver's finish)."""
-    return (n_pos + 2 - 2 * ranks) * (1.0 / (float(n_pos) * float(n_neg)))
 
 
 @dataclass

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import platform
 import sys
 import time
 from statistics import NormalDist
@@ -38,6 +36,7 @@ from distributed import Client, LocalCluster
 
 from aprank.dask._data import as_dask_data
 from aprank.dask._models import GiantQueryModel, QueriesModel
+from aprank.figure_tools import machine
 from aprank.models import RankingModel
 
 QUERY_SIZE = 100
@@ -133,7 +132,7 @@ def run(n: int = 10_000_000, d: int = 32, workers: int = 2, partitions=(2, 4, 8,
         client = Client(cluster)
     threads = [info["nthreads"] for info in client.scheduler_info()["workers"].values()]
     lines = [f"n = {n:,}, d = {d}; {len(threads)} workers, {sum(threads)} threads; "
-             f"CPU: {_cpu()}", "",
+             f"{machine()}", "",
              "| problem | where | partitions | iteration: median | best | median vs one "
              "process | setup | data on the busiest worker | max abs diff of g / abs g | "
              "split rounds |",
@@ -164,19 +163,6 @@ def run(n: int = 10_000_000, d: int = 32, workers: int = 2, partitions=(2, 4, 8,
 def _collect():
     # workers free the previous data set's blocks before the next one is made
     gc.collect()
-
-
-def _cpu() -> str:
-    name = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            info = f.read()
-        name = next(line.split(":", 1)[1].strip() for line in info.splitlines()
-                    if line.startswith("model name"))
-        flags = "with AVX-512" if " avx512f" in info else "without AVX-512"
-        return f"{name}, {os.cpu_count()} cores, {flags}"
-    except (OSError, StopIteration):
-        return name
 
 
 def main(argv=None) -> int:

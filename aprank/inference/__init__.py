@@ -24,7 +24,8 @@ from aprank.inference._problem import BatchResult, InferenceResult, Instance, Ra
 from aprank.inference._pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
                                        PairwiseResult, group_pairs, max_marginals)
 from aprank.inference._latent import LatentBags, LatentInstance, LatentProblem, LatentResult
-from aprank.inference._split import optimal_ranks, rank_order, split_buckets, split_outcome
+from aprank.inference._split import (negative_coef, optimal_ranks, rank_order, split_buckets,
+                                    split_outcome)
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
     Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
@@ -41,4 +42,4 @@ __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingPro
            "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active",
-           "rank_order", "split_buckets", "optimal_ranks", "split_outcome"]
+           "rank_order", "split_buckets", "optimal_ranks", "negative_coef", "split_outcome"]

@@ -22,7 +22,7 @@ from aprank import validation
 from aprank.inference import _split_cy
 from aprank.losses import get_loss
 
-__all__ = ["rank_order", "split_buckets", "optimal_ranks", "split_outcome"]
+__all__ = ["rank_order", "split_buckets", "optimal_ranks", "negative_coef", "split_outcome"]
 
 
 def rank_order(scores, index) -> np.ndarray:
@@ -103,6 +103,12 @@ def optimal_ranks(positives, scores, positions, n_negatives: int, *, loss="ap", 
     out = np.empty(j.shape[0], dtype=np.int64)
     _split_cy.opt_ranks(pos, spec.code, spec.discount, n_negatives, s, j, lo, hi, out)
     return out
+
+
+def negative_coef(ranks, n_pos: int, n_neg: int) -> np.ndarray:
+    """Joint-feature coefficients of negatives at the given interleaving ranks, computed as the
+    driver's ``finish`` computes them (so a split solve's are the same to the bit)."""
+    return (n_pos + 2 - 2 * np.asarray(ranks)) * (1.0 / (float(n_pos) * float(n_neg)))
 
 
 def split_outcome(loss, positives, count, pairs, n_negatives: int):
