@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,12 @@ from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, BinarySVM,
                           CStarPrecisionAtK)
 from aprank.metrics import average_precision, ndcg
 
+# C is searched over decades: first C_GRID, then widened one decade at a time while the chosen C
+# is the smallest or largest tried, within C_LIMITS (a fold fit at C = 1e4 already takes ~1000
+# iterations on HJA birdsong). A choice left on an edge can only sit at a limit, and the tables
+# count such choices. --quick tries QUICK_C_GRID only.
 C_GRID = (0.1, 1.0, 10.0, 100.0)
+C_LIMITS = (1e-3, 1e4)
 QUICK_C_GRID = (1.0, 10.0)
 SEED = 0
 TOL = 1e-3
@@ -63,26 +68,61 @@ class Fit:
     converged: bool
     gap: float
     estimator: object = field(repr=False, default=None)
+    choice: object = None       # the CChoice that picked C (None for fits at a given C)
 
 
-def _cross_validated_C(make, X, y, grid, cv, groups=None, qid=None):
-    """C with the best mean validation score (the estimator's score: mean AP)."""
-    best, best_score = None, -np.inf
-    for C in grid:
-        scores = []
-        for train, val in cv.split(X, y, groups):
-            est = make(C)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")     # a fold may hit max_iter; its score still counts
-                if qid is None:
-                    est.fit(X[train], y[train])
-                    scores.append(est.score(X[val], y[val]))
-                else:
-                    est.fit(X[train], y[train], qid=qid[train])
-                    scores.append(est.score(X[val], y[val], qid=qid[val]))
-        if np.mean(scores) > best_score:
-            best, best_score = C, float(np.mean(scores))
-    return best
+@dataclass(frozen=True)
+class CChoice:
+    """The C chosen by cross-validation, every C tried, and whether the choice is on an edge."""
+
+    C: float
+    tried: tuple
+    on_edge: bool
+
+
+def _fold_scores(make, C, X, y, cv, groups, qid):
+    """Validation scores (the estimator's score: mean AP) of each fold at one C."""
+    scores = []
+    for train, val in cv.split(X, y, groups):
+        est = make(C)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # a fold may hit max_iter; its score still counts
+            if qid is None:
+                est.fit(X[train], y[train])
+                scores.append(est.score(X[val], y[val]))
+            else:
+                est.fit(X[train], y[train], qid=qid[train])
+                scores.append(est.score(X[val], y[val], qid=qid[val]))
+    return np.asarray(scores)
+
+
+def one_standard_error_choice(scores: dict) -> float:
+    """The smallest C whose mean score is within one standard error of the best mean.
+
+    Validation AP is flat over several decades of C on most of these sets; there the plain
+    argmax picks fold noise and drifts to whichever edge the grid has. Among the C that cannot be
+    told apart from the best, this rule (Hastie, Tibshirani & Friedman, ESL 7.10) takes the most
+    regularised one.
+    """
+    Cs = sorted(scores)
+    means = np.array([np.mean(scores[C]) for C in Cs])
+    best = scores[Cs[int(np.argmax(means))]]
+    se = np.std(best, ddof=1) / np.sqrt(best.size) if best.size > 1 else 0.0
+    return Cs[int(np.flatnonzero(means >= means.max() - se)[0])]
+
+
+def _cross_validated_C(make, X, y, grid, cv, groups=None, qid=None, limits=C_LIMITS) -> CChoice:
+    """Cross-validate C over ``grid``, widened by decades within ``limits`` until the choice
+    (``one_standard_error_choice``) is interior or a limit is reached."""
+    scores = {C: _fold_scores(make, C, X, y, cv, groups, qid) for C in grid}
+    while True:
+        C, Cs = one_standard_error_choice(scores), sorted(scores)
+        on_edge = C in (Cs[0], Cs[-1])
+        # a decade as written (1e-3, not 0.0009999...), so tables and repeated runs agree
+        wider = float(f"{C * 10 if C == Cs[-1] else C / 10:.0e}")
+        if not on_edge or not limits[0] * 0.999 <= wider <= limits[1] * 1.001:
+            return CChoice(C, tuple(Cs), on_edge)
+        scores[wider] = _fold_scores(make, wider, X, y, cv, groups, qid)
 
 
 def _final_fit(est, X, y, X_test, y_test, qid=None, qid_test=None) -> Fit:
@@ -97,6 +137,27 @@ def _final_fit(est, X, y, X_test, y_test, qid=None, qid_test=None) -> Fit:
                est.n_iter_, est.converged_, est.gap_, est)
 
 
+def _grid(quick):
+    """The first C grid and the widening limits (--quick: two values, no widening)."""
+    return (QUICK_C_GRID, (QUICK_C_GRID[0], QUICK_C_GRID[-1])) if quick else (C_GRID, C_LIMITS)
+
+
+def _c_text(choice: CChoice) -> str:
+    return f"{choice.C:g}" + (", edge" if choice.on_edge else "")
+
+
+def _c_search_text(quick, choices, folds, score) -> str:
+    """How C was chosen, and how many of ``choices`` sit on an edge of the C tried."""
+    grid, limits = _grid(quick)
+    first = "{" + ", ".join(f"{c:g}" for c in grid) + "}"
+    widened = ("" if quick else f", widened one decade at a time within [{limits[0]:g}, "
+               f"{limits[1]:g}] while the choice is the smallest or largest C tried")
+    edge = sum(c.on_edge for c in choices)
+    return (f"C by {folds}-fold cross-validation ({score}) over {first}{widened}; the choice is "
+            f"the smallest C within one standard error of the best mean. {edge} of {len(choices)} "
+            f"choices sit on an edge of the C tried (marked \"edge\").")
+
+
 def _fmt(x, digits=3):
     return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
@@ -107,7 +168,7 @@ def one_vs_rest(X_train, y_train, X_test, y_test, class_names, *, groups=None, q
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
     from sklearn.svm import LinearSVC
 
-    grid = QUICK_C_GRID if quick else C_GRID
+    grid, limits = _grid(quick)
     folds = 3 if quick else 5
     cv = (StratifiedGroupKFold(folds, shuffle=True, random_state=SEED) if groups is not None
           else StratifiedKFold(folds, shuffle=True, random_state=SEED))
@@ -120,10 +181,10 @@ def one_vs_rest(X_train, y_train, X_test, y_test, class_names, *, groups=None, q
             continue
         results["classes"].append(name)
         for method, make in METHODS.items():
-            C = _cross_validated_C(make, X_train, y, grid, cv, groups)
-            fit = _final_fit(make(C), X_train, y, X_test, yt)
+            choice = _cross_validated_C(make, X_train, y, grid, cv, groups, limits=limits)
+            fit = replace(_final_fit(make(choice.C), X_train, y, X_test, yt), choice=choice)
             results["fits"][name, method] = fit
-            log(f"  {name:28s} {method:15s} C={C:<6g} test AP {fit.test_ap:.3f}  "
+            log(f"  {name:28s} {method:15s} C={choice.C:<6g} test AP {fit.test_ap:.3f}  "
                 f"{fit.n_iter:4d} it  {fit.fit_seconds:7.2f} s")
         # LinearSVC solving BinarySVM's problem at its C (same loss, weights and regularised bias)
         C = results["fits"][name, "BinarySVM"].C
@@ -153,7 +214,7 @@ def one_vs_rest_tables(results, title) -> str:
            "| class | " + " | ".join(methods) + " | LinearSVC |",
            "|---|" + "---:|" * (len(methods) + 1)]
     for name in classes:
-        cells = [f"{_fmt(fits[name, m].test_ap)} (C={fits[name, m].C:g})" for m in methods]
+        cells = [f"{_fmt(fits[name, m].test_ap)} (C={_c_text(fits[name, m].choice)})" for m in methods]
         out.append(f"| {name} | " + " | ".join(cells) + f" | {_fmt(results['linear_svc'][name][1])} |")
     means = [np.mean([fits[c, m].test_ap for c in classes]) for m in methods]
     out.append("| **mean** | " + " | ".join(f"**{_fmt(v)}**" for v in means) +
@@ -198,8 +259,8 @@ def digits(quick=False, log=print) -> str:
                           classes, quick=quick, log=log)
     return ("Data: scikit-learn `load_digits` (1797 images, 64 pixel features), stratified "
             "70/30 train/test split (seed 0), features standardised on the training split. "
-            f"C from {{{', '.join(f'{c:g}' for c in (QUICK_C_GRID if quick else C_GRID))}}} by "
-            f"{3 if quick else 5}-fold stratified cross-validation (mean AP); tol = {TOL:g}.\n\n"
+            + _c_search_text(quick, [f.choice for f in results["fits"].values()], 3 if quick else 5,
+                             "stratified, mean AP") + f" tol = {TOL:g}.\n\n"
             + one_vs_rest_tables(results, "Digits"))
 
 
@@ -216,15 +277,17 @@ def birds(quick=False, log=print) -> str:
     return (f"Data: HJA birdsong, the {data.X.shape[0]} labelled segments (38 features, standardised "
             f"on the training split), species as classes; train/test split by recording "
             f"({int(train.sum())} / {int(test.sum())} segments, seed 0); cross-validation folds also "
-            f"keep recordings together. C from {{{', '.join(f'{c:g}' for c in (QUICK_C_GRID if quick else C_GRID))}}}; "
-            f"tol = {TOL:g}.\n\n" + one_vs_rest_tables(results, "HJA birdsong"))
+            f"keep recordings together. "
+            + _c_search_text(quick, [f.choice for f in results["fits"].values()], 3 if quick else 5,
+                             "folds by recording, mean AP") + f" tol = {TOL:g}.\n\n"
+            + one_vs_rest_tables(results, "HJA birdsong"))
 
 
 def yahoo(quick=False, log=print) -> str:
     from sklearn.model_selection import GroupKFold
 
     train, test = load_yahoo_ltr("train"), load_yahoo_ltr("test")
-    grid = QUICK_C_GRID if quick else C_GRID
+    grid, limits = _grid(quick)
     folds = 3 if quick else 5
     methods = {"BinarySVM": BinarySVM, "APSVM": APSVM, "NDCGSVM": NDCGSVM}
     rows = []
@@ -235,25 +298,27 @@ def yahoo(quick=False, log=print) -> str:
         for name, cls in methods.items():
             def make(C, cls=cls):
                 return cls(C=C, tol=TOL, empty="skip")
-            C = _cross_validated_C(make, train.X, y, grid, GroupKFold(folds), groups=train.qid,
-                                   qid=train.qid)
-            fit = _final_fit(make(C), train.X, y, test.X, yt, train.qid, test.qid)
+            choice = _cross_validated_C(make, train.X, y, grid, GroupKFold(folds),
+                                        groups=train.qid, qid=train.qid, limits=limits)
+            fit = replace(_final_fit(make(choice.C), train.X, y, test.X, yt, train.qid, test.qid),
+                          choice=choice)
             scores = fit.estimator.decision_function(test.X)
             binary_ndcg = ndcg(yt.astype(float), scores, qid=test.qid, empty="skip")
             graded_ndcg = ndcg(test.relevance.astype(float), scores, qid=test.qid, empty="skip")
-            rows.append((threshold, name, C, fit, binary_ndcg, graded_ndcg, skipped_train, skipped_test))
-            log(f"  relevance >= {threshold} {name:10s} C={C:<6g} AP {fit.test_ap:.3f} "
+            rows.append((threshold, name, fit, binary_ndcg, graded_ndcg, skipped_train, skipped_test))
+            log(f"  relevance >= {threshold} {name:10s} C={choice.C:<6g} AP {fit.test_ap:.3f} "
                 f"NDCG {binary_ndcg:.3f} ({fit.fit_seconds:.1f} s)")
     out = [f"Data: Yahoo LTR sample, {train.X.shape[0]} training documents in {train.n_queries} "
            f"queries, {test.X.shape[0]} test documents in {test.n_queries} queries, 300 features; "
-           f"one ranking per query (qid). C from {{{', '.join(f'{c:g}' for c in grid)}}} by "
-           f"{folds}-fold cross-validation over queries (mean per-query AP); queries without a "
-           f"positive are skipped in training and evaluation; tol = {TOL:g}.", "",
+           "one ranking per query (qid). "
+           + _c_search_text(quick, [row[2].choice for row in rows], folds,
+                            "folds by query, mean per-query AP")
+           + f" Queries without a positive are skipped in training and evaluation; tol = {TOL:g}.", "",
            "| positive if | method | C | test mean AP | test mean NDCG (binary) | "
            "test mean NDCG (graded 0-4) | iterations | training (s) | queries skipped (train / test) |",
            "|---|---|---:|---:|---:|---:|---:|---:|---|"]
-    for threshold, name, C, fit, bn, gn, st, ss in rows:
-        out.append(f"| relevance >= {threshold} | {name} | {C:g} | {fit.test_ap:.3f} | {bn:.3f} | "
+    for threshold, name, fit, bn, gn, st, ss in rows:
+        out.append(f"| relevance >= {threshold} | {name} | {_c_text(fit.choice)} | {fit.test_ap:.3f} | {bn:.3f} | "
                    f"{gn:.3f} | {fit.n_iter} | {fit.fit_seconds:.2f} | {st} / {ss} |")
     return "\n".join(out) + "\n"
 
