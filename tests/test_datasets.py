@@ -1,8 +1,9 @@
 """Tests for aprank.datasets.
 
-Tests marked by the ``real_dir`` fixture read the shared data folder (see
-``aprank.datasets.data_dir``) and are skipped, with a message, when it is absent.
-The others build tiny synthetic folders under ``tmp_path``.
+Tests marked by the ``real_dir`` fixture read the shared data folder (the data home, see
+``aprank.datasets.get_data_home``; ``conftest.py`` points ``APRANK_DATA`` at ``../shared/data``
+beside the checkout) and are skipped, with a message, when it is absent. The others build tiny
+synthetic folders under ``tmp_path``. The download path is in ``test_download.py``.
 """
 import hashlib
 from pathlib import Path
@@ -18,9 +19,14 @@ from aprank import datasets
 @pytest.fixture(scope="module")
 def real_dir():
     try:
-        return datasets.data_dir()
+        home = datasets.data_dir()
     except FileNotFoundError as exc:
         pytest.skip(f"shared data folder not available: {exc}")
+    missing = [rel for rel in datasets.REMOTE_FILES if not (home / rel).is_file()]
+    if missing:
+        pytest.skip(f"the data home {home} lacks {', '.join(missing)}; set APRANK_DATA to the "
+                    f"shared data folder")
+    return home
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +52,6 @@ def hja_bags(real_dir):
 @pytest.fixture(scope="module")
 def yahoo(real_dir):
     return {s: datasets.load_yahoo_ltr(s) for s in ("train", "test")}
-
-
-def _write_sums(root: Path, rels):
-    lines = []
-    for rel in rels:
-        digest = hashlib.sha256((root / rel).read_bytes()).hexdigest()
-        lines.append(f"{digest}  {rel}\n")
-    (root / "SHA256SUMS").write_text("".join(lines))
 
 
 def _fake_hja(root: Path, label_bags=(1, 1, 2)):
@@ -108,10 +106,11 @@ def _fake_musk(root: Path, rows=(("M-A", "1."), ("M-B", "0."), ("M-A", "1."))):
     return ["mil/musk_uci/clean1.data"]
 
 
-# --------------------------------------------------------------------------- data_dir
+# --------------------------------------------------------------------------- the data home
 def test_missing_env_folder_raises_with_hint(monkeypatch, tmp_path):
     missing = tmp_path / "does_not_exist"
     monkeypatch.setenv("APRANK_DATA", str(missing))
+    monkeypatch.setenv("APRANK_DATA_URL", "http://127.0.0.1:9")     # a closed port: no network
     with pytest.raises(FileNotFoundError, match="APRANK_DATA") as info:
         datasets.data_dir()
     assert "export APRANK_DATA=" in str(info.value)
@@ -123,6 +122,7 @@ def test_missing_env_folder_raises_with_hint(monkeypatch, tmp_path):
 
 def test_missing_env_folder_raises_with_hint_mil(monkeypatch, tmp_path):
     monkeypatch.setenv("APRANK_DATA", str(tmp_path / "does_not_exist"))
+    monkeypatch.setenv("APRANK_DATA_URL", "http://127.0.0.1:9")
     with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
         datasets.load_mil("fox")
     with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
@@ -134,47 +134,55 @@ def test_env_var_is_used(monkeypatch, tmp_path):
     assert datasets.data_dir() == tmp_path.resolve()
 
 
-def test_default_relative_to_cwd(monkeypatch, tmp_path):
-    project = tmp_path / "project"
-    data = tmp_path / "shared" / "data"
+def test_data_home_never_comes_from_the_current_directory(monkeypatch, tmp_path):
+    """scikit-learn's convention: data_home=, else APRANK_DATA, else ~/aprank_data. A
+    ../shared/data beside the current directory is not looked at."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    (tmp_path / "shared" / "data").mkdir(parents=True)
     project.mkdir()
-    data.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("APRANK_DATA", raising=False)
     monkeypatch.chdir(project)
-    assert datasets.data_dir() == data.resolve()
-    # an empty variable counts as unset
-    monkeypatch.setenv("APRANK_DATA", "")
-    assert datasets.data_dir() == data.resolve()
+    assert datasets.get_data_home() == (home / "aprank_data").resolve()
+    with pytest.raises(FileNotFoundError, match="export APRANK_DATA="):
+        datasets.data_dir()                 # ~/aprank_data does not exist yet
+    monkeypatch.setenv("APRANK_DATA", "")   # an empty variable counts as unset
+    assert datasets.get_data_home() == (home / "aprank_data").resolve()
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path / "env"))
+    assert datasets.get_data_home() == (tmp_path / "env").resolve()
+    # the argument wins over the variable, and ~ is expanded
+    assert datasets.get_data_home(tmp_path / "arg") == (tmp_path / "arg").resolve()
+    assert datasets.get_data_home("~/elsewhere") == (home / "elsewhere").resolve()
 
 
-def test_default_falls_back_to_repository_root(monkeypatch, tmp_path):
-    monkeypatch.delenv("APRANK_DATA", raising=False)
-    monkeypatch.chdir(tmp_path)  # no ../shared/data next to tmp_path
-    expected = Path(datasets.__file__).resolve().parent.parent.parent / "shared" / "data"
-    if (tmp_path / ".." / "shared" / "data").is_dir():
-        pytest.skip("tmp_path happens to have a ../shared/data sibling")
-    if expected.is_dir():
-        assert datasets.data_dir() == expected.resolve()
-    else:
-        with pytest.raises(FileNotFoundError, match="APRANK_DATA"):
-            datasets.data_dir()
+def test_loaders_take_data_home(monkeypatch, tmp_path):
+    _fake_hja(tmp_path / "mine")
+    monkeypatch.setenv("APRANK_DATA", str(tmp_path / "not_this_one"))
+    assert datasets.load_hja_birdsong(data_home=tmp_path / "mine").X.shape == (2, 38)
+
+
+def test_download_if_missing_false_never_downloads(monkeypatch, tmp_path):
+    monkeypatch.setenv("APRANK_DATA_URL", "http://127.0.0.1:9")
+    with pytest.raises(datasets.DataUnavailableError, match="download_if_missing=False"):
+        datasets.load_yahoo_ltr("test", data_home=tmp_path, download_if_missing=False)
+    assert not any(tmp_path.iterdir())      # nothing created, no partial file
 
 
 # --------------------------------------------------------------------------- synthetic folders
 def test_fake_hja_parsing_and_verify(monkeypatch, tmp_path):
     rels = _fake_hja(tmp_path)
-    _write_sums(tmp_path, rels)
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
-    d = datasets.load_hja_birdsong(verify=True)
+    d = datasets.load_hja_birdsong()
     assert d.X.shape == (2, 38) and d.X.dtype == np.float64
     np.testing.assert_array_equal(d.species, [3, 13])
     np.testing.assert_array_equal(d.recording, [1, 2])
     assert d.class_names[12] == "S13 - Species 13"  # trailing blanks stripped
     assert d.n_classes == 13
-    # corrupt one file: verify=True must notice, verify=False must not look
-    p = tmp_path / rels[2]
-    p.write_text(p.read_text() + "\n")
-    with pytest.raises(ValueError, match="Checksum mismatch"):
+    # the fake files are not the published ones: verify=True must notice (the published
+    # checksums, not a SHA256SUMS beside the files), verify=False must not look
+    (tmp_path / "SHA256SUMS").write_text("".join(
+        f"{hashlib.sha256((tmp_path / r).read_bytes()).hexdigest()}  {r}\n" for r in rels))
+    with pytest.raises(datasets.ChecksumError, match="Checksum mismatch .*hja_birdsong_"):
         datasets.load_hja_birdsong(verify=True)
     datasets.load_hja_birdsong(verify=False)
 
@@ -187,10 +195,9 @@ def test_fake_hja_bag_id_mismatch(monkeypatch, tmp_path):
 
 
 def test_fake_hja_recordings(monkeypatch, tmp_path):
-    rels = _fake_hja_bags(tmp_path)
-    _write_sums(tmp_path, rels)
+    _fake_hja_bags(tmp_path)
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
-    d = datasets.load_hja_recordings(verify=True)
+    d = datasets.load_hja_recordings()
     assert d.X.shape == (2, 76) and d.X.dtype == np.float64
     assert d.Y.shape == (2, 13) and d.Y.dtype == bool
     np.testing.assert_array_equal(d.recording, [1, 2])
@@ -230,9 +237,8 @@ def test_fake_hja_recordings_errors(monkeypatch, tmp_path, lines, match):
 
 def test_fake_fte(monkeypatch, tmp_path):
     rels = _fake_fte(tmp_path)
-    _write_sums(tmp_path, rels)
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
-    d = datasets.load_mil("fox", verify=True)
+    d = datasets.load_mil("fox")
     assert isinstance(d, datasets.MILData) and d.name == "fox"
     assert d.X.shape == (5, 230) and d.X.dtype == np.float64
     assert d.y.dtype == np.int64 and d.bags.dtype == np.int64
@@ -245,7 +251,8 @@ def test_fake_fte(monkeypatch, tmp_path):
     p.write_bytes(p.read_bytes() + b"\0")
     with pytest.raises(ValueError, match="Checksum mismatch"):
         datasets.load_mil("fox", verify=True)
-    with pytest.raises(FileNotFoundError, match="tiger.npz"):
+    # no tiger.npz: the loader falls back to the published zip, absent and not downloadable
+    with pytest.raises(FileNotFoundError, match="fte_prtools_mat.zip"):
         datasets.load_mil("tiger")
 
 
@@ -268,10 +275,9 @@ def test_fake_fte_errors(monkeypatch, tmp_path, y, match):
 
 
 def test_fake_musk(monkeypatch, tmp_path):
-    rels = _fake_musk(tmp_path)
-    _write_sums(tmp_path, rels)
+    _fake_musk(tmp_path)
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
-    d = datasets.load_mil("musk1", verify=True)
+    d = datasets.load_mil("musk1")
     assert d.name == "musk1" and d.X.shape == (3, 166) and d.X.dtype == np.float64
     np.testing.assert_array_equal(d.bags, [0, 1, 0])  # order of first appearance
     np.testing.assert_array_equal(d.y, [1, 0, 1])
@@ -299,10 +305,9 @@ def test_load_mil_unknown_name(monkeypatch, tmp_path):
 
 
 def test_fake_hja_bags(monkeypatch, tmp_path):
-    rels = _fake_hja_bags(tmp_path)
-    _write_sums(tmp_path, rels)
+    _fake_hja_bags(tmp_path)
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
-    d = datasets.load_hja_bags(3, verify=True)
+    d = datasets.load_hja_bags(3)
     assert d.name == "hja-3" and d.X.shape == (3, 38) and d.X.dtype == np.float64
     np.testing.assert_array_equal(d.bags, [1, 1, 2])
     np.testing.assert_array_equal(d.y, [1, 1, 0])
@@ -329,10 +334,9 @@ def test_fake_hja_bags_errors(monkeypatch, tmp_path):
 
 
 def test_fake_yahoo(monkeypatch, tmp_path):
-    rels = _fake_yahoo(tmp_path)
-    _write_sums(tmp_path, rels)
+    _fake_yahoo(tmp_path)
     monkeypatch.setenv("APRANK_DATA", str(tmp_path))
-    d = datasets.load_yahoo_ltr("train", verify=True)
+    d = datasets.load_yahoo_ltr("train")
     assert d.X.shape == (3, 300)
     assert d.X.indices.dtype == np.int32
     # one-based indices: feature 1 -> column 0, feature 300 -> column 299
@@ -580,3 +584,14 @@ def test_verify_real_files(real_dir):
     for name in datasets.MIL_SETS:
         assert datasets.load_mil(name, verify=True).n_bags in (92, 200)
     assert datasets.load_hja_bags(7, verify=True).X.shape == (10232, 38)
+
+
+def test_published_checksums_are_the_shared_folders(real_dir):
+    """The package's SHA-256 of every file equals the shared folder's SHA256SUMS entry."""
+    listed = dict(reversed(line.split(None, 1)) for line in
+                  (real_dir / "SHA256SUMS").read_text().splitlines() if line.strip())
+    for rel, remote in datasets.REMOTE_FILES.items():
+        assert listed[rel] == remote.sha256, rel
+        assert datasets.file_sha256(real_dir / rel) == remote.sha256, rel
+        assert remote.url is None or remote.url.startswith("https://"), rel
+        assert remote.url is not None or remote.note, rel    # says where to get it instead

@@ -1,75 +1,18 @@
-"""Loaders for the small real data sets used by the experiments.
-
-The data are *not* part of this repository; they are read from a folder
-(``shared/data``) that lives next to the project.
-
-Where the data are found (:func:`data_dir`)
--------------------------------------------
-1. The environment variable ``APRANK_DATA``, if it is set and not empty.
-   If that folder does not exist, :class:`FileNotFoundError` is raised
-   (there is no silent fallback).
-2. Otherwise ``../shared/data`` relative to the current working directory,
-   if it exists.
-3. Otherwise ``<repository root>/../shared/data``, where the repository root
-   is the parent of the ``aprank`` package directory (in-place checkouts).
-
-If none exists, :class:`FileNotFoundError` tells how to set ``APRANK_DATA``.
-
-Data sets
----------
-HJA birdsong (:func:`load_hja_birdsong`, folder ``mil/birds_hja``)
-    Briggs, Fern and Raich, KDD 2012. Field recordings from the H. J. Andrews
-    forest: 548 recordings (bags) cut into 10232 segments, each described by
-    38 features. Each segment has a label, either a species 1..13 or -1
-    (unlabelled). The loader keeps only the labelled segments (4998 of them).
-    Provenance / licence: MILSurvey repository (CRAPL v0).
-
-HJA birdsong, recording level (:func:`load_hja_recordings`, folder ``mil/birds_hja``)
-    The same 548 recordings as multi-label examples: 76 features (mean, then
-    max of the 38 segment features over all segments of the recording) and
-    the recording's set of species (1..5 of the 13) from
-    ``hja_birdsong_bag_labels.txt``.
-
-HJA birdsong, multiple-instance (:func:`load_hja_bags`, folder ``mil/birds_hja``)
-    All 10232 segments (labelled or not) as rows of :class:`MILData`, grouped
-    into the 548 recordings (bags); one binary problem per species: a bag is
-    positive when the species is in its label set. A positive bag need not
-    contain a segment labelled with the species (segments may be unlabelled).
-
-Corel fox / tiger / elephant (:func:`load_mil`, folder ``mil/fox_tiger_elephant``)
-    Andrews, Tsochantaridis and Hofmann, NIPS 2002: 200 image bags each
-    (100 positive), 230 features per segment; 1320 / 1220 / 1391 segments.
-    Provenance / licence: MILSurvey repository (CRAPL v0).
-
-MUSK1 (:func:`load_mil`, folder ``mil/musk_uci``)
-    UCI MUSK "clean1" (Dietterich, Lathrop and Lozano-Perez 1997): 476
-    conformations (rows) of 92 molecules (bags, 47 musk), 166 features.
-
-Yahoo! learning-to-rank sample (:func:`load_yahoo_ltr`, folder ``ltr/yahoo_ltr_sample_lightgbm``)
-    300 features in [0, 1], graded relevance 0..4; train 3005 documents in
-    201 queries, test 768 documents in 50 queries. Queries are stored as
-    contiguous blocks of rows, with one query size per line in
-    ``rank.<split>.query``.
-    Provenance / licence: LightGBM's examples/lambdarank (MIT repo); its
-    maintainers describe it as sampled from the Yahoo! Learning to Rank data.
-
-Every loader takes ``verify=False``; with ``verify=True`` the files it reads
-are checked against ``SHA256SUMS`` in the data folder first (a mismatch
-raises :class:`ValueError`).
-"""
+"""The loaders of :mod:`aprank.datasets`: each reads its files from the data home (see
+``_files``), downloading what is missing, and checks that they agree with each other."""
 from __future__ import annotations
 
-import hashlib
-import os
+import io
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from aprank.datasets._files import fetch_file, get_data_home
+
 __all__ = [
-    "DATA_ENV_VAR",
-    "data_dir",
     "HJABirdsong",
     "load_hja_birdsong",
     "HJARecordings",
@@ -83,13 +26,6 @@ __all__ = [
     "load_yahoo_ltr",
 ]
 
-DATA_ENV_VAR = "APRANK_DATA"
-
-_HINT = (
-    "Set the environment variable APRANK_DATA to the folder holding the shared data "
-    "(the one with README.md and SHA256SUMS), e.g. `export APRANK_DATA=/path/to/shared/data`."
-)
-
 _HJA_DIR = "mil/birds_hja"
 _HJA_FEATURES = "hja_birdsong_features.txt"
 _HJA_INSTANCE_LABELS = "hja_birdsong_instance_labels.txt"
@@ -101,6 +37,7 @@ _HJA_N_CLASSES = 13
 _FTE_DIR = "mil/fox_tiger_elephant"
 _FTE_SETS = ("fox", "tiger", "elephant")
 _FTE_N_FEATURES = 230
+_FTE_ZIP = f"{_FTE_DIR}/fte_prtools_mat.zip"
 _MUSK1_FILE = "mil/musk_uci/clean1.data"
 _MUSK_N_FEATURES = 166
 
@@ -112,65 +49,11 @@ _YAHOO_N_FEATURES = 300
 _YAHOO_SPLITS = ("train", "test")
 
 
-# --------------------------------------------------------------------------- locating the data
-def _repo_root() -> Path:
-    """Parent of the ``aprank`` package directory."""
-    return Path(__file__).resolve().parent.parent
-
-
-def data_dir() -> Path:
-    """Return the folder holding the shared data, as a resolved :class:`pathlib.Path`.
-
-    See the module docstring for the rule (``APRANK_DATA``, then
-    ``./../shared/data``, then ``<repository root>/../shared/data``).
-
-    Raises
-    ------
-    FileNotFoundError
-        If the folder does not exist; the message says how to set ``APRANK_DATA``.
-    """
-    env = os.environ.get(DATA_ENV_VAR, "")
-    if env:
-        path = Path(env).expanduser()
-        if not path.is_dir():
-            raise FileNotFoundError(
-                f"{DATA_ENV_VAR}={env!r} is not an existing folder. {_HINT}"
-            )
-        return path.resolve()
-    candidates = [Path.cwd() / ".." / "shared" / "data", _repo_root().parent / "shared" / "data"]
-    for path in candidates:
-        if path.is_dir():
-            return path.resolve()
-    tried = ", ".join(str(p) for p in candidates)
-    raise FileNotFoundError(f"Shared data folder not found (tried {tried}). {_HINT}")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _verify(root: Path, relpaths) -> None:
-    """Check ``relpaths`` (relative to ``root``) against ``root/SHA256SUMS``."""
-    sums_file = root / "SHA256SUMS"
-    if not sums_file.is_file():
-        raise FileNotFoundError(f"{sums_file} not found; cannot verify checksums.")
-    expected = {}
-    for line in sums_file.read_text().splitlines():
-        parts = line.split(None, 1)
-        if len(parts) == 2:
-            expected[parts[1].strip().lstrip("*")] = parts[0].lower()
-    for rel in relpaths:
-        if rel not in expected:
-            raise ValueError(f"{rel} has no checksum listed in {sums_file}.")
-        actual = _sha256(root / rel)
-        if actual != expected[rel]:
-            raise ValueError(
-                f"Checksum mismatch for {root / rel}: expected {expected[rel]}, got {actual}."
-            )
+# --------------------------------------------------------------------------- fetching
+def _fetch(rels, data_home, download_if_missing: bool, verify: bool) -> list:
+    """Paths of the data files ``rels`` in the data home, downloaded first where missing."""
+    return [fetch_file(rel, data_home=data_home, download_if_missing=download_if_missing,
+                       verify=verify) for rel in rels]
 
 
 # --------------------------------------------------------------------------- HJA birdsong
@@ -235,16 +118,13 @@ def _read_hja_class_names(path: Path) -> tuple:
     return tuple(names[k] for k in range(1, _HJA_N_CLASSES + 1))
 
 
-def _hja_paths(names, verify: bool) -> list:
-    """Paths of the HJA files ``names``, checked against SHA256SUMS first with ``verify``."""
-    root = data_dir()
-    rels = [f"{_HJA_DIR}/{name}" for name in names]
-    if verify:
-        _verify(root, rels)
-    return [root / r for r in rels]
+def _hja_paths(names, data_home, download_if_missing: bool, verify: bool) -> list:
+    """Paths of the HJA files ``names`` (see :func:`_fetch`)."""
+    return _fetch([f"{_HJA_DIR}/{name}" for name in names], data_home, download_if_missing,
+                  verify)
 
 
-def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
+def load_hja_birdsong(*, data_home=None, download_if_missing: bool = True, verify: bool = False) -> HJABirdsong:
     """Load the labelled segments of the HJA birdsong data.
 
     Reads ``mil/birds_hja/hja_birdsong_features.txt`` (header, then
@@ -255,19 +135,24 @@ def load_hja_birdsong(*, verify: bool = False) -> HJABirdsong:
 
     Parameters
     ----------
+    data_home : str or Path, optional
+        Folder to read from and download into (see :func:`get_data_home`).
+    download_if_missing : bool, default True
+        Download a missing file from its public source (its SHA-256 checked).
     verify : bool, default False
-        Check the files against ``SHA256SUMS`` first.
+        Also check the SHA-256 of files already in the data home.
 
     Raises
     ------
-    FileNotFoundError
-        If the data folder is missing (see :func:`data_dir`).
+    DataUnavailableError
+        A file is missing and cannot be downloaded (a :class:`FileNotFoundError`).
     ValueError
         If the files disagree (row counts, bag ids row by row), labels are out
         of range, or (with ``verify=True``) a checksum does not match.
     """
     feat_path, lab_path, names_path = _hja_paths(
-        (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_CLASS_NAMES), verify)
+        (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_CLASS_NAMES), data_home, download_if_missing,
+        verify)
     feats, bag_f, label = _read_hja_segments(feat_path, lab_path)
     keep = label != -1
     X = np.ascontiguousarray(feats[keep, 1:], dtype=np.float64)
@@ -379,7 +264,7 @@ def _check_hja_bag_coverage(recording, bags: dict, feat_path: Path, bag_path: Pa
         )
 
 
-def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
+def load_hja_recordings(*, data_home=None, download_if_missing: bool = True, verify: bool = False) -> HJARecordings:
     """Load the HJA birdsong data as one multi-label example per recording.
 
     Reads ``mil/birds_hja/hja_birdsong_features.txt`` (header, then
@@ -390,13 +275,17 @@ def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
 
     Parameters
     ----------
+    data_home : str or Path, optional
+        Folder to read from and download into (see :func:`get_data_home`).
+    download_if_missing : bool, default True
+        Download a missing file from its public source (its SHA-256 checked).
     verify : bool, default False
-        Check the files against ``SHA256SUMS`` first.
+        Also check the SHA-256 of files already in the data home.
 
     Raises
     ------
-    FileNotFoundError
-        If the data folder is missing (see :func:`data_dir`).
+    DataUnavailableError
+        A file is missing and cannot be downloaded (a :class:`FileNotFoundError`).
     ValueError
         If the bag-label file repeats a bag id, has a bag with an empty label
         set or species outside 1..13, or lists a bag without segments; if a
@@ -404,7 +293,7 @@ def load_hja_recordings(*, verify: bool = False) -> HJARecordings:
         checksum does not match.
     """
     feat_path, bag_path, names_path = _hja_paths(
-        (_HJA_FEATURES, _HJA_BAG_LABELS, _HJA_CLASS_NAMES), verify)
+        (_HJA_FEATURES, _HJA_BAG_LABELS, _HJA_CLASS_NAMES), data_home, download_if_missing, verify)
 
     feats = _read_csv_with_header(feat_path, 1 + _HJA_N_FEATURES)
     bag_f = _as_int64(feats[:, 0], feat_path.name + " bag_id")
@@ -520,31 +409,52 @@ def _check_bag_labels(y: np.ndarray, bags: np.ndarray, what: str, names=None) ->
         )
 
 
-def _load_fte(path: Path, name: str) -> MILData:
-    """Read one of the fox / tiger / elephant ``.npz`` files."""
-    with np.load(path, allow_pickle=False) as z:
-        missing = sorted({"X", "y", "bag"} - set(z.files))
-        if missing:
-            raise ValueError(f"{path.name}: missing arrays {missing}.")
-        X = np.asarray(z["X"], dtype=np.float64)
-        y_raw = np.asarray(z["y"]).ravel()
-        bag_raw = np.asarray(z["bag"]).ravel()
+def _fte_arrays_from_mat(zip_path: Path, name: str) -> dict:
+    """``X``, ``y`` (1 positive, 0 negative) and ``bag`` of ``<name>.mat`` in the PRTools zip.
+
+    The file holds a PRTools dataset object: ``data`` (instances x features), ``nlab`` (the
+    index, from 1, of each row's label in ``lablist``: negative, positive) and ``ident.milbag``
+    (the bag id of each row).
+    """
+    from scipy.io import loadmat
+
+    member = f"{name}.mat"
+    with zipfile.ZipFile(zip_path) as z:
+        if member not in z.namelist():
+            raise ValueError(f"{zip_path.name}: no {member} (found {sorted(z.namelist())}).")
+        x = loadmat(io.BytesIO(z.read(member)))["x"][0, 0]
+    names = [str(n).strip() for n in np.asarray(x["lablist"][0, 0]).ravel()]
+    if names != ["negative", "positive"]:
+        raise ValueError(f"{zip_path.name}:{member}: expected labels negative, positive; "
+                         f"found {names}.")
+    return {"X": x["data"], "y": np.asarray(x["nlab"]).ravel() - 1,
+            "bag": np.asarray(x["ident"][0, 0]["milbag"]).ravel()}
+
+
+def _fte_data(arrays: dict, what: str, name: str) -> MILData:
+    """Check the arrays of one of fox / tiger / elephant (``what`` names their file)."""
+    missing = sorted({"X", "y", "bag"} - set(arrays))
+    if missing:
+        raise ValueError(f"{what}: missing arrays {missing}.")
+    X = np.asarray(arrays["X"], dtype=np.float64)
+    y_raw = np.asarray(arrays["y"]).ravel()
+    bag_raw = np.asarray(arrays["bag"]).ravel()
     if X.ndim != 2 or X.shape[1] != _FTE_N_FEATURES:
         raise ValueError(
-            f"{path.name}: expected X of shape (n, {_FTE_N_FEATURES}), found {X.shape}."
+            f"{what}: expected X of shape (n, {_FTE_N_FEATURES}), found {X.shape}."
         )
     if not (y_raw.shape[0] == bag_raw.shape[0] == X.shape[0]):
         raise ValueError(
-            f"{path.name}: X has {X.shape[0]} rows but y has {y_raw.shape[0]} and "
+            f"{what}: X has {X.shape[0]} rows but y has {y_raw.shape[0]} and "
             f"bag {bag_raw.shape[0]}."
         )
-    y_int = _as_int64(y_raw, path.name + " y")
+    y_int = _as_int64(y_raw, what + " y")
     bad = sorted(set(np.unique(y_int).tolist()) - {-1, 0, 1})
     if bad:
-        raise ValueError(f"{path.name}: labels must be +1 / -1 (or 1 / 0), found {bad}.")
+        raise ValueError(f"{what}: labels must be +1 / -1 (or 1 / 0), found {bad}.")
     y = (y_int == 1).astype(np.int64)
-    bags = _as_int64(bag_raw, path.name + " bag")
-    _check_bag_labels(y, bags, path.name)
+    bags = _as_int64(bag_raw, what + " bag")
+    _check_bag_labels(y, bags, what)
     return MILData(X=np.ascontiguousarray(X), y=y, bags=bags, name=name)
 
 
@@ -581,14 +491,16 @@ def _load_musk(path: Path, name: str) -> MILData:
     return MILData(X=X, y=y, bags=bags, name=name)
 
 
-def load_mil(name: str, *, verify: bool = False) -> MILData:
+def load_mil(name: str, *, data_home=None, download_if_missing: bool = True, verify: bool = False) -> MILData:
     """Load a classic binary multiple-instance set by name.
 
     ``"fox"``, ``"tiger"``, ``"elephant"``
         Read ``mil/fox_tiger_elephant/<name>.npz`` (arrays ``X`` of shape
         (n, 230), ``y`` with the bag label copied to each instance, +1/-1 or
         1/0, and ``bag`` with the bag id). 200 bags, 100 positive; 1320 / 1220
-        / 1391 instances.
+        / 1391 instances. Without the ``.npz`` (it has no public copy), read
+        ``<name>.mat`` from ``mil/fox_tiger_elephant/fte_prtools_mat.zip``, the
+        published PRTools file the ``.npz`` files were made from (the same arrays).
     ``"musk1"``
         Read ``mil/musk_uci/clean1.data`` (CSV lines ``molecule_name,
         conformation_name, f1..f166, class`` with class 1. or 0.). Bags are
@@ -599,8 +511,12 @@ def load_mil(name: str, *, verify: bool = False) -> MILData:
     ----------
     name : {"fox", "tiger", "elephant", "musk1"}
         See :data:`MIL_SETS`.
+    data_home : str or Path, optional
+        Folder to read from and download into (see :func:`get_data_home`).
+    download_if_missing : bool, default True
+        Download a missing file from its public source (its SHA-256 checked).
     verify : bool, default False
-        Check the file against ``SHA256SUMS`` first.
+        Also check the SHA-256 of files already in the data home.
 
     Returns
     -------
@@ -609,8 +525,8 @@ def load_mil(name: str, *, verify: bool = False) -> MILData:
 
     Raises
     ------
-    FileNotFoundError
-        If the data folder is missing (see :func:`data_dir`).
+    DataUnavailableError
+        A file is missing and cannot be downloaded (a :class:`FileNotFoundError`).
     ValueError
         Unknown ``name``; a malformed file (shapes, field counts, labels other
         than +1/-1/0 or class 0/1); a bag whose rows carry different labels
@@ -619,19 +535,21 @@ def load_mil(name: str, *, verify: bool = False) -> MILData:
     """
     if name not in MIL_SETS:
         raise ValueError(f"name must be one of {MIL_SETS}, got {name!r}.")
-    root = data_dir()
-    rel = _MUSK1_FILE if name == "musk1" else f"{_FTE_DIR}/{name}.npz"
-    if verify:
-        _verify(root, [rel])
-    path = root / rel
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found (data folder {root}).")
     if name == "musk1":
+        (path,) = _fetch([_MUSK1_FILE], data_home, download_if_missing, verify)
         return _load_musk(path, name)
-    return _load_fte(path, name)
+    npz = f"{_FTE_DIR}/{name}.npz"
+    if (get_data_home(data_home) / npz).is_file():
+        (path,) = _fetch([npz], data_home, download_if_missing, verify)
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        return _fte_data(arrays, path.name, name)
+    # the .npz files are derived from the published PRTools zip: read that instead
+    (zip_path,) = _fetch([_FTE_ZIP], data_home, download_if_missing, verify)
+    return _fte_data(_fte_arrays_from_mat(zip_path, name), f"{zip_path.name}:{name}.mat", name)
 
 
-def load_hja_bags(species: int, *, verify: bool = False) -> MILData:
+def load_hja_bags(species: int, *, data_home=None, download_if_missing: bool = True, verify: bool = False) -> MILData:
     """Load the HJA birdsong data as a binary multiple-instance set for one species.
 
     Every segment (labelled or not) is a row; recordings are bags. A bag is
@@ -646,8 +564,12 @@ def load_hja_bags(species: int, *, verify: bool = False) -> MILData:
     Parameters
     ----------
     species : int in 1..13
+    data_home : str or Path, optional
+        Folder to read from and download into (see :func:`get_data_home`).
+    download_if_missing : bool, default True
+        Download a missing file from its public source (its SHA-256 checked).
     verify : bool, default False
-        Check the files against ``SHA256SUMS`` first.
+        Also check the SHA-256 of files already in the data home.
 
     Returns
     -------
@@ -658,8 +580,8 @@ def load_hja_bags(species: int, *, verify: bool = False) -> MILData:
 
     Raises
     ------
-    FileNotFoundError
-        If the data folder is missing (see :func:`data_dir`).
+    DataUnavailableError
+        A file is missing and cannot be downloaded (a :class:`FileNotFoundError`).
     ValueError
         ``species`` outside 1..13; files that disagree (row counts, bag ids,
         bags with segments but no bag-label line or the reverse, labels out of
@@ -670,7 +592,8 @@ def load_hja_bags(species: int, *, verify: bool = False) -> MILData:
         raise ValueError(f"species must be an integer in 1..{_HJA_N_CLASSES}, got {species!r}.")
     species = int(species)
     feat_path, lab_path, bag_path = _hja_paths(
-        (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_BAG_LABELS), verify)
+        (_HJA_FEATURES, _HJA_INSTANCE_LABELS, _HJA_BAG_LABELS), data_home, download_if_missing,
+        verify)
     feats, bag_f, label = _read_hja_segments(feat_path, lab_path)
     bags = _read_hja_bag_labels(bag_path)
     _check_hja_bag_coverage(np.unique(bag_f), bags, feat_path, bag_path)
@@ -712,7 +635,7 @@ class YahooLTR:
         return int(np.unique(self.qid).size)
 
 
-def load_yahoo_ltr(split: str, *, verify: bool = False) -> YahooLTR:
+def load_yahoo_ltr(split: str, *, data_home=None, download_if_missing: bool = True, verify: bool = False) -> YahooLTR:
     """Load ``split`` ("train" or "test") of the Yahoo! learning-to-rank sample.
 
     Reads ``ltr/yahoo_ltr_sample_lightgbm/rank.<split>`` (svmlight, one-based
@@ -722,13 +645,17 @@ def load_yahoo_ltr(split: str, *, verify: bool = False) -> YahooLTR:
     Parameters
     ----------
     split : {"train", "test"}
+    data_home : str or Path, optional
+        Folder to read from and download into (see :func:`get_data_home`).
+    download_if_missing : bool, default True
+        Download a missing file from its public source (its SHA-256 checked).
     verify : bool, default False
-        Check the files against ``SHA256SUMS`` first.
+        Also check the SHA-256 of files already in the data home.
 
     Raises
     ------
-    FileNotFoundError
-        If the data folder is missing (see :func:`data_dir`).
+    DataUnavailableError
+        A file is missing and cannot be downloaded (a :class:`FileNotFoundError`).
     ValueError
         Unknown split, query sizes that do not sum to the number of rows,
         non-integer relevance, or (with ``verify=True``) a checksum mismatch.
@@ -737,11 +664,9 @@ def load_yahoo_ltr(split: str, *, verify: bool = False) -> YahooLTR:
 
     if split not in _YAHOO_SPLITS:
         raise ValueError(f"split must be one of {_YAHOO_SPLITS}, got {split!r}.")
-    root = data_dir()
-    rels = [f"{_YAHOO_DIR}/rank.{split}", f"{_YAHOO_DIR}/rank.{split}.query"]
-    if verify:
-        _verify(root, rels)
-    data_path, query_path = (root / r for r in rels)
+    data_path, query_path = _fetch(
+        [f"{_YAHOO_DIR}/rank.{split}", f"{_YAHOO_DIR}/rank.{split}.query"], data_home,
+        download_if_missing, verify)
 
     X, y = load_svmlight_file(
         str(data_path), n_features=_YAHOO_N_FEATURES, dtype=np.float64, zero_based=False

@@ -1,0 +1,21 @@
+"""Where the tests find their data, and a guard that keeps them off the internet.
+
+* The shared data folder sits beside the checkout (``<checkout>/../shared/data``, found from
+  this file, never from the current directory). When ``APRANK_DATA`` is unset and that folder
+  exists, the tests (and the scripts they start, which inherit the environment) read it.
+* ``APRANK_DATA_URL`` points downloads at a closed local port (the discard port, 9) unless it
+  is set already, so a file missing from the data home fails at once with the loaders' own
+  message instead of reaching for a public server; the download tests start their own server.
+"""
+import os
+from pathlib import Path
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+NO_NETWORK_URL = "http://127.0.0.1:9"
+
+
+def pytest_configure(config):
+    if not os.environ.get("APRANK_DATA") and SHARED_DATA.is_dir():
+        os.environ["APRANK_DATA"] = str(SHARED_DATA)
+    if not os.environ.get("APRANK_DATA_URL"):
+        os.environ["APRANK_DATA_URL"] = NO_NETWORK_URL
