@@ -279,6 +279,14 @@ def test_bad_relevance_for_ndcg(y):
         ndcg(y, [0.3, 0.2, 0.1])
 
 
+def test_ndcg_reads_plus_minus_one_as_binary_labels():
+    # the label rule shared with average_precision: {-1, +1} are gains 0 and 1
+    s = [0.3, 0.2, 0.1]
+    assert ndcg([-1, 1, 1], s) == ndcg([0, 1, 1], s) == ndcg(np.array([False, True, True]), s)
+    assert ndcg([-1, 1, 1], s) == pytest.approx(
+        ndcg_score([[0, 1, 1]], [s]), abs=TOL)
+
+
 @pytest.mark.parametrize("k", [0, -1, 1.5, "2", True])
 def test_bad_k(k):
     with pytest.raises(ValueError, match="k="):
