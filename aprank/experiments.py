@@ -492,12 +492,18 @@ EXPERIMENTS = {"digits": digits, "birds": birds, "yahoo": yahoo, "cstar": cstar,
                "high-order": high_order, "latent": latent}
 
 
-def run(name: str, out_dir: str = "figures/tables", quick: bool = False, log=print) -> Path:
+#: Where ``python -m aprank experiment`` writes its tables unless ``--out`` says otherwise:
+#: a folder of that name in the current directory (the README's tables are written with
+#: ``--out figures/tables`` from the repository root).
+DEFAULT_OUT = "aprank_tables"
+
+
+def run(name: str, out_dir: str = DEFAULT_OUT, quick: bool = False, log=print) -> Path:
     """Run one experiment and write its table to ``out_dir/<name>.md``."""
     return write_table(name, EXPERIMENTS[name](quick=quick, log=log), out_dir, quick)
 
 
-def write_table(name: str, table: str, out_dir: str = "figures/tables", quick: bool = False) -> Path:
+def write_table(name: str, table: str, out_dir: str = DEFAULT_OUT, quick: bool = False) -> Path:
     """Write an experiment's table to ``out_dir/<name>.md`` (``<name>-quick.md`` for a quick run)."""
     path = Path(out_dir) / f"{name}{'-quick' if quick else ''}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
