@@ -1,0 +1,61 @@
+"""The experiments' choice of C (issue 13, item 15): a grid widened by decades until the choice
+is interior, the one-standard-error rule, and an honest count of choices left on an edge."""
+import numpy as np
+import pytest
+from sklearn.model_selection import KFold
+
+from aprank.experiments import C_GRID, C_LIMITS, _cross_validated_C, one_standard_error_choice
+
+
+class _Peaked:
+    """A stand-in estimator whose validation score peaks at log10(C) = ``peak`` (a tiny
+    fold-dependent wobble keeps the standard error positive)."""
+
+    fitted_Cs = []
+
+    def __init__(self, C, peak):
+        self.C, self.peak = C, peak
+
+    def fit(self, X, y):
+        self.fitted_Cs.append(self.C)
+        return self
+
+    def score(self, X, y):
+        return -abs(np.log10(self.C) - self.peak) + 1e-6 * X[0, 0]
+
+
+def _search(peak):
+    _Peaked.fitted_Cs = []
+    X, y = np.arange(30.0).reshape(-1, 1), np.zeros(30)
+    return _cross_validated_C(lambda C: _Peaked(C, peak), X, y, C_GRID, KFold(3))
+
+
+@pytest.mark.parametrize("peak, expected, tried", [
+    (3, 1e3, (0.1, 1.0, 10.0, 100.0, 1e3, 1e4)),       # one decade past the peak shows it is one
+    (-2, 1e-2, (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0)),
+    (1, 10.0, C_GRID),                                # interior at once: nothing added
+])
+def test_grid_widens_until_the_choice_is_interior(peak, expected, tried):
+    choice = _search(peak)
+    assert choice.C == expected and not choice.on_edge
+    assert choice.tried == tried
+    assert sorted(set(_Peaked.fitted_Cs)) == list(tried)     # every C tried was cross-validated
+
+
+def test_a_choice_beyond_the_limits_is_reported_on_the_edge():
+    high, low = _search(9), _search(-9)
+    assert (high.C, high.on_edge, max(high.tried)) == (C_LIMITS[1], True, C_LIMITS[1])
+    assert (low.C, low.on_edge, min(low.tried)) == (C_LIMITS[0], True, C_LIMITS[0])
+
+
+def test_widened_decades_are_written_exactly():
+    assert all(np.log10(C) == round(np.log10(C)) for C in _search(-9).tried)
+
+
+def test_one_standard_error_rule_takes_the_smallest_indistinguishable_C():
+    scores = {0.1: np.array([0.70, 0.72, 0.71]), 1.0: np.array([0.80, 0.84, 0.82]),
+              10.0: np.array([0.81, 0.85, 0.83]), 100.0: np.array([0.60, 0.61, 0.62])}
+    # best mean 0.83 at C = 10, standard error 0.02 / sqrt(3) ~ 0.0115: 0.82 at C = 1 is within
+    assert one_standard_error_choice(scores) == 1.0
+    scores[1.0] = scores[1.0] - 0.02
+    assert one_standard_error_choice(scores) == 10.0
