@@ -95,7 +95,7 @@ def test_fitted_estimator_pickles(client, digits):
 
 def test_bad_input_is_refused(client, digits):
     X, y, qid = digits
-    with pytest.raises(ValueError, match="C must be"):
+    with pytest.raises(ValueError, match="'C' parameter of DaskAPSVM must be"):
         DaskAPSVM(C=-1).fit(*_split(X, y, None, 500))
     with pytest.raises(ValueError, match="exactly 2 classes"):
         DaskAPSVM().fit(*_split(X, np.zeros_like(y), None, 500))

@@ -133,9 +133,11 @@ def test_bad_input_is_a_clear_error(kwargs, message):
 
 def test_bad_parameters():
     X, y, bags, _ = mil(seed=13)
-    with pytest.raises(ValueError, match="n_init must be an integer >= 1"):
+    with pytest.raises(ValueError,
+                       match=r"'n_init' parameter of LatentAPSVM must be an int in the range \[1, inf\)"):
         LatentAPSVM(n_init=0).fit(X, y, bags=bags)
-    with pytest.raises(ValueError, match=r"c must be a number in \[0, 1\)"):
+    with pytest.raises(ValueError,
+                       match=r"'c' parameter of LatentSVM must be a float in the range \[0.0, 1.0\)"):
         LatentSVM(c=1.0).fit(X, y, bags=bags)
     with pytest.raises(ValueError, match="unknown algorithm"):
         LatentSSVM(algorithm="nope").fit(X, y, bags=bags)

@@ -297,9 +297,11 @@ def test_estimator_bad_input():
         HOBSVM().fit(X, y, edges=group_pairs(groups), groups=groups)
     with pytest.raises(ValueError, match=r"groups must hold one entry per sample \(60\)"):
         HOBSVM().fit(X, y, groups=groups[:-1])
-    with pytest.raises(ValueError, match="eta must be a finite number >= 0"):
+    with pytest.raises(ValueError,
+                       match=r"'eta' parameter of HOBSVM must be a float in the range \[0.0, inf\)"):
         HOBSVM(eta=-1.0).fit(X, y, groups=groups)
-    with pytest.raises(ValueError, match="init must be 'hob' or 'zero'"):
+    with pytest.raises(ValueError, match=r"'init' parameter of HOAPSVM must be a str among "
+                       r"\{'(hob|zero)', '(hob|zero)'\}. Got 'svm'"):
         HOAPSVM(init="svm").fit(X, y, groups=groups)
     with pytest.raises(ValueError, match="pair feature must be non-negative"):
         HOBSVM(pair_feature=lambda a, b: a - b).fit(X, y, groups=groups)

@@ -210,7 +210,8 @@ def test_predict_score_and_interactive_labelling():
 @pytest.mark.parametrize("kwargs, y, match", [
     (dict(k=9), None, "k must be 'bep' or an integer in 1 ... 5"),
     (dict(n_core=7), None, "n_core must be an integer in 0 ... 5"),
-    (dict(C=0), None, "C must be a finite number"),
+    (dict(C=0), None,
+     r"'C' parameter of CStarPrecisionAtK must be a float in the range \(0.0, inf\)"),
     (dict(max_iter=0), None, "max_iter"),
     (dict(), "nonbinary", r"y must be binary .*y\[0, 0\] = 2"),
     (dict(), "1d", "y must be an"),

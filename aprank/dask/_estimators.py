@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from aprank.dask._data import DaskData, as_dask_array, as_dask_data
 from aprank.dask._models import GiantQueryModel, QueriesModel
-from aprank.learn import APSVM, NDCGSVM, BinarySVM
+from aprank.learn import APSVM, NDCGSVM, BinarySVM, atomic_fit, relevance
 from aprank.metrics import average_precision, ndcg
 
 __all__ = ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"]
@@ -36,25 +36,28 @@ class _OnDask:
     #: pivots per open range and round of the split inference (one giant query)
     split_samples = 64
 
+    @atomic_fit
     def fit(self, X, y, qid=None):
         """Learn w from X (dask array (n, d) or DataFrame, dense), labels y and optional query
         ids qid (dask arrays or Series partitioned like X; NumPy arrays are accepted too).
 
         The blocks are persisted on the workers for the fit; every iteration ships w to them.
+        No ``sample_weight``: the distributed models have no weighting (a TypeError, not a
+        silent unweighted fit).
         """
-        self._validate_params()
+        self._check_params()
         data = as_dask_data(X, y, qid)
         self._check_classes(data.classes)
-        self.classes_ = data.classes
-        self.n_features_in_ = n_features = data.n_features
-        model = self._dask_model(data, qid is None)
+        classes, n_features = data.classes, data.n_features
+        model = self._dask_model(data, classes[1], qid is None)
         # the model holds what it needs: blocks it was built from are freed on the workers
         del data
-        self._store(self._train(model), n_features)
+        res, warm = self._train(model)
+        self.__dict__.update(warm, **self._fitted(res, n_features, classes),
+                             n_features_in_=n_features)
         return self
 
-    def _dask_model(self, data: DaskData, one_query: bool):
-        positive = self.classes_[1]
+    def _dask_model(self, data: DaskData, positive, one_query: bool):
         if one_query and self._loss().kind == "ranking":
             return GiantQueryModel(data, positive, self._loss(), samples=self.split_samples)
         return QueriesModel(data, positive, self._loss(), algorithm=self._algorithm(),
@@ -77,11 +80,13 @@ class _OnDask:
         return da.where(scores > 0, self.classes_[1], self.classes_[0])
 
     def _scored(self, X, y, qid):
-        """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed)."""
+        """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed).
+        A label outside ``classes_`` is a ValueError."""
         check_is_fitted(self)
         scores, y = dask.compute(self.decision_function(X), y)
-        return np.asarray(_gather(y)) == self.classes_[1], scores, \
-            None if qid is None else _gather(qid)
+        scores = np.asarray(scores)
+        return relevance(_gather(y), self.classes_, scores.shape[0], type(self).__name__), \
+            scores, None if qid is None else _gather(qid)
 
     def score(self, X, y, qid=None):
         """Mean average precision (per query when qid is given; ties as scikit-learn). The

@@ -2,13 +2,13 @@
 descent on its loss bound."""
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
+                                  StrOptions, atomic_fit)
 from aprank.models import CStarModel, greedy_core
 
 __all__ = ["CStarPrecisionAtK", "break_even_precision"]
@@ -60,6 +60,17 @@ class CStarPrecisionAtK(BaseEstimator):
     interactions_ : F (L, L); objective_ : per iteration; n_iter_ : iterations run.
     """
 
+    _parameter_constraints: dict = {
+        "k": [StrOptions({"bep"}), POSITIVE_INT],
+        "n_core": [NON_NEGATIVE_INT],
+        "C": [POSITIVE],
+        "kernel": [str, callable, None],
+        "gamma": [POSITIVE, None],
+        "learning_rate": [POSITIVE],
+        "max_iter": [POSITIVE_INT],
+        "tol": [NON_NEGATIVE],
+    }
+
     def __init__(self, k="bep", n_core=5, C=1.0, *, kernel=None, gamma=None, learning_rate=0.1,
                  max_iter=300, tol=1e-4):
         self.k = k
@@ -73,22 +84,12 @@ class CStarPrecisionAtK(BaseEstimator):
 
     # ------------------------------------------------------------------------ checks
     def _check_params(self, n_labels):
-        if not (self.k == "bep" or (isinstance(self.k, numbers.Integral)
-                                    and not isinstance(self.k, bool) and 1 <= self.k <= n_labels)):
+        """The bounds ``_parameter_constraints`` cannot know: the number of labels."""
+        if self.k != "bep" and self.k > n_labels:
             raise ValueError(f"k must be 'bep' or an integer in 1 ... {n_labels} (the number of "
                              f"labels), got {self.k!r}")
-        if not isinstance(self.n_core, numbers.Integral) or isinstance(self.n_core, bool) \
-                or not 0 <= self.n_core <= n_labels:
+        if self.n_core > n_labels:
             raise ValueError(f"n_core must be an integer in 0 ... {n_labels}, got {self.n_core!r}")
-        for name in ("C", "learning_rate"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (0 < v < np.inf):
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) \
-                or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
-            raise ValueError(f"tol must be a number >= 0, got {self.tol!r}")
 
     @staticmethod
     def _check_Y(Y, n):
@@ -105,10 +106,12 @@ class CStarPrecisionAtK(BaseEstimator):
         return Y.astype(bool)
 
     # ------------------------------------------------------------------------ model
-    def _features(self, X):
+    def _features(self, X, X_fit=None):
+        """The features of X: X itself, or its kernel values against the training samples
+        (``X_fit``, by default those of the fitted model)."""
         if self.kernel is None:
             return X
-        return pairwise_kernels(X, self.X_fit_, metric=self.kernel,
+        return pairwise_kernels(X, self.X_fit_ if X_fit is None else X_fit, metric=self.kernel,
                                 **({} if self.gamma is None else {"gamma": self.gamma}))
 
     def _scores(self, Phi, W, v):
@@ -118,29 +121,29 @@ class CStarPrecisionAtK(BaseEstimator):
         reg = np.sum(W * (W @ K)) if K is not None else np.sum(W * W)
         return 0.5 * (reg + np.sum(F * F)) + self.C * bound.sum() / len(bound)
 
+    @atomic_fit
     def fit(self, X, y):
+        """Learn from samples X and their (n, L) 0/1 label matrix y."""
         X = validate_data(self, X, reset=True, dtype=np.float64)
         Y = self._check_Y(y, X.shape[0])
         n, L = Y.shape
         self._check_params(L)
-        self.core_ = greedy_core(Y, self.n_core)
-        model = CStarModel(Y, self.k, self.core_)
-        if self.kernel is not None:
-            self.X_fit_ = X
-        Phi = self._features(X)
+        core = greedy_core(Y, self.n_core)
+        model = CStarModel(Y, self.k, core)
+        Phi = self._features(X, X)
         K = Phi if self.kernel is not None else None
         W = np.zeros((L, Phi.shape[1]))
         v = np.zeros(L)
         F = np.zeros((L, L))
         best = None
-        self.objective_ = []
+        objectives = []
         for it in range(1, self.max_iter + 1):
             b = model.bound(self._scores(Phi, W, v), F)
             obj = self._objective(W, F, b.bound, K)
-            self.objective_.append(obj)
+            objectives.append(obj)
             if best is None or obj < best[0]:
                 best = (obj, W.copy(), v.copy(), F.copy())
-            if it > 20 and self.objective_[-21] - best[0] <= self.tol * max(1.0, abs(best[0])):
+            if it > 20 and objectives[-21] - best[0] <= self.tol * max(1.0, abs(best[0])):
                 break
             scale = self.C / n
             G = b.grad_scores * b.used[:, None]
@@ -150,16 +153,14 @@ class CStarPrecisionAtK(BaseEstimator):
             gF = scale * b.grad_interactions + F
             step = self.learning_rate / np.sqrt(it)
             W, v, F = W - step * gW, v - step * gv, F - step * gF
-        self.n_iter_ = it
-        self.objective_ = np.array(self.objective_)
         _, W, v, F = best
+        fitted = {"core_": core, "n_iter_": it, "objective_": np.array(objectives),
+                  "intercept_": v, "interactions_": F, "n_labels_": L}
         if self.kernel is None:
-            self.coef_ = W
+            fitted["coef_"] = W
         else:
-            self.dual_coef_ = W
-        self.intercept_ = v
-        self.interactions_ = F
-        self.n_labels_ = L
+            fitted.update(dual_coef_=W, X_fit_=X)
+        self.__dict__.update(fitted)
         return self
 
     def _weights(self):

@@ -17,21 +17,29 @@ mean NDCG for NDCGSVM).
 """
 from __future__ import annotations
 
+import copy
 import warnings
+from numbers import Real
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import average_precision_score
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from aprank.inference import resolve
+from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
+                                  NoBoolInterval, StrOptions, atomic_fit, positive_weights,
+                                  relevance)
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
-from aprank.models import Constraint, RankingModel, StructuredModel, digest
+from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
+from aprank.validation import as_query_groups
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
 
@@ -63,10 +71,36 @@ class _HardOnly(StructuredModel):
         return digest("hard-only", self.dim)
 
 
+class _FitData(NamedTuple):
+    """The validated training data (samples of weight 0 dropped)."""
+
+    X: object                     # (n, d) float64 array or CSR matrix
+    is_pos: np.ndarray            # (n,) bool: the second class
+    qid: Optional[np.ndarray]
+    sample_weight: Optional[np.ndarray]   # None: unweighted (or every weight equal)
+    classes: np.ndarray
+    kept: Optional[np.ndarray]    # mask of the samples kept among those given (None: all)
+
+
 class _StructuredSVM(ClassifierMixin, BaseEstimator):
-    """Shared fit / decision_function / score. Subclasses define the loss and the algorithm."""
+    """Shared fit / decision_function / score. Subclasses define the loss and the algorithm.
+
+    ``fit`` and ``score`` take ``sample_weight``: for the ranking losses a query weight (one
+    value per query; the samples of a query must agree), for the 0-1 loss a sample weight; see
+    ``aprank.models.RankingModel``. Zero weights drop samples."""
 
     _has_intercept = False
+
+    _parameter_constraints: dict = {
+        "C": [POSITIVE],
+        "tol": [POSITIVE],
+        "max_iter": [POSITIVE_INT],
+        "prune_after": [NON_NEGATIVE_INT],
+        "empty": [StrOptions({"error", "skip"})],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "callback": [callable, None],
+    }
 
     def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, empty="error",
                  verbose=False, warm_start=False, callback=None):
@@ -86,15 +120,9 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return self.algorithm
 
     # --------------------------------------------------------------------------- validation
-    def _validate_params(self):
-        """Check the parameters (not the data); ValueError / NotImplementedError naming them."""
-        if not (isinstance(self.C, (int, float, np.number)) and self.C > 0):
-            raise ValueError(f"C must be a positive number, got {self.C!r}")
-        if not (self.tol > 0):
-            raise ValueError(f"tol must be positive, got {self.tol!r}")
-        if self.empty not in ("error", "skip"):
-            raise ValueError(f"empty must be 'error' or 'skip', got {self.empty!r}")
-        # unknown name: ValueError; an algorithm not serving the loss: NotImplementedError
+    def _check_params(self):
+        """What ``_parameter_constraints`` cannot say: the loss's own parameters, and whether
+        the algorithm exists (ValueError) and serves the loss (NotImplementedError)."""
         resolve(self._loss(), self._algorithm())
 
     def _check_classes(self, classes):
@@ -103,15 +131,20 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                              f"needs samples of exactly 2 classes (relevant and not); got "
                              f"{classes.shape[0]} class(es): {classes.tolist()}")
 
-    def _validate_fit(self, X, y, qid):
-        self._validate_params()
+    def _validate_fit(self, X, y, qid, sample_weight=None) -> _FitData:
+        """Validate the training data; only ``validate_data``'s ``n_features_in_`` (and feature
+        names) are set on self, and ``atomic_fit`` takes them back if the fit fails."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
+        qid = _check_qid(qid, X.shape[0])
+        sample_weight, kept = positive_weights(sample_weight, X)
+        if kept is not None:
+            X, y = X[kept], y[kept]
+            qid = None if qid is None else qid[kept]
         classes = np.unique(y)
         self._check_classes(classes)
-        self.classes_ = classes
-        return X, y == self.classes_[1], _check_qid(qid, X.shape[0])
+        return _FitData(X, y == classes[1], qid, sample_weight, classes, kept)
 
     def _design(self, X):
         """X with the constant bias column appended (when the model has a bias)."""
@@ -121,20 +154,23 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
 
     # --------------------------------------------------------------------------- training
-    def _model(self, X, is_pos, qid, empty=None) -> RankingModel:
+    def _model(self, X, is_pos, qid, empty=None, sample_weight=None) -> RankingModel:
         """The model of design matrix X (labels and queries validated here, once per fit)."""
         return RankingModel(X, is_pos, self._loss(), qid=qid, algorithm=self._algorithm(),
-                            empty=self.empty if empty is None else empty)
+                            empty=self.empty if empty is None else empty,
+                            sample_weight=sample_weight)
 
     def _train(self, model: StructuredModel, hard=None, upper=None):
-        """Run the cutting plane on ``model``; returns the CuttingPlaneResult."""
+        """Run the cutting plane on ``model``: (CuttingPlaneResult, the warm-start state to
+        store with the fitted attributes). Nothing of self changes here."""
         working_set, w0, fingerprint = None, None, None
         if self.warm_start:
             # the working set's constraints hold only for the same data, structure, loss and
             # hard constraints, which the fingerprint covers (computed only when needed)
             fingerprint = digest(model.fingerprint(), hard, upper)
             if getattr(self, "_fingerprint", None) == fingerprint:
-                working_set = self._working_set
+                # a copy: the learner grows it, and an interrupted fit must not change ours
+                working_set = copy.deepcopy(self._working_set)
             elif getattr(self, "_w", None) is not None and self._w.shape[0] == model.size_joint_feature:
                 w0 = self._w
         bar = tqdm(total=self.max_iter, desc=type(self).__name__, leave=False) if self.verbose else None
@@ -154,26 +190,32 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         finally:
             if bar is not None:
                 bar.close()
-        self._working_set, self._fingerprint, self._w = res.working_set, fingerprint, res.w
         if not res.converged:
             warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
                           f"(gap {res.gap:.3g}, tol {self.tol:g}); raise max_iter or tol",
                           ConvergenceWarning)
-        return res
+        return res, {"_working_set": res.working_set, "_fingerprint": fingerprint, "_w": res.w}
 
-    def _store(self, res, n_features):
-        self.coef_ = res.w[:n_features].copy()
+    def _fitted(self, res, n_features, classes) -> dict:
+        """The fitted attributes of a cutting-plane result (assigned by the caller, at the end
+        of its fit)."""
+        fitted = {"classes_": classes, "coef_": res.w[:n_features].copy(),
+                  "n_iter_": res.n_iter, "converged_": res.converged, "primal_": res.primal,
+                  "dual_": res.dual, "gap_": res.gap, "history_": res.history}
         if self._has_intercept:
-            self.intercept_ = float(res.w[n_features] * self.intercept_scaling)
-        self.n_iter_, self.converged_ = res.n_iter, res.converged
-        self.primal_, self.dual_, self.gap_ = res.primal, res.dual, res.gap
-        self.history_ = res.history
+            fitted["intercept_"] = float(res.w[n_features] * self.intercept_scaling)
+        return fitted
 
-    def fit(self, X, y, qid=None):
-        """Learn w from samples X (dense or CSR), binary labels y and optional query ids."""
-        X, is_pos, qid = self._validate_fit(X, y, qid)
-        res = self._train(self._model(self._design(X), is_pos, qid))
-        self._store(res, X.shape[1])
+    @atomic_fit
+    def fit(self, X, y, qid=None, sample_weight=None):
+        """Learn w from samples X (dense or CSR), binary labels y, optional query ids and
+        optional ``sample_weight`` (non-negative; see the class docstring for what a weight
+        means; zero drops a sample)."""
+        self._check_params()
+        data = self._validate_fit(X, y, qid, sample_weight)
+        res, warm = self._train(self._model(self._design(data.X), data.is_pos, data.qid,
+                                            sample_weight=data.sample_weight))
+        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes))
         return self
 
     # --------------------------------------------------------------------------- prediction
@@ -189,11 +231,33 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
-    def score(self, X, y, qid=None):
-        """Mean average precision (per query when qid is given; ties as scikit-learn)."""
+    def _metric(self, relevant, scores, qid, per_query=False):
+        """The metric ``score`` reports (per query with ``per_query``: (ids, values))."""
+        return average_precision(relevant, scores, qid=qid, empty=self.empty,
+                                 per_query=per_query)
+
+    def _weighted_metric(self, relevant, scores, qid, sample_weight):
+        """The metric under query weights: their weighted mean of the per-query values."""
+        order, offsets, ids = as_query_groups(qid, scores.shape[0])
+        weights = query_weights(sample_weight, order, offsets, ids)
+        got, values = self._metric(relevant, scores, qid, per_query=True)
+        position = {q: k for k, q in enumerate([0] if ids is None else ids.tolist())}
+        return float(np.average(values, weights=weights[[position[q] for q in got.tolist()]]))
+
+    def score(self, X, y, qid=None, sample_weight=None):
+        """Mean average precision (per query when qid is given; ties as scikit-learn). With
+        ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples."""
         check_is_fitted(self)
-        return average_precision(np.asarray(y) == self.classes_[1], self.decision_function(X),
-                                 qid=qid, empty=self.empty)
+        scores = self.decision_function(X)
+        relevant = relevance(y, self.classes_, scores.shape[0], type(self).__name__)
+        qid = _check_qid(qid, scores.shape[0])
+        sample_weight, kept = positive_weights(sample_weight, scores)
+        if kept is not None:
+            relevant, scores = relevant[kept], scores[kept]
+            qid = None if qid is None else qid[kept]
+        if sample_weight is None:
+            return self._metric(relevant, scores, qid)
+        return self._weighted_metric(relevant, scores, qid, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -251,6 +315,8 @@ class BinarySVM(_StructuredSVM):
 """ + _COMMON_DOC
 
     _has_intercept = True
+    _parameter_constraints = {**_StructuredSVM._parameter_constraints,
+                              "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
@@ -266,15 +332,40 @@ class BinarySVM(_StructuredSVM):
     def _algorithm(self):
         return "zero-one"
 
+    def _weighted_metric(self, relevant, scores, qid, sample_weight):
+        """Per-sample weights: each query's AP with the weights as sample counts
+        (scikit-learn's ``average_precision_score``, whose ties are ``ties="sklearn"``), then
+        the mean over queries, as in ``fit``."""
+        order, offsets, ids = as_query_groups(qid, scores.shape[0])
+        values = []
+        for q in range(offsets.shape[0] - 1):
+            rows = slice(offsets[q], offsets[q + 1]) if order is None else order[offsets[q]:offsets[q + 1]]
+            if relevant[rows].any():
+                values.append(average_precision_score(relevant[rows], scores[rows],
+                                                      sample_weight=sample_weight[rows]))
+            elif self.empty == "error":
+                where = "the input" if ids is None else f"query {ids[q:q + 1].tolist()[0]!r}"
+                raise ValueError(f"{where} has no relevant sample of positive weight, so AP is "
+                                 "undefined; pass empty='skip' to leave it out")
+        if not values:
+            raise ValueError("no query has a relevant sample of positive weight")
+        return float(np.mean(values))
+
 
 class APSVM(_StructuredSVM):
     __doc__ = """Rank SVM optimising average precision (Yue et al. 2007).
+
+    ``sample_weight`` (fit and score) is a query weight: constant within each query, it scales
+    the query's loss and joint feature in the mean over queries (weight 2 is the query entered
+    twice; zero leaves a sample out). ``score`` is then the weighted mean of per-query AP.
 
     Parameters
     ----------
     algorithm : str, default "qs"
         Exact AP inference algorithm from ``aprank.algorithms()``: all give the same w.
 """ + _COMMON_DOC
+
+    _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str]}
 
     def __init__(self, C=1.0, *, algorithm="qs", tol=1e-3, max_iter=1000, prune_after=50,
                  empty="error", verbose=False, warm_start=False, callback=None):
@@ -289,6 +380,9 @@ class APSVM(_StructuredSVM):
 class NDCGSVM(_StructuredSVM):
     __doc__ = """Rank SVM optimising NDCG with binary relevance (paper 004).
 
+    ``sample_weight`` is a query weight, as for :class:`APSVM`; ``score`` is then the weighted
+    mean of per-query NDCG.
+
     Parameters
     ----------
     algorithm : str, default "qs"
@@ -296,6 +390,9 @@ class NDCGSVM(_StructuredSVM):
     discount : array-like, optional
         Convex, non-increasing discount, ``discount[m-1] = D(m)``; default 1/log2(1+m).
 """ + _COMMON_DOC
+
+    _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str],
+                              "discount": ["array-like", None]}
 
     def __init__(self, C=1.0, *, algorithm="qs", discount=None, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
@@ -308,12 +405,11 @@ class NDCGSVM(_StructuredSVM):
     def _loss(self):
         return NDCG(self.discount)
 
-    def score(self, X, y, qid=None):
-        """Mean NDCG with binary relevance and this model's discount (per query when qid is
-        given; ties as scikit-learn): the metric the model optimises."""
-        check_is_fitted(self)
-        return ndcg((np.asarray(y) == self.classes_[1]).astype(float), self.decision_function(X),
-                    qid=qid, empty=self.empty, discount=self.discount)
+    def _metric(self, relevant, scores, qid, per_query=False):
+        """NDCG with binary relevance and this model's discount (ties as scikit-learn): the
+        metric the model optimises, and what ``score`` reports."""
+        return ndcg(relevant.astype(float), scores, qid=qid, empty=self.empty,
+                    discount=self.discount, per_query=per_query)
 
 
 class APSVMAppx(_StructuredSVM):
@@ -338,6 +434,9 @@ class APSVMAppx(_StructuredSVM):
 """
 
     _has_intercept = True
+    _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str],
+                              "keep": [NoBoolInterval(Real, 0, 1, closed="both")],
+                              "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, keep=0.5, algorithm="qs", intercept_scaling=1.0, tol=1e-3,
                  max_iter=1000, prune_after=50, empty="error", verbose=False, warm_start=False,
@@ -351,33 +450,44 @@ class APSVMAppx(_StructuredSVM):
     def _loss(self):
         return AveragePrecision()
 
-    def fit(self, X, y, qid=None):
-        if not (0.0 <= self.keep <= 1.0):
-            raise ValueError(f"keep must be in [0, 1], got {self.keep!r}")
-        X, is_pos, qid = self._validate_fit(X, y, qid)
-        self.binary_ = BinarySVM(self.C, intercept_scaling=self.intercept_scaling, tol=self.tol,
-                                 max_iter=self.max_iter, prune_after=self.prune_after,
-                                 empty=self.empty).fit(X, y, qid)
+    @atomic_fit
+    def fit(self, X, y, qid=None, sample_weight=None):
+        """Learn w from samples X, binary labels y, optional query ids and query weights
+        ``sample_weight`` (as :class:`APSVM`; the first stage gets them too)."""
+        self._check_params()
+        data = self._validate_fit(X, y, qid, sample_weight)
+        X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight
+        if sw is not None:      # refuse weights that are not query weights before any training
+            query_weights(sw, *as_query_groups(qid, X.shape[0]))
+        binary = BinarySVM(self.C, intercept_scaling=self.intercept_scaling, tol=self.tol,
+                           max_iter=self.max_iter, prune_after=self.prune_after,
+                           empty=self.empty).fit(X, data.classes[is_pos.astype(int)], qid,
+                                                 sample_weight=sw)
         signs = np.where(is_pos, 1.0, -1.0)
-        margins = signs * self.binary_.decision_function(X)
+        margins = signs * binary.decision_function(X)
         easy = np.flatnonzero(margins > 1.0)
         kept = easy[np.argsort(-margins[easy], kind="stable")][:int(round(self.keep * easy.size))]
-        self.easy_ = np.zeros(X.shape[0], dtype=bool)
-        self.easy_[kept] = True
+        is_easy = np.zeros(X.shape[0], dtype=bool)
+        is_easy[kept] = True
         design = self._design(X)
         # rows y_i x_i of the hard constraints; sparse input stays sparse
         hard = (sp.diags(signs[kept]) @ design[kept]).tocsr() if sp.issparse(design) \
             else design[kept] * signs[kept][:, None]
-        difficult = ~self.easy_
-        res = self._train_difficult(design, is_pos, qid, difficult, hard)
-        self._store(res, X.shape[1])
+        res, warm = self._train_difficult(design, is_pos, qid, sw, ~is_easy, hard)
+        easy_given = is_easy
+        if data.kept is not None:       # easy_ marks the samples as given, weight 0 included
+            easy_given = np.zeros(data.kept.shape[0], dtype=bool)
+            easy_given[np.flatnonzero(data.kept)[is_easy]] = True
+        self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes),
+                             binary_=binary, easy_=easy_given)
         return self
 
-    def _train_difficult(self, design, is_pos, qid, difficult, hard):
+    def _train_difficult(self, design, is_pos, qid, sample_weight, difficult, hard):
         Xd, yd = design[difficult], is_pos[difficult]
         qd = None if qid is None else qid[difficult]
         if yd.any() and not yd.all():
             # queries whose positives all became easy have no AP term left: skip them
-            return self._train(self._model(Xd, yd, qd, empty="skip"), hard=hard)
+            sd = None if sample_weight is None else sample_weight[difficult]
+            return self._train(self._model(Xd, yd, qd, empty="skip", sample_weight=sd), hard=hard)
         # no AP term left (the difficult set lacks a class): only the hard constraints
         return self._train(_HardOnly(design.shape[1]), hard=hard)

@@ -15,8 +15,10 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from aprank.inference import PairwiseGraph, group_pairs
+from aprank.inference import PairwiseGraph, group_pairs, resolve
 from aprank.learn._cccp import cccp
+from aprank.learn._checks import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, atomic_fit,
+                                  relevance)
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
 from aprank.losses import AveragePrecision, PairwiseZeroOne
@@ -27,14 +29,23 @@ __all__ = ["HOBSVM", "HOAPSVM"]
 
 
 class _HighOrder(_StructuredSVM):
-    """Shared by HOB-SVM and HOAP-SVM: the pairs, the pair features, the prediction."""
+    """Shared by HOB-SVM and HOAP-SVM: the pairs, the pair features, the prediction. No
+    ``sample_weight`` (the pairwise models have no weighting): passing one is a TypeError."""
 
     _has_intercept = True
+    _parameter_constraints = {
+        **{k: v for k, v in _StructuredSVM._parameter_constraints.items() if k != "empty"},
+        "eta": [NON_NEGATIVE], "pair_feature": [callable, None], "algorithm": [str],
+        "intercept_scaling": [POSITIVE],
+    }
 
     def _check_params(self):
-        if not (isinstance(self.eta, (int, float, np.number)) and np.isfinite(self.eta)
-                and self.eta >= 0):
-            raise ValueError(f"eta must be a finite number >= 0, got {self.eta!r}")
+        """The algorithms exist and serve their losses (ValueError / NotImplementedError)."""
+        resolve(self._pair_loss(), self.algorithm)
+        resolve(self._loss(), self._algorithm())
+
+    def _pair_loss(self):
+        return PairwiseZeroOne(J=1.0)
 
     def _graph(self, n, edges, groups) -> PairwiseGraph:
         if edges is not None and groups is not None:
@@ -67,14 +78,16 @@ class _HighOrder(_StructuredSVM):
         return self.classes_[(self.decision_function(X, edges, groups) > 0).astype(int)]
 
     def score(self, X, y, edges=None, groups=None):
-        """Average precision of the ranking by max-marginal differences."""
+        """Average precision of the ranking by max-marginal differences (a label outside
+        ``classes_`` is a ValueError)."""
         check_is_fitted(self)
-        return average_precision(np.asarray(y) == self.classes_[1],
-                                 self.decision_function(X, edges, groups))
+        scores = self.decision_function(X, edges, groups)
+        return average_precision(relevance(y, self.classes_, scores.shape[0], type(self).__name__),
+                                 scores)
 
-    def _store_pairs(self, res, n_features):
-        self._store(res, n_features)
-        self.coef_pairs_ = res.w[n_features + 1:].copy()
+    def _fitted_pairs(self, res, n_features, classes) -> dict:
+        return {**self._fitted(res, n_features, classes),
+                "coef_pairs_": res.w[n_features + 1:].copy()}
 
     def _energy_w(self):
         return np.r_[self.coef_, self.intercept_ / self.intercept_scaling, self.coef_pairs_]
@@ -116,6 +129,8 @@ class HOBSVM(_HighOrder):
     intercept_ : the bias.
 """
 
+    _parameter_constraints = {**_HighOrder._parameter_constraints, "J": [NON_NEGATIVE, None]}
+
     def __init__(self, C=1.0, eta=1.0, *, J=None, pair_feature=None, algorithm="graphcut",
                  intercept_scaling=1.0, tol=1e-3, max_iter=1000, prune_after=50, verbose=False,
                  warm_start=False, callback=None):
@@ -130,16 +145,18 @@ class HOBSVM(_HighOrder):
     def _loss(self):
         return PairwiseZeroOne(self.J)
 
+    @atomic_fit
     def fit(self, X, y, edges=None, groups=None):
         """Learn w from samples X, binary labels y and the pairs (``edges`` or ``groups``)."""
         self._check_params()
-        X, is_pos, _ = self._validate_fit(X, y, None)
+        data = self._validate_fit(X, y, None)
+        X, is_pos = data.X, data.is_pos
         graph = self._graph(X.shape[0], edges, groups)
         model = HOBModel(self._design(X), is_pos, graph, self._pair_features(X, graph), self.eta,
                          self._loss(), algorithm=self.algorithm)
-        res = self._train(model, upper=model.upper)
-        self._store_pairs(res, X.shape[1])
-        self.normaliser_ = model.Z
+        res, warm = self._train(model, upper=model.upper)
+        self.__dict__.update(warm, **self._fitted_pairs(res, X.shape[1], data.classes),
+                             normaliser_=model.Z)
         return self
 
 
@@ -183,6 +200,12 @@ class HOAPSVM(_HighOrder):
     hob_ : the HOBSVM of ``init="hob"``.
 """
 
+    _parameter_constraints = {
+        **{k: v for k, v in _HighOrder._parameter_constraints.items() if k != "warm_start"},
+        "init": [StrOptions({"hob", "zero"})], "ranking_algorithm": [str],
+        "max_outer": [POSITIVE_INT],
+    }
+
     def __init__(self, C=1.0, eta=1.0, *, init="hob", pair_feature=None, algorithm="graphcut",
                  ranking_algorithm="qs", intercept_scaling=1.0, tol=1e-3, max_iter=1000,
                  max_outer=50, prune_after=50, verbose=False, callback=None):
@@ -202,27 +225,26 @@ class HOAPSVM(_HighOrder):
     def _algorithm(self):
         return self.ranking_algorithm
 
+    @atomic_fit
     def fit(self, X, y, edges=None, groups=None):
         """Learn w from samples X, binary labels y and the pairs (``edges`` or ``groups``)."""
         self._check_params()
-        if self.init not in ("hob", "zero"):
-            raise ValueError(f"init must be 'hob' or 'zero', got {self.init!r}")
-        if not (isinstance(self.max_outer, (int, np.integer)) and self.max_outer >= 1):
-            raise ValueError(f"max_outer must be an integer >= 1, got {self.max_outer!r}")
-        X, is_pos, _ = self._validate_fit(X, y, None)
+        data = self._validate_fit(X, y, None)
+        X, is_pos = data.X, data.is_pos
         graph = self._graph(X.shape[0], edges, groups)
         Phi = self._pair_features(X, graph)
         model = HOAPModel(self._design(X), is_pos, graph, Phi, self.eta, algorithm=self.algorithm,
                           ranking_algorithm=self.ranking_algorithm)
-        w0 = None
+        w0, extra = None, {}
         if self.init == "hob":
-            self.hob_ = HOBSVM(self.C, self.eta, pair_feature=self.pair_feature,
-                               algorithm=self.algorithm, intercept_scaling=self.intercept_scaling,
-                               tol=self.tol, max_iter=self.max_iter,
-                               prune_after=self.prune_after).fit(X, y, edges=graph.edges)
+            hob = HOBSVM(self.C, self.eta, pair_feature=self.pair_feature,
+                         algorithm=self.algorithm, intercept_scaling=self.intercept_scaling,
+                         tol=self.tol, max_iter=self.max_iter, prune_after=self.prune_after,
+                         ).fit(X, data.classes[is_pos.astype(int)], edges=graph.edges)
             # HOB's joint feature is divided by its normaliser: the same energy at w / Z
-            w0 = np.r_[self.hob_.coef_, self.hob_.intercept_ / self.intercept_scaling,
-                       self.hob_.coef_pairs_] / self.hob_.normaliser_
+            w0 = np.r_[hob.coef_, hob.intercept_ / self.intercept_scaling,
+                       hob.coef_pairs_] / hob.normaliser_
+            extra["hob_"] = hob
         options = {"tol": self.tol, "max_iter": self.max_iter, "prune_after": self.prune_after,
                    "upper": model.upper}
         res = cccp(model, float(self.C), tol=self.tol, max_outer=self.max_outer, w0=w0,
@@ -231,8 +253,7 @@ class HOAPSVM(_HighOrder):
             warnings.warn(f"HOAPSVM: CCCP did not converge in {self.max_outer} outer iterations",
                           ConvergenceWarning)
         # the inner run that produced w: its gap, iterations and history
-        self._store_pairs(res.inner, X.shape[1])
-        self.converged_, self.n_outer_ = res.converged, res.n_outer
-        self.objective_ = res.objective
-        self.cccp_history_ = res.history
+        self.__dict__.update(self._fitted_pairs(res.inner, X.shape[1], data.classes), **extra,
+                             converged_=res.converged, n_outer_=res.n_outer,
+                             objective_=res.objective, cccp_history_=res.history)
         return self

@@ -16,6 +16,7 @@ kept.
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -23,6 +24,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.learn._cccp import CCCPResult, cccp
+from aprank.learn._checks import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, NoBoolInterval,
+                                  atomic_fit, relevance)
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
 from aprank.losses import AveragePrecision, ZeroOne
@@ -34,7 +37,14 @@ __all__ = ["LatentAPSVM", "LatentSSVM", "LatentSVM"]
 
 
 class _Latent(_StructuredSVM):
-    """Shared by the latent estimators: bags, starts, CCCP, bag scores."""
+    """Shared by the latent estimators: bags, starts, CCCP, bag scores. No ``sample_weight``
+    (the latent models have no weighting): passing one is a TypeError."""
+
+    _parameter_constraints = {
+        **{k: v for k, v in _StructuredSVM._parameter_constraints.items()
+           if k not in ("empty", "warm_start")},
+        "n_init": [POSITIVE_INT], "random_state": ["random_state"], "max_outer": [POSITIVE_INT],
+    }
 
     def __init__(self, C=1.0, *, n_init=1, random_state=None, tol=1e-3, max_iter=1000,
                  max_outer=50, prune_after=50, verbose=False, callback=None):
@@ -43,13 +53,6 @@ class _Latent(_StructuredSVM):
         self.max_outer = max_outer
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
                          verbose=verbose, warm_start=False, callback=callback)
-
-    def _check_params(self):
-        for name in ("n_init", "max_outer"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-                    and value >= 1):
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
     def _rows(self, X, bags, h):
         n = X.shape[0]
@@ -83,12 +86,14 @@ class _Latent(_StructuredSVM):
             starts.append(d * norm / np.linalg.norm(d))
         return starts
 
+    @atomic_fit
     def fit(self, X, y, bags=None, h=None):
         """Learn w from rows X, per-row labels y (one label per bag), the bag of each row
         (``bags``, default: every row its own bag) and optionally the known rows ``h`` (an
         (M,) bool mask, at most one True per bag)."""
         self._check_params()
-        X, is_pos, _ = self._validate_fit(X, y, None)
+        data = self._validate_fit(X, y, None)
+        X, is_pos = data.X, data.is_pos
         bags, h = self._rows(X, bags, h)
         design = self._design(X)
         model = self._model(design, is_pos, bags, h)
@@ -98,19 +103,18 @@ class _Latent(_StructuredSVM):
             objectives = [best.objective]
         else:
             best, objectives = self._cccp(model, design, is_pos, bags)
+        n = X.shape[1]
         if best.inner is not None:
-            self._store(best.inner, X.shape[1])
+            fitted = self._fitted(best.inner, n, data.classes)
         else:       # the best w is a start itself: no inner run produced it
-            self.n_iter_, self.primal_, self.dual_, self.gap_ = 0, best.objective, np.nan, np.nan
-            self.history_ = []
-        self.coef_ = best.w[:X.shape[1]].copy()
+            fitted = {"classes_": data.classes, "n_iter_": 0, "primal_": best.objective,
+                      "dual_": np.nan, "gap_": np.nan, "history_": []}
+        fitted["coef_"] = best.w[:n].copy()
         if self._has_intercept:
-            self.intercept_ = float(best.w[X.shape[1]] * self.intercept_scaling)
-        self.converged_, self.n_outer_ = best.converged, best.n_outer
-        self.objective_ = best.objective
-        self.cccp_history_ = best.history
-        self.start_objectives_ = objectives
-        self.train_h_ = model.impute(best.w)
+            fitted["intercept_"] = float(best.w[n] * self.intercept_scaling)
+        self.__dict__.update(fitted, converged_=best.converged, n_outer_=best.n_outer,
+                             objective_=best.objective, cccp_history_=best.history,
+                             start_objectives_=objectives, train_h_=model.impute(best.w))
         return self
 
     def _convex(self, completed) -> CCCPResult:
@@ -158,17 +162,19 @@ class _Latent(_StructuredSVM):
         return self.classes_[(self.decision_function(X, bags) > 0).astype(int)]
 
     def score(self, X, y, bags=None):
-        """AP of the ranking of bags by their scores (one label per bag)."""
+        """AP of the ranking of bags by their scores (one label per bag; a label outside
+        ``classes_`` is a ValueError)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         bags = self._rows(X, bags, None)[0]
         y = np.asarray(y)
         if y.shape != (X.shape[0],):
             raise ValueError(f"y must hold one label per row ({X.shape[0]}), got shape {y.shape}")
+        is_pos = relevance(y, self.classes_, X.shape[0], type(self).__name__)
         ids, scores = bag_max(np.asarray(self.decision_function(X)), bags)
         inverse = np.unique(bags, return_inverse=True)[1].ravel()
         relevant = np.zeros(ids.shape[0])
-        np.maximum.at(relevant, inverse, (y == self.classes_[1]).astype(float))
+        np.maximum.at(relevant, inverse, is_pos.astype(float))
         return average_precision(relevant > 0, scores)
 
 
@@ -218,6 +224,8 @@ class LatentAPSVM(_Latent):
     algorithm : str, default "qs"
         Exact AP inference algorithm for the ranking of bags.
 """ + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS
+
+    _parameter_constraints = {**_Latent._parameter_constraints, "algorithm": [str]}
 
     def __init__(self, C=1.0, *, algorithm="qs", n_init=1, random_state=None, tol=1e-3,
                  max_iter=1000, max_outer=50, prune_after=50, verbose=False, callback=None):
@@ -287,6 +295,9 @@ class LatentSVM(_Latent):
 """
 
     _has_intercept = True
+    _parameter_constraints = {**_Latent._parameter_constraints, "J": [NON_NEGATIVE, None],
+                              "c": [NoBoolInterval(Real, 0, 1, closed="left")],
+                              "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, J=None, c=0.0, intercept_scaling=1.0, n_init=1,
                  random_state=None, tol=1e-3, max_iter=1000, max_outer=50, prune_after=50,
@@ -303,11 +314,6 @@ class LatentSVM(_Latent):
 
     def _algorithm(self):
         return "zero-one"
-
-    def _check_params(self):
-        super()._check_params()
-        if not (isinstance(self.c, (int, float, np.number)) and 0.0 <= self.c < 1.0):
-            raise ValueError(f"c must be a number in [0, 1), got {self.c!r}")
 
     def _model(self, design, is_pos, bags, h):
         return LatentBinaryModel(design, is_pos, bags, h, J=self.J, robust=float(self.c))

@@ -5,7 +5,8 @@ Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables): ``Laten
 (latent AP-SVM and latent SSVM of paper 003) and ``LatentBinaryModel`` (the latent binary SVM).
 ``HOBModel`` and ``HOAPModel`` are the high-order models of paper 002 on max-marginals of
 pairwise labellings. ``CStarModel`` is the top-k model with a c-star
-core of paper 001 (precision@k).
+core of paper 001 (precision@k). ``query_weights`` checks that sample weights are query weights
+(what a weight means for each loss: ``_weights.py``).
 """
 from aprank.models._base import Constraint, LatentModel, Model, StructuredModel, digest
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
@@ -14,8 +15,9 @@ from aprank.models._latent import (LatentBinaryModel, LatentRankingCompleted, La
 from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_similarity,
                                      pair_features)
 from aprank.models._ranking import RankingModel
+from aprank.models._weights import query_weights
 
 __all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel", "digest",
            "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
            "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
-           "LatentBinaryModel", "bag_max", "bag_means"]
+           "LatentBinaryModel", "bag_max", "bag_means", "query_weights"]

@@ -2,6 +2,8 @@
 
 Psi(X, R) = sum_k c_k(R) x_k, where the per-sample coefficients c(R) come from inference (the
 ``coef`` of a result); over several queries, Psi and Delta are means over the queries used.
+With ``sample_weight`` they are weighted as ``_weights.py`` says (query weights for AP and
+NDCG, sample weights for the 0-1 loss).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 
 from aprank.inference import BatchResult, RankingProblem, resolve
 from aprank.models._base import Constraint, StructuredModel, digest
+from aprank.models._weights import WEIGHTINGS, as_sample_weight
 
 __all__ = ["RankingModel"]
 
@@ -31,17 +34,26 @@ class RankingModel(StructuredModel):
         Name of the registry algorithm for loss-augmented inference.
     empty : {"error", "skip"}
         Queries without positives (see ``aprank.infer_batch``).
+    sample_weight : (n,) positive floats, optional
+        AP / NDCG: query weights (constant within each query; ValueError otherwise); the 0-1
+        loss: sample weights. A weight counts copies: see ``aprank.models._weights``. None is
+        every weight 1, computed as before (no reweighting at all).
 
     The labels, queries and ground truth are validated and built once, here; each call of
     :meth:`most_violated` only computes scores, runs inference and forms the cut.
     """
 
-    def __init__(self, X, labels, loss="ap", *, qid=None, algorithm="qs", empty="error"):
+    def __init__(self, X, labels, loss="ap", *, qid=None, algorithm="qs", empty="error",
+                 sample_weight=None):
         self.X = X
         self.problem = RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=X.shape[0])
         self.algorithm = resolve(self.problem.loss, algorithm).name
         # Psi and Delta are means over the queries used; outside them coef and truth are 0
         self.n_used = max(int(self.problem.used.sum()), 1)
+        self.sample_weight = self.weighting = None
+        if sample_weight is not None:
+            self.sample_weight = as_sample_weight(sample_weight, X.shape[0])
+            self.weighting = WEIGHTINGS[self.problem.kind](self.problem, self.sample_weight)
 
     @property
     def loss(self):
@@ -68,11 +80,17 @@ class RankingModel(StructuredModel):
         seconds = time.perf_counter() - t0
         used = self.problem.used
         n_last_rank = int(np.count_nonzero(result.ranks == self.problem.last_rank))
+        info = {"n_last_rank": n_last_rank}
+        if self.weighting is not None:
+            coef, b, violation = self.weighting.cut(self.problem, result, scores)
+            return Constraint(g=np.asarray(self.X.T @ coef).ravel(), b=b, violation=violation,
+                              seconds=seconds, result=result, info=info)
         return Constraint(
             g=self.joint_feature(self.problem.truth_coef - result.coef),
             b=float(result.loss[used].mean()), violation=float(result.objective[used].mean()),
-            seconds=seconds, result=result, info={"n_last_rank": n_last_rank})
+            seconds=seconds, result=result, info=info)
 
     def fingerprint(self) -> str:
         p = self.problem
-        return digest(self.X, p.is_pos, p.order, p.offsets, p.used, self.loss.identity())
+        weights = () if self.sample_weight is None else (self.sample_weight,)
+        return digest(self.X, p.is_pos, p.order, p.offsets, p.used, self.loss.identity(), *weights)

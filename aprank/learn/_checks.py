@@ -1,0 +1,94 @@
+"""What every estimator of ``aprank.learn`` checks, declared once.
+
+* Parameters: each estimator declares ``_parameter_constraints`` (scikit-learn's machinery);
+  ``atomic_fit`` checks them before ``fit`` runs, as scikit-learn's ``_fit_context`` does.
+* A fit that raises (a bad input found late, a KeyboardInterrupt in the loop) leaves the
+  estimator as it was: ``atomic_fit`` restores its attributes, and the fits compute into
+  locals and assign the fitted attributes at the end.
+* Sample weights (``positive_weights``) and the labels given to ``score``
+  (``relevance``).
+"""
+from __future__ import annotations
+
+import functools
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, column_or_1d
+
+__all__ = ["NoBoolInterval", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT",
+           "StrOptions", "atomic_fit", "positive_weights", "relevance"]
+
+
+class NoBoolInterval(Interval):
+    """scikit-learn's ``Interval`` without booleans: Python counts True as the int 1, but
+    ``C=True`` or ``max_iter=True`` is a mistake, not a number."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self):
+        return super().__str__() + " (not a bool)"
+
+
+#: finite and > 0 (C, tol, intercept_scaling, learning rates): inf and nan are refused
+POSITIVE = NoBoolInterval(Real, 0, np.inf, closed="neither")
+NON_NEGATIVE = NoBoolInterval(Real, 0, np.inf, closed="left")
+POSITIVE_INT = NoBoolInterval(Integral, 1, None, closed="left")
+NON_NEGATIVE_INT = NoBoolInterval(Integral, 0, None, closed="left")
+
+
+def atomic_fit(fit):
+    """Decorate ``fit``: parameters checked first (``_fit_context``), and on any exception,
+    KeyboardInterrupt included, the estimator's attributes are put back as they were (a
+    failed fit never leaves ``classes_`` or ``n_features_in_`` of new data beside a stale
+    ``coef_``), then the exception propagates."""
+
+    @functools.wraps(fit)
+    def atomic(self, *args, **kwargs):
+        before = self.__dict__.copy()
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return _fit_context(prefer_skip_nested_validation=True)(atomic)
+
+
+def positive_weights(sample_weight, X):
+    """(weights of the samples kept or None, mask of the samples kept or None) for ``fit`` and
+    ``score``: one finite weight >= 0 per sample of X (ValueError otherwise, as scikit-learn's).
+
+    A zero weight is an absent sample (as scikit-learn treats it): such samples are dropped.
+    Weights that are all equal change nothing, so they come back as None: the result is then
+    the unweighted one, bit for bit."""
+    if sample_weight is None:
+        return None, None
+    # a copy: the caller's array is never modified; NaN, inf and negatives are refused here
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                              allow_all_zero_weights=True, copy=True)
+    kept = sw > 0
+    if not kept.any():
+        raise ValueError("sample_weight is zero for every sample: nothing is left to learn from "
+                         "or to score")
+    sw = sw[kept]
+    return (None if np.all(sw == sw[0]) else sw), (None if kept.all() else kept)
+
+
+def relevance(y, classes: np.ndarray, n: int, name: str) -> np.ndarray:
+    """y given to ``score`` as a relevance mask (the second class relevant): ValueError for a
+    label that is not one of ``classes`` (it would count as irrelevant without a word)."""
+    y = column_or_1d(y)
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} labels but X has {n} samples")
+    known = np.isin(y, classes)
+    if not known.all():
+        unseen = list(dict.fromkeys(y[~known].tolist()))
+        raise ValueError(f"y has labels that {name} was not fitted on: {unseen[:5]!r}"
+                         f"{' ...' if len(unseen) > 5 else ''}; its classes_ are "
+                         f"{classes.tolist()!r}")
+    return y == classes[1]
