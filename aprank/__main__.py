@@ -1,7 +1,10 @@
-"""Command line: ``python -m aprank {bench,check,algorithms,experiment}``.
+"""Command line: ``python -m aprank {algorithms,check,bench,experiment}`` (``aprank ...`` once
+installed).
 
-With PyTorch installed (``aprank[torch]``) it also offers ``bench --torch`` and
-``experiment torch-mlp``.
+Errors are one line on stderr: exit status 2 for a bad option or an unknown experiment
+(argparse's usage errors), 1 for missing data or a failure while running; ``--debug`` shows the
+traceback instead. With PyTorch installed (``aprank[torch]``) it also offers ``bench --torch``
+and ``experiment torch-mlp``.
 
 The figures are made by the repository's scripts (``python figures/make_figures.py``), which
 the package does not load.
@@ -14,6 +17,7 @@ import time
 
 import aprank
 from aprank import bench, experiments
+from aprank.datasets import ChecksumError, DataUnavailableError
 
 try:  # the optional extra aprank[torch] brings the torch loss's benchmark and experiment
     from aprank.torch import tools as torch_tools
@@ -130,7 +134,8 @@ def _torch_bench(args) -> int:
 
 def _cmd_experiment(args) -> int:
     if args.name not in EXPERIMENTS:
-        print(f"experiment {args.name!r} needs PyTorch: pip install 'aprank[torch]'", file=sys.stderr)
+        print(f"python -m aprank experiment: {args.name!r} needs PyTorch: "
+              f"pip install 'aprank[torch]'", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     path = experiments.write_table(args.name, EXPERIMENTS[args.name](quick=args.quick), args.out,
@@ -140,33 +145,106 @@ def _cmd_experiment(args) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m aprank", description=aprank.__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+DESCRIPTION = """Exact loss-augmented inference for ranking losses (average precision, NDCG,
+precision@k, ...) and the structured SVMs built on it. Each command's --help says what it
+needs, what it writes and how long it takes. Real data is read from the data home:
+$APRANK_DATA, else ~/aprank_data, where missing files are downloaded (SHA-256 checked)."""
 
-    p = sub.add_parser("algorithms", help="print the algorithm registry")
+#: Per experiment: the data it reads and roughly how long a full run takes on the development
+#: machine (2 cores); every --quick run takes well under a minute or two.
+EXPERIMENT_NEEDS = {
+    "digits": ("scikit-learn's load_digits (no data files)", "minutes"),
+    "birds": ("HJA birdsong segments (mil/birds_hja)", "tens of minutes"),
+    "yahoo": ("the Yahoo LTR sample (ltr/yahoo_ltr_sample_lightgbm)", "minutes"),
+    "cstar": ("HJA birdsong recordings (mil/birds_hja)", "minutes"),
+    "high-order": ("HJA birdsong segments (mil/birds_hja)", "about 15 minutes"),
+    "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags", "about 16 minutes"),
+    "torch-mlp": ("HJA birdsong segments, and PyTorch (aprank[torch])", "minutes"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line: what is wrong and where help is."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _at_least(low, kind=int):
+    """An argparse type: a number of ``kind`` no smaller than ``low``."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+        if not value >= low:        # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be at least {low:g}, got {text}")
+        return value
+    return parse
+
+
+def _experiment_help() -> str:
+    width = max(map(len, EXPERIMENT_NEEDS))
+    return "\n".join(f"  {name:{width}}  needs {data}; full run: {took}"
+                     for name, (data, took) in EXPERIMENT_NEEDS.items())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m aprank`` and its commands."""
+    parser = _Parser(prog="python -m aprank", description=DESCRIPTION)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the full traceback of an error instead of one line")
+    debug = argparse.ArgumentParser(add_help=False)        # --debug after the command too
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the full traceback of an error instead of one line")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, summary, details):
+        return sub.add_parser(name, parents=[debug], help=summary,
+                              description=f"{summary[0].upper()}{summary[1:]}.\n{details}",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    p = command("algorithms", "print the registry of inference algorithms",
+                "Every algorithm with its kind, losses, exactness and complexity.\n"
+                "Needs nothing; writes nothing; takes under a second.")
     p.set_defaults(func=_cmd_algorithms)
 
-    p = sub.add_parser("check", help="cross-check the exact algorithms of each loss")
-    p.add_argument("--n-trials", type=int, default=200)
-    p.add_argument("--max-n", type=int, default=2000)
+    p = command("check", "cross-check the algorithms of each loss",
+                "Every algorithm against its kind's oracle and the others on seeded\n"
+                "random instances; exit status 1 if any disagree.\n"
+                "Needs no data; writes nothing; takes about 30 s with the defaults\n"
+                "(time grows with --n-trials and --max-n).")
+    p.add_argument("--n-trials", type=_at_least(1), default=200,
+                   help="random instances per loss (at least 1; default 200)")
+    p.add_argument("--max-n", type=_at_least(2), default=2000,
+                   help="largest instance size (at least 2: a positive and a negative; "
+                   "default 2000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--loss", nargs="+", default=None, choices=sorted(aprank.losses.LOSSES),
                    help="losses to check (default: every registered loss)")
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("bench", help="time every algorithm against numpy.argsort")
+    p = command("bench", "time every algorithm against numpy.argsort",
+                "Prints timing tables; --out also writes them to a file.\n"
+                "Needs no data (--pairwise resamples HJA birdsong group sizes when the data\n"
+                "is in the data home, else uses groups of 9). Takes: --quick under a few\n"
+                "minutes (a cross-check first), the full run about 3 minutes plus the\n"
+                "latent table; each of --iteration, --cstar, --pairwise, --latent, --torch\n"
+                "alone runs only its own table.")
     p.add_argument("--quick", action="store_true", help="small cells, after a quick cross-check")
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--max-seconds", type=float, default=60.0,
-                   help="skip cells predicted to take longer than this")
+    p.add_argument("--repeats", type=_at_least(1), default=5,
+                   help="timed runs per cell, the median is reported (at least 1; default 5)")
+    p.add_argument("--max-seconds", type=_at_least(0.0, float), default=60.0,
+                   help="skip cells predicted to take longer than this (default 60)")
     p.add_argument("--out", help="also write the table to this file")
     p.add_argument("-v", "--verbose", action="store_true", help="print each timing as it is made")
     p.add_argument("--iteration", action="store_true",
                    help="only split one cutting-plane iteration into inference, QP and the rest")
-    p.add_argument("--n", type=int, default=1_000_000, help="samples for --iteration")
-    p.add_argument("--n-queries", type=int, default=1000, help="queries for --iteration")
-    p.add_argument("--d", type=int, default=16, help="features for --iteration")
+    p.add_argument("--n", type=_at_least(2), default=1_000_000, help="samples for --iteration")
+    p.add_argument("--n-queries", type=_at_least(1), default=1000,
+                   help="queries for --iteration")
+    p.add_argument("--d", type=_at_least(1), default=16, help="features for --iteration")
     p.add_argument("--cstar", action="store_true",
                    help="only the c-star top-k kernel against N for core sizes 0, 2, 5, 8")
     p.add_argument("--pairwise", action="store_true",
@@ -179,14 +257,48 @@ def main(argv=None) -> int:
                    help="only the PyTorch AP hinge, both backends, against torch.sort")
     p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("experiment", help="run an experiment on real data and write its table")
-    p.add_argument("name", choices=sorted(experiments.EXPERIMENTS) + ["torch-mlp"])
+    p = command("experiment", "run an experiment on real data and write its table",
+                f"Prints the Markdown table and writes it to OUT/NAME.md (NAME-quick.md\n"
+                f"with --quick); OUT is --out, by default ./{experiments.DEFAULT_OUT}.\n"
+                f"Missing data files are downloaded into the data home ($APRANK_DATA,\n"
+                f"else ~/aprank_data); without them it stops with one line saying how to\n"
+                f"set APRANK_DATA. --quick runs take a minute or two.\n\n"
+                f"experiments:\n{_experiment_help()}")
+    p.add_argument("name", choices=sorted(EXPERIMENT_NEEDS), metavar="NAME",
+                   help="one of " + ", ".join(sorted(EXPERIMENT_NEEDS)))
     p.add_argument("--quick", action="store_true", help="two classes / a smaller grid (a smoke test)")
-    p.add_argument("--out", default="figures/tables", help="folder for the Markdown table")
+    p.add_argument("--out", default=experiments.DEFAULT_OUT,
+                   help=f"folder for the Markdown table (default: ./{experiments.DEFAULT_OUT})")
     p.set_defaults(func=_cmd_experiment)
+    return parser
 
+
+def main(argv=None) -> int:
+    """Run one command; errors become one line on stderr (see the module docstring)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    except (DataUnavailableError, ChecksumError) as exc:     # the data, not the code
+        if args.debug:
+            raise
+        print(f"{parser.prog} {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except Exception as exc:        # noqa: BLE001 -- anything else: one line, --debug for more
+        if args.debug:
+            raise
+        print(f"{parser.prog} {args.command}: {type(exc).__name__}: {_one_line(exc)} "
+              f"(--debug shows the traceback)", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

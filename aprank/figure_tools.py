@@ -3,8 +3,10 @@
 Each script ``figures/fig_<topic>.py`` defines ``compute(quick) -> dict`` (JSON-serialisable
 results), ``plot(results) -> matplotlib.figure.Figure`` and ``main()``, which calls
 :func:`figure_main`. Results are cached as JSON next to the PNG and SVG, so ``plot`` can be
-rerun without recomputing; ``--recompute`` ignores the cache. The package never loads the
-scripts: they import this module, and ``figures/make_figures.py`` runs them all.
+rerun without recomputing; ``--recompute`` ignores the cache. Files go to ``--out``, by default
+the ``out/`` folder beside the scripts (never a folder under the current directory). A script
+whose data is missing stops with one line saying how to set ``APRANK_DATA``. The package never
+loads the scripts: they import this module, and ``figures/make_figures.py`` runs them all.
 """
 from __future__ import annotations
 
@@ -18,9 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from aprank.datasets import ChecksumError, DataUnavailableError
 from aprank.inference import simd_active
-
-DEFAULT_OUT = "figures/out"
 
 
 def machine() -> str:
@@ -35,13 +36,19 @@ def machine() -> str:
             f"NumPy {np.__version__}, AVX-512 partition {'on' if simd_active() else 'off'}")
 
 
-def run(module, quick: bool = False, out: str = DEFAULT_OUT, recompute: bool = False, log=print):
-    """Compute (or load) the results of one figure script, plot them and write PNG and SVG."""
+def default_out(module) -> Path:
+    """The ``out/`` folder beside a figure script."""
+    return Path(module.__file__).resolve().parent / "out"
+
+
+def run(module, quick: bool = False, out=None, recompute: bool = False, log=print):
+    """Compute (or load) the results of one figure script, plot them and write PNG and SVG
+    into ``out`` (default :func:`default_out`)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = Path(out)
+    out = default_out(module) if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
     stem = module.NAME + ("-quick" if quick else "")
     cache = out / f"{stem}.json"
@@ -64,12 +71,19 @@ def run(module, quick: bool = False, out: str = DEFAULT_OUT, recompute: bool = F
 
 
 def figure_main(module, argv=None) -> int:
+    """A figure script's command line; missing data is one line on stderr and exit status 1."""
     parser = argparse.ArgumentParser(description=module.__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--out", default=DEFAULT_OUT, help="output folder")
+    parser.add_argument("--out", default=None,
+                        help=f"output folder (default: {default_out(module)})")
     parser.add_argument("--recompute", action="store_true", help="ignore cached results")
     args = parser.parse_args(argv)
-    for path in run(module, args.quick, args.out, args.recompute):
+    try:
+        paths = run(module, args.quick, args.out, args.recompute)
+    except (DataUnavailableError, ChecksumError) as exc:
+        print(f"{module.NAME}: {exc}", file=sys.stderr)
+        return 1
+    for path in paths:
         print(path)
     return 0
 

@@ -3,6 +3,9 @@
 
 Each ``fig_*.py`` here is also a script of its own; this one imports them as the modules of
 its own folder (Python puts a script's folder first on its path) and runs them in name order.
+Files go to ``--out``, by default ``figures/out`` beside this script. A script whose data is
+missing (and cannot be downloaded) is skipped, saying why; the others still run, and the end
+lists what was skipped (exit status 0: a missing data set is not an error here).
 """
 import argparse
 import importlib
@@ -10,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from aprank.figure_tools import DEFAULT_OUT, run
+from aprank.datasets import ChecksumError, DataUnavailableError
+from aprank.figure_tools import run
 
 HERE = Path(__file__).resolve().parent
 
@@ -21,19 +25,30 @@ def scripts() -> list:
 
 
 def main(argv=None) -> int:
+    names = [path.stem for path in sorted(HERE.glob("fig_*.py"))]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--out", default=DEFAULT_OUT, help="output folder")
+    parser.add_argument("--out", default=str(HERE / "out"), help="output folder (default: %(default)s)")
     parser.add_argument("--recompute", action="store_true", help="ignore cached results")
-    parser.add_argument("--only", nargs="+", help="names of the figures to make (e.g. fig_scaling)")
+    parser.add_argument("--only", nargs="+", choices=names, metavar="NAME",
+                        help="names of the figures to make: " + ", ".join(names))
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    skipped = []
     for module in scripts():
         if args.only and module.NAME not in args.only:
             continue
-        for path in run(module, args.quick, args.out, args.recompute):
+        try:
+            paths = run(module, args.quick, args.out, args.recompute)
+        except (DataUnavailableError, ChecksumError) as exc:
+            skipped.append(module.NAME)
+            print(f"  {module.NAME}: skipped, its data is missing: {exc}", file=sys.stderr)
+            continue
+        for path in paths:
             print(f"  {path}")
     print(f"({time.perf_counter() - t0:.0f} s)")
+    if skipped:
+        print(f"skipped (data missing): {', '.join(skipped)}", file=sys.stderr)
     return 0
 
 

@@ -2,6 +2,7 @@
 checked by eye; the numbers behind them come from the registry and the learners)."""
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +10,13 @@ from pathlib import Path
 import pytest
 
 import aprank
+from aprank import datasets, figure_tools
 
 
-SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "figures").glob("fig_*.py"))
+FIGURES = Path(__file__).resolve().parents[1] / "figures"
+SCRIPTS = sorted(FIGURES.glob("fig_*.py"))
 NEEDS_DATA = {"fig_training_time", "fig_rank_heatmap", "fig_supervision"}   # HJA birdsong
+HJA_FILES = [rel for rel in datasets.REMOTE_FILES if rel.startswith("mil/birds_hja/")]
 
 
 def test_every_figure_is_found():
@@ -22,11 +26,13 @@ def test_every_figure_is_found():
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_runs_quick(script, tmp_path):
     if script.stem in NEEDS_DATA:
-        from aprank.datasets import data_dir
         try:
-            data_dir()
+            home = datasets.data_dir()
         except FileNotFoundError as err:
             pytest.skip(f"{script.stem} needs the shared data: {err}")
+        missing = [rel for rel in HJA_FILES if not (home / rel).is_file()]
+        if missing:
+            pytest.skip(f"{script.stem} needs {', '.join(missing)} in the data home {home}")
     out = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
@@ -48,3 +54,38 @@ def test_scaling_series_come_from_the_registry(monkeypatch):
     expected = {f"{loss}/{a.name}" for loss in ("ap", "ndcg")
                 for a in aprank.algorithms(loss=loss, exact=True) if a.max_samples is None}
     assert {f"{loss}/{name}" for loss, name in module.series()} == expected
+
+
+def _without_data(tmp_path):
+    """The environment of a machine with no data and no network."""
+    (tmp_path / "empty").mkdir()
+    return {**os.environ, "APRANK_DATA": str(tmp_path / "empty"),
+            "APRANK_DATA_URL": "http://127.0.0.1:9"}
+
+
+def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path):
+    out = subprocess.run([sys.executable, str(FIGURES / "make_figures.py"), "--quick", "--out",
+                          str(tmp_path / "out"), "--only", "fig_cstar_scaling", "fig_rank_heatmap"],
+                         capture_output=True, text=True, timeout=600, env=_without_data(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "out" / "fig_cstar_scaling-quick.png").exists()
+    assert not (tmp_path / "out" / "fig_rank_heatmap-quick.png").exists()
+    assert "Traceback" not in out.stderr
+    assert "fig_rank_heatmap: skipped" in out.stderr and "APRANK_DATA" in out.stderr
+    assert out.stderr.splitlines()[-1] == "skipped (data missing): fig_rank_heatmap"
+
+
+def test_a_figure_script_without_its_data_says_so_in_one_line(tmp_path):
+    out = subprocess.run([sys.executable, str(FIGURES / "fig_rank_heatmap.py"), "--quick",
+                          "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, env=_without_data(tmp_path))
+    assert out.returncode == 1
+    assert len(out.stderr.strip().splitlines()) == 1 and "APRANK_DATA" in out.stderr
+
+
+def test_figures_go_beside_the_scripts_by_default(monkeypatch, tmp_path):
+    """Not into a figures/ under the current directory."""
+    monkeypatch.syspath_prepend(str(FIGURES))
+    monkeypatch.chdir(tmp_path)
+    module = importlib.import_module("fig_cstar_scaling")
+    assert figure_tools.default_out(module) == FIGURES / "out"
