@@ -21,6 +21,9 @@ where enumeration stops paying.
 :func:`latent_scaling` times the most violated constraint of the latent learners (``bench
 --latent``, and a section of the full run): the latent kind ranks bags, so its cells count
 bags (hundreds), not samples (millions), and it has none in the main table.
+
+:func:`many_query_metrics` times ``aprank.metrics.average_precision`` and ``ndcg`` over many
+small queries (1e6 samples in 4e5 queries) against ``aprank.infer_batch`` on the same input.
 """
 from __future__ import annotations
 
@@ -34,9 +37,11 @@ import scipy.sparse as sp
 
 from aprank.datasets import load_hja_birdsong
 from aprank.inference import (LatentProblem, PairwiseProblem, RankingProblem, TopKProblem,
-                              algorithms, get_algorithm, infer, kinds, max_marginals)
+                              algorithms, get_algorithm, infer, infer_batch, kinds,
+                              max_marginals)
 from aprank.learn import cutting_plane
 from aprank.losses import PrecisionAtK
+from aprank.metrics import average_precision, ndcg
 from aprank.models import RankingModel
 
 FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_000_000),
@@ -396,4 +401,65 @@ def format_latent(rows) -> str:
             out.append(f"| {P} | {N} | {name} | {note} | |")
             continue
         out.append(f"| {P} | {N} | {name} | {_fmt_seconds(seconds)} | {seconds / ap[(P, N)]:.2g} |")
+    return "\n".join(out)
+
+
+#: Size of the many-query metrics benchmark (issue 13, item 10): samples, queries.
+METRIC_SAMPLES, METRIC_QUERIES = 1_000_000, 400_000
+#: What is timed there, each on the same (scores, labels, qid); the first is the yardstick.
+METRIC_CALLS = {
+    "aprank.infer_batch (loss='ap')": lambda s, y, q: infer_batch(s, y, q, loss="ap"),
+    "average_precision": lambda s, y, q: average_precision(y, s, qid=q),
+    "ndcg": lambda s, y, q: ndcg(y, s, qid=q),
+}
+
+
+def many_queries(n: int = METRIC_SAMPLES, n_queries: int = METRIC_QUERIES, seed: int = 0):
+    """(scores, labels, qid): n samples in ``n_queries`` interleaved queries of random sizes
+    (each sample's query drawn uniformly, so sizes are about Poisson(n / n_queries), at least 1),
+    every query with one relevant sample and about 10% of the rest relevant; relevant scores
+    ~ N(1, 1), the others ~ N(0, 1), rounded to 1e-3 so that ties occur as in real scores."""
+    rng = np.random.default_rng(seed)
+    qid = rng.integers(0, n_queries, n)
+    qid[:n_queries] = np.arange(n_queries)
+    labels = rng.random(n) < 0.1
+    labels[:n_queries] = True
+    scores = np.round(rng.standard_normal(n) + labels, 3)
+    return scores, labels, qid
+
+
+def many_query_metrics(n: int = METRIC_SAMPLES, n_queries: int = METRIC_QUERIES,
+                       repeats: int = 3, seed: int = 0):
+    """Time every call of METRIC_CALLS ``repeats`` times on :func:`many_queries`, its queries
+    interleaved (as drawn) and contiguous (the same samples sorted by query): rows (layout,
+    call, median seconds, that / infer_batch's median in the same layout)."""
+    if repeats < 1:
+        raise ValueError(f"repeats={repeats!r} must be >= 1: a median needs a time")
+    scores, labels, qid = many_queries(n, n_queries, seed)
+    by_query = np.argsort(qid, kind="stable")
+    layouts = {"interleaved": (scores, labels, qid),
+               "contiguous": (scores[by_query], labels[by_query], qid[by_query])}
+    rows = []
+    for layout, data in layouts.items():
+        # round robin, so that a load change on a shared machine hits every call alike
+        times = {name: [] for name in METRIC_CALLS}
+        for _ in range(repeats):
+            for name, call in METRIC_CALLS.items():
+                t0 = time.perf_counter()
+                call(*data)
+                times[name].append(time.perf_counter() - t0)
+        medians = {name: float(np.median(t)) for name, t in times.items()}
+        yardstick = next(iter(medians.values()))
+        rows += [(layout, name, seconds, seconds / yardstick) for name, seconds in medians.items()]
+    return rows
+
+
+def format_many_query_metrics(rows, n: int = METRIC_SAMPLES,
+                              n_queries: int = METRIC_QUERIES) -> str:
+    out = [f"Metrics over many queries: {n:.0e} samples in {n_queries:.0e} queries of random "
+           "sizes, qid interleaved or contiguous (median time; x aprank.infer_batch on the same "
+           "input, same run):", "",
+           "| qid | call | median time | x infer_batch |", "|---|---|---:|---:|"]
+    out += [f"| {layout} | {name} | {_fmt_seconds(seconds)} | {ratio:.2f} |"
+            for layout, name, seconds, ratio in rows]
     return "\n".join(out)

@@ -121,9 +121,11 @@ class _Ranking:
         if grouping is not None:
             query[grouping] = by_query
 
-        # Three stable passes, least significant key first, instead of one np.lexsort: the
-        # score pass may use the unstable (fast, SIMD) sort when nothing precedes it, and the
-        # query pass is skipped for a single query. About half lexsort's time at n = 1e6.
+        # Stable passes from the least significant key (the gain, for the policies that break
+        # ties by it; the score; the query) instead of one np.lexsort: the score pass may use
+        # the unstable (SIMD) sort when nothing precedes it, since the metrics do not depend on
+        # the order within a tie block, and the query pass is skipped for a single query. About
+        # 0.6 x lexsort's time at n = 1e6.
         tie_key = _GAIN_TIE_KEY.get(ties)
         if tie_key is None:
             order = np.argsort(-score)
@@ -161,7 +163,10 @@ class _Ranking:
         return np.add.reduceat(x, self.qblock)
 
     def cumulative_blocks(self, x):
-        """Running sum of a per-block array within each query (through the block itself)."""
+        """Running sum of a per-block array within each query (through the block itself).
+
+        One running sum over all queries minus its value before each query: exact for the
+        integer counts AP uses; real values would carry the rounding of earlier queries."""
         running = np.cumsum(x)
         before = (running - x)[self.qblock]
         return running - np.repeat(before, np.diff(np.r_[self.qblock, x.shape[0]]))
@@ -207,6 +212,10 @@ def _ndcg_values(r: _Ranking, k, discount) -> np.ndarray:
         table[k:] = 0.0
     at = table[r.qpos]
     dcg = r.per_query(r.expected_gain() * at)
+    if np.all((r.gain == 0) | (r.gain == 1)):
+        # binary gains: the ideal ranking puts a query's R relevant samples first, so its DCG is
+        # the sum of the first R discounts; no second sort
+        return r.divide(dcg, np.r_[0.0, np.cumsum(table)][r.total.astype(np.intp)])
     # the ideal ranking: each query's gains in decreasing order, positions (and so discounts)
     # unchanged since the query blocks keep their offsets
     order = np.argsort(-r.gain)

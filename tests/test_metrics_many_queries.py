@@ -199,7 +199,8 @@ def test_many_queries_against_the_loop():
     y = (rng.random(n) < 0.3).astype(np.int64)
     g = y * rng.integers(1, 4, n)
     for ties in TIE_POLICIES:
-        for name, rel, k in (("ap", y, None), ("ndcg", g, 3), ("ndcg", g, None), ("p@k", y, 2)):
+        for name, rel, k in (("ap", y, None), ("ndcg", g, 3), ("ndcg", g, None), ("ndcg", y, 3),
+                             ("ndcg", y, None), ("p@k", y, 2)):
             kw = dict(ties=ties, qid=qid, empty="skip", per_query=True)
             assert_same(new(name, rel, s, k=k, **kw), reference(name, rel, s, k=k, **kw))
 
@@ -313,3 +314,24 @@ def test_graded_gains_only_for_ndcg():
     for metric in (average_precision, METRICS["p@k"]):
         with pytest.raises(ValueError, match="y_true"):
             metric(y, s)
+
+
+# ---- the benchmark section (timed there, never asserted here) -----------------------------------
+
+def test_many_query_bench_rows_are_measured():
+    from aprank import bench
+    scores, labels, qid = bench.many_queries(3_000, 1_000)
+    counts = np.bincount(qid)
+    assert counts.size == 1_000 and counts.min() >= 1 and counts.max() > 2 * counts.min()
+    assert np.bincount(qid, weights=labels).min() >= 1       # no empty query
+    assert np.unique(qid[:-1] == qid[1:]).size == 2            # interleaved, not contiguous
+    rows = bench.many_query_metrics(3_000, 1_000, repeats=1)
+    assert [r[:2] for r in rows] == [(layout, name) for layout in ("interleaved", "contiguous")
+                                     for name in bench.METRIC_CALLS]
+    for layout, name, seconds, ratio in rows:
+        yardstick = next(r[2] for r in rows if r[0] == layout)
+        assert seconds > 0 and ratio == pytest.approx(seconds / yardstick)
+    table = bench.format_many_query_metrics(rows, 3_000, 1_000)
+    assert table.count("| interleaved |") == table.count("| contiguous |") == len(bench.METRIC_CALLS)
+    with pytest.raises(ValueError, match="repeats"):
+        bench.many_query_metrics(3_000, 1_000, repeats=0)
