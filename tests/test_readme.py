@@ -84,3 +84,19 @@ def test_readme_python_blocks_run_as_written(heading, blocks):
             exec(compile(block, f"README {heading} block {k + 1}", "exec"), namespace)
     except DataUnavailableError as exc:
         pytest.skip(f"{heading!r} needs data that is not in the data home: {exc}")
+
+
+def test_pytest_reports_why_a_test_skipped(tmp_path):
+    """The README's `pytest` shows skip reasons (pyproject's addopts has -rs), so a data test
+    that skips says which folder or file it missed."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_skips.py").write_text(
+        "import pytest\n\ndef test_needs_data():\n    pytest.skip('no data here')\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"),
+                          "--rootdir", str(tmp_path), "-p", "no:cacheprovider",
+                          str(tmp_path / "test_skips.py")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout
+    assert "SKIPPED" in out.stdout and "no data here" in out.stdout
