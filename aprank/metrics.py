@@ -96,6 +96,23 @@ def _as_gains(y_true, n: int) -> np.ndarray:
     return (gain == 1).astype(np.float64)
 
 
+def _stable_order(keys, bound: int):
+    """Stable argsort of non-negative integers below ``bound``.
+
+    LSD radix passes over 16-bit digits: NumPy sorts uint16 stably by counting, O(n) a pass,
+    about 3 x faster than its stable (merge) sort of int64 at n = 1e6, and query indices rarely
+    need more than two passes.
+    """
+    order, shift = None, 0
+    while True:
+        digits = ((keys if order is None else keys[order]) >> shift) & 0xFFFF
+        step = np.argsort(digits.astype(np.uint16), kind="stable")
+        order = step if order is None else order[step]
+        shift += 16
+        if bound <= 1 << shift:
+            return order
+
+
 class _Ranking:
     """Every query ranked at once.
 
@@ -124,8 +141,8 @@ class _Ranking:
         # Stable passes from the least significant key (the gain, for the policies that break
         # ties by it; the score; the query) instead of one np.lexsort: the score pass may use
         # the unstable (SIMD) sort when nothing precedes it, since the metrics do not depend on
-        # the order within a tie block, and the query pass is skipped for a single query. About
-        # 0.6 x lexsort's time at n = 1e6.
+        # the order within a tie block, the query pass is a radix sort, and it is skipped for a
+        # single query; together faster than one np.lexsort of (score, query) at n = 1e6.
         tie_key = _GAIN_TIE_KEY.get(ties)
         if tie_key is None:
             order = np.argsort(-score)
@@ -133,7 +150,7 @@ class _Ranking:
             order = np.argsort(tie_key(gain), kind="stable")
             order = order[np.argsort(-score[order], kind="stable")]
         if n_queries > 1:
-            order = order[np.argsort(query[order], kind="stable")]
+            order = order[_stable_order(query[order], n_queries)]
 
         self.gain = gain[order]
         self.qpos = np.arange(n) - np.repeat(self.starts, self.sizes)
@@ -221,7 +238,7 @@ def _ndcg_values(r: _Ranking, k, discount) -> np.ndarray:
     order = np.argsort(-r.gain)
     if r.sizes.shape[0] > 1:
         query = np.repeat(np.arange(r.sizes.shape[0]), r.sizes)
-        order = order[np.argsort(query[order], kind="stable")]
+        order = order[_stable_order(query[order], r.sizes.shape[0])]
     ideal = r.per_query(r.gain[order] * at)
     # "sklearn" equals "expected" for NDCG: the DCG is linear in the gain at each position.
     return r.divide(dcg, ideal)
