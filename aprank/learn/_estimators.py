@@ -306,6 +306,12 @@ class BinarySVM(_StructuredSVM):
     Trained by the same cutting plane as the rank SVMs; the 1-slack problem is the
     class-weighted hinge-loss SVM with weights J (positives) and 1 (negatives).
 
+    ``sample_weight`` (fit and score) weighs samples: a weight scales the sample's hinge term,
+    and J P + N and the default J = N / P count weighted samples, so without qid (or within a
+    query) weight 2 is the sample entered twice. With qid, each query counts with the mean
+    weight of its samples: weights constant within queries are query weights, as for the rank
+    SVMs. ``score`` is AP with the weights as sample counts, per query, in the same mean.
+
     Parameters
     ----------
     J : float, optional
@@ -333,23 +339,24 @@ class BinarySVM(_StructuredSVM):
         return "zero-one"
 
     def _weighted_metric(self, relevant, scores, qid, sample_weight):
-        """Per-sample weights: each query's AP with the weights as sample counts
+        """Per-sample weights, as in ``fit``: each query's AP with the weights as sample counts
         (scikit-learn's ``average_precision_score``, whose ties are ``ties="sklearn"``), then
-        the mean over queries, as in ``fit``."""
+        the queries' mean weighted by the mean weight of their samples."""
         order, offsets, ids = as_query_groups(qid, scores.shape[0])
-        values = []
+        values, weights = [], []
         for q in range(offsets.shape[0] - 1):
             rows = slice(offsets[q], offsets[q + 1]) if order is None else order[offsets[q]:offsets[q + 1]]
             if relevant[rows].any():
                 values.append(average_precision_score(relevant[rows], scores[rows],
                                                       sample_weight=sample_weight[rows]))
+                weights.append(sample_weight[rows].mean())
             elif self.empty == "error":
                 where = "the input" if ids is None else f"query {ids[q:q + 1].tolist()[0]!r}"
                 raise ValueError(f"{where} has no relevant sample of positive weight, so AP is "
                                  "undefined; pass empty='skip' to leave it out")
         if not values:
             raise ValueError("no query has a relevant sample of positive weight")
-        return float(np.mean(values))
+        return float(np.average(values, weights=weights))
 
 
 class APSVM(_StructuredSVM):
@@ -420,6 +427,9 @@ class APSVMAppx(_StructuredSVM):
     margins keep hard constraints y(w'x + b) >= 1; every other sample joins the difficult set,
     whose AP loss is optimised. Within the difficult set, queries left without positives are
     skipped.
+
+    ``sample_weight`` is a query weight, as for :class:`APSVM`, and weighs both trainings (the
+    BinarySVM's and the AP loss's); the ``keep`` fraction counts easy samples, not weights.
 
     Parameters
     ----------

@@ -9,9 +9,12 @@ sample (rankers: every query) repeated that many times, and real weights extend 
   g = sum_q w_q g_q / sum_q w_q, and so is Delta; weight 2 is the query entered twice.
 * the 0-1 loss (labelling kind): a weight scales the sample's term of the loss and of the
   joint feature, and the query's normaliser J P + N and default J = N / P count weighted
-  samples (P = total weight of the positives), so weight 2 is the sample entered twice. The
-  most violated labelling flips a sample when its margin is below 1 whatever the weights, so
-  inference runs unweighted and only the cut is reweighted.
+  samples (P = total weight of the positives), so within a query (and without qid) weight 2
+  is the sample entered twice. Over several queries, each query's term is weighted by the mean
+  weight of its samples, so weights constant within queries are query weights exactly as for
+  the ranking losses (weight 2: the query entered twice). The most violated labelling flips a
+  sample when its margin is below 1 whatever the weights, so inference runs unweighted and
+  only the cut is reweighted.
 
 Weights reaching a model are finite and > 0: a zero weight is an absent sample, which the
 estimators drop before building the model.
@@ -72,8 +75,8 @@ class QueryWeighting:
 
 
 class SampleWeighting:
-    """The 0-1 loss: per-sample weights inside each query's normaliser; queries averaged as
-    without weights."""
+    """The 0-1 loss: per-sample weights inside each query's normaliser; the queries' mean
+    weighted by the mean weight of their samples."""
 
     def __init__(self, problem, sample_weight: np.ndarray):
         grouped = sample_weight if problem.order is None else sample_weight[problem.order]
@@ -83,11 +86,10 @@ class SampleWeighting:
         n_neg = np.add.reduceat(np.where(pos, 0.0, grouped), starts)
         v, z = problem.loss.weights(problem.is_pos, problem.per_sample(n_pos),
                                     problem.per_sample(n_neg))
-        used = problem.per_sample(problem.used)
-        n_used = max(int(problem.used.sum()), 1)
-        # each sample's share of its query's loss, divided by the number of queries averaged
-        self.scale = np.divide(sample_weight * v, z * n_used, out=np.zeros(z.shape),
-                               where=(z > 0) & used)
+        query_weight = np.where(problem.used, (n_pos + n_neg) / np.diff(problem.offsets), 0.0)
+        # each sample's share of its query's loss, times its query's share of the mean
+        share = problem.per_sample(query_weight / query_weight.sum())
+        self.scale = np.divide(sample_weight * v * share, z, out=np.zeros(z.shape), where=z > 0)
         self.sign = np.where(problem.is_pos, 1.0, -1.0)
 
     def cut(self, problem, result, scores):
