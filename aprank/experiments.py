@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -73,11 +75,17 @@ class Fit:
 
 @dataclass(frozen=True)
 class CChoice:
-    """The C chosen by cross-validation, every C tried, and whether the choice is on an edge."""
+    """The C chosen by cross-validation, every C tried, and whether the choice is on an edge.
+
+    ``flat``: an edge choice whose fold scores equal, bit for bit, those of its neighbour. The
+    two fits rank every validation sample alike (at small C, w keeps its direction and only
+    shrinks), so no wider grid could change the scores, and the search stops there.
+    """
 
     C: float
     tried: tuple
     on_edge: bool
+    flat: bool = False
 
 
 def _fold_scores(make, C, X, y, cv, groups, qid):
@@ -117,11 +125,15 @@ def _cross_validated_C(make, X, y, grid, cv, groups=None, qid=None, limits=C_LIM
     scores = {C: _fold_scores(make, C, X, y, cv, groups, qid) for C in grid}
     while True:
         C, Cs = one_standard_error_choice(scores), sorted(scores)
-        on_edge = C in (Cs[0], Cs[-1])
+        if len(Cs) > 1 and C not in (Cs[0], Cs[-1]):
+            return CChoice(C, tuple(Cs), on_edge=False)
+        neighbour = Cs[1] if C == Cs[0] else Cs[-2]
+        if len(Cs) > 1 and np.array_equal(scores[C], scores[neighbour]):
+            return CChoice(C, tuple(Cs), on_edge=True, flat=True)
         # a decade as written (1e-3, not 0.0009999...), so tables and repeated runs agree
         wider = float(f"{C * 10 if C == Cs[-1] else C / 10:.0e}")
-        if not on_edge or not limits[0] * 0.999 <= wider <= limits[1] * 1.001:
-            return CChoice(C, tuple(Cs), on_edge)
+        if not limits[0] * 0.999 <= wider <= limits[1] * 1.001:
+            return CChoice(C, tuple(Cs), on_edge=True)
         scores[wider] = _fold_scores(make, wider, X, y, cv, groups, qid)
 
 
@@ -143,7 +155,7 @@ def _grid(quick):
 
 
 def _c_text(choice: CChoice) -> str:
-    return f"{choice.C:g}" + (", edge" if choice.on_edge else "")
+    return f"{choice.C:g}" + (", flat edge" if choice.flat else ", edge" if choice.on_edge else "")
 
 
 def _c_search_text(quick, choices, folds, score) -> str:
@@ -152,57 +164,79 @@ def _c_search_text(quick, choices, folds, score) -> str:
     first = "{" + ", ".join(f"{c:g}" for c in grid) + "}"
     widened = ("" if quick else f", widened one decade at a time within [{limits[0]:g}, "
                f"{limits[1]:g}] while the choice is the smallest or largest C tried")
-    edge = sum(c.on_edge for c in choices)
+    edge, flat = sum(c.on_edge for c in choices), sum(c.flat for c in choices)
     return (f"C by {folds}-fold cross-validation ({score}) over {first}{widened}; the choice is "
             f"the smallest C within one standard error of the best mean. {edge} of {len(choices)} "
-            f"choices sit on an edge of the C tried (marked \"edge\").")
+            f"choices sit on an edge of the C tried, {flat} of them on a flat edge (marked "
+            f"\"flat edge\": the fold scores equal those at the neighbouring C, the fits ranking "
+            f"alike, so no wider grid could change them).")
 
 
 def _fmt(x, digits=3):
     return "n/a" if x is None or not np.isfinite(x) else f"{x:.{digits}f}"
 
 
-def one_vs_rest(X_train, y_train, X_test, y_test, class_names, *, groups=None, quick=False,
-                log=print):
-    """Run every method on every class; return a dict of results for ``one_vs_rest_tables``."""
+def _one_class(task, X_train, X_test, groups, quick, log):
+    """Every method on one class: (name, fits by method, LinearSVC (seconds, AP), exact runs)."""
     from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
     from sklearn.svm import LinearSVC
 
+    name, y, yt = task
     grid, limits = _grid(quick)
     folds = 3 if quick else 5
     cv = (StratifiedGroupKFold(folds, shuffle=True, random_state=SEED) if groups is not None
           else StratifiedKFold(folds, shuffle=True, random_state=SEED))
+    fits = {}
+    for method, make in METHODS.items():
+        choice = _cross_validated_C(make, X_train, y, grid, cv, groups, limits=limits)
+        fits[method] = replace(_final_fit(make(choice.C), X_train, y, X_test, yt), choice=choice)
+        log(f"  {name:28s} {method:15s} C={_c_text(choice):<12s} test AP "
+            f"{fits[method].test_ap:.3f}  {fits[method].n_iter:4d} it  {fits[method].fit_seconds:7.2f} s")
+    # LinearSVC solving BinarySVM's problem at its C (same loss, weights and regularised bias)
+    C = fits["BinarySVM"].C
+    P, N = int(y.sum()), int((~y).sum())
+    t0 = time.perf_counter()
+    svc = LinearSVC(C=C / (2 * N), loss="hinge", class_weight={True: N / P, False: 1.0},
+                    max_iter=100_000).fit(X_train, y)
+    linear_svc = (time.perf_counter() - t0, average_precision(yt, svc.decision_function(X_test)))
+    # every exact AP algorithm at APSVM's C: same w, different inference time
     exact = [a.name for a in algorithms(loss="ap", exact=True) if a.max_samples is None]
-    results = {"classes": [], "fits": {}, "linear_svc": {}, "exact": {}}
+    runs = {a: _final_fit(APSVM(C=fits["APSVM"].C, algorithm=a, tol=TOL), X_train, y, X_test, yt)
+            for a in exact}
+    ref = runs["qs"].estimator.coef_
+    exact = {a: (r.inference_seconds, r.n_calls,
+                 float(np.abs(r.estimator.coef_ - ref).max() / max(np.linalg.norm(ref), 1e-300)))
+             for a, r in runs.items()}
+    return name, fits, linear_svc, exact
+
+
+def one_vs_rest(X_train, y_train, X_test, y_test, class_names, *, groups=None, quick=False,
+                log=print, jobs=1):
+    """Run every method on every class; return a dict of results for ``one_vs_rest_tables``.
+
+    ``jobs`` > 1 runs classes in that many processes (``log`` must then pickle, as print does);
+    the results do not depend on it, the timings do (the processes share the machine).
+    """
+    folds = 3 if quick else 5
+    tasks = []
     for c, name in class_names:
         y, yt = y_train == c, y_test == c
         if y.sum() < folds or not yt.any():
             log(f"  {name}: skipped ({int(y.sum())} training / {int(yt.sum())} test positives)")
             continue
+        tasks.append((name, y, yt))
+    run = partial(_one_class, X_train=X_train, X_test=X_test, groups=groups, quick=quick, log=log)
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            outcomes = list(pool.map(run, tasks))
+    else:
+        outcomes = [run(task) for task in tasks]
+    results = {"classes": [], "fits": {}, "linear_svc": {}, "exact": {}}
+    for name, fits, linear_svc, exact in outcomes:
         results["classes"].append(name)
-        for method, make in METHODS.items():
-            choice = _cross_validated_C(make, X_train, y, grid, cv, groups, limits=limits)
-            fit = replace(_final_fit(make(choice.C), X_train, y, X_test, yt), choice=choice)
-            results["fits"][name, method] = fit
-            log(f"  {name:28s} {method:15s} C={choice.C:<6g} test AP {fit.test_ap:.3f}  "
-                f"{fit.n_iter:4d} it  {fit.fit_seconds:7.2f} s")
-        # LinearSVC solving BinarySVM's problem at its C (same loss, weights and regularised bias)
-        C = results["fits"][name, "BinarySVM"].C
-        P, N = int(y.sum()), int((~y).sum())
-        t0 = time.perf_counter()
-        svc = LinearSVC(C=C / (2 * N), loss="hinge", class_weight={True: N / P, False: 1.0},
-                        max_iter=100_000).fit(X_train, y)
-        results["linear_svc"][name] = (time.perf_counter() - t0,
-                                       average_precision(yt, svc.decision_function(X_test)))
-        # every exact AP algorithm at APSVM's C: same w, different inference time
-        C = results["fits"][name, "APSVM"].C
-        runs = {a: _final_fit(APSVM(C=C, algorithm=a, tol=TOL), X_train, y, X_test, yt)
-                for a in exact}
-        ref = runs["qs"].estimator.coef_
-        results["exact"][name] = {
-            a: (r.inference_seconds, r.n_calls,
-                float(np.abs(r.estimator.coef_ - ref).max() / max(np.linalg.norm(ref), 1e-300)))
-            for a, r in runs.items()}
+        results["fits"].update({(name, method): fit for method, fit in fits.items()})
+        results["linear_svc"][name] = linear_svc
+        results["exact"][name] = exact
     return results
 
 
@@ -245,7 +279,7 @@ def one_vs_rest_tables(results, title) -> str:
     return "\n".join(out) + "\n"
 
 
-def digits(quick=False, log=print) -> str:
+def digits(quick=False, log=print, jobs=1) -> str:
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
@@ -256,7 +290,7 @@ def digits(quick=False, log=print) -> str:
     scaler = StandardScaler().fit(X_train)
     classes = [(c, f"digit {c}") for c in range(10)][: 2 if quick else 10]
     results = one_vs_rest(scaler.transform(X_train), y_train, scaler.transform(X_test), y_test,
-                          classes, quick=quick, log=log)
+                          classes, quick=quick, log=log, jobs=jobs)
     return ("Data: scikit-learn `load_digits` (1797 images, 64 pixel features), stratified "
             "70/30 train/test split (seed 0), features standardised on the training split. "
             + _c_search_text(quick, [f.choice for f in results["fits"].values()], 3 if quick else 5,
@@ -264,7 +298,7 @@ def digits(quick=False, log=print) -> str:
             + one_vs_rest_tables(results, "Digits"))
 
 
-def birds(quick=False, log=print) -> str:
+def birds(quick=False, log=print, jobs=1) -> str:
     from sklearn.preprocessing import StandardScaler
 
     data = load_hja_birdsong()
@@ -273,7 +307,7 @@ def birds(quick=False, log=print) -> str:
     classes = list(enumerate(data.class_names, start=1))[: 2 if quick else None]
     results = one_vs_rest(scaler.transform(data.X[train]), data.species[train],
                           scaler.transform(data.X[test]), data.species[test], classes,
-                          groups=data.recording[train], quick=quick, log=log)
+                          groups=data.recording[train], quick=quick, log=log, jobs=jobs)
     return (f"Data: HJA birdsong, the {data.X.shape[0]} labelled segments (38 features, standardised "
             f"on the training split), species as classes; train/test split by recording "
             f"({int(train.sum())} / {int(test.sum())} segments, seed 0); cross-validation folds also "
@@ -303,22 +337,25 @@ def yahoo(quick=False, log=print) -> str:
             fit = replace(_final_fit(make(choice.C), train.X, y, test.X, yt, train.qid, test.qid),
                           choice=choice)
             scores = fit.estimator.decision_function(test.X)
+            test_ap = average_precision(yt, scores, qid=test.qid, empty="skip")
             binary_ndcg = ndcg(yt.astype(float), scores, qid=test.qid, empty="skip")
             graded_ndcg = ndcg(test.relevance.astype(float), scores, qid=test.qid, empty="skip")
-            rows.append((threshold, name, fit, binary_ndcg, graded_ndcg, skipped_train, skipped_test))
-            log(f"  relevance >= {threshold} {name:10s} C={choice.C:<6g} AP {fit.test_ap:.3f} "
+            rows.append((threshold, name, fit, test_ap, binary_ndcg, graded_ndcg, skipped_train,
+                         skipped_test))
+            log(f"  relevance >= {threshold} {name:10s} C={_c_text(choice):<12s} AP {test_ap:.3f} "
                 f"NDCG {binary_ndcg:.3f} ({fit.fit_seconds:.1f} s)")
     out = [f"Data: Yahoo LTR sample, {train.X.shape[0]} training documents in {train.n_queries} "
            f"queries, {test.X.shape[0]} test documents in {test.n_queries} queries, 300 features; "
            "one ranking per query (qid). "
            + _c_search_text(quick, [row[2].choice for row in rows], folds,
-                            "folds by query, mean per-query AP")
+                            "folds by query, each estimator's own score: mean per-query AP, "
+                            "NDCG for NDCGSVM")
            + f" Queries without a positive are skipped in training and evaluation; tol = {TOL:g}.", "",
            "| positive if | method | C | test mean AP | test mean NDCG (binary) | "
            "test mean NDCG (graded 0-4) | iterations | training (s) | queries skipped (train / test) |",
            "|---|---|---:|---:|---:|---:|---:|---:|---|"]
-    for threshold, name, fit, bn, gn, st, ss in rows:
-        out.append(f"| relevance >= {threshold} | {name} | {_c_text(fit.choice)} | {fit.test_ap:.3f} | {bn:.3f} | "
+    for threshold, name, fit, ap, bn, gn, st, ss in rows:
+        out.append(f"| relevance >= {threshold} | {name} | {_c_text(fit.choice)} | {ap:.3f} | {bn:.3f} | "
                    f"{gn:.3f} | {fit.n_iter} | {fit.fit_seconds:.2f} | {st} / {ss} |")
     return "\n".join(out) + "\n"
 

@@ -59,3 +59,19 @@ def test_one_standard_error_rule_takes_the_smallest_indistinguishable_C():
     assert one_standard_error_choice(scores) == 1.0
     scores[1.0] = scores[1.0] - 0.02
     assert one_standard_error_choice(scores) == 10.0
+
+
+class _FlatBelow(_Peaked):
+    """Validation score constant for C <= 0.1 (the fits rank alike there), falling above."""
+
+    def score(self, X, y):
+        return min(-np.log10(self.C), 1.0) + 1e-6 * X[0, 0]
+
+
+def test_a_flat_edge_stops_the_search_and_is_reported_as_flat():
+    _Peaked.fitted_Cs = []
+    X, y = np.arange(30.0).reshape(-1, 1), np.zeros(30)
+    choice = _cross_validated_C(lambda C: _FlatBelow(C, 0), X, y, C_GRID, KFold(3))
+    assert (choice.C, choice.on_edge, choice.flat) == (0.01, True, True)
+    assert choice.tried == (0.01, 0.1, 1.0, 10.0, 100.0)     # not on down to the limit 1e-3
+    assert not _search(3).flat and not _search(9).flat
