@@ -118,6 +118,24 @@ def test_dask_estimators_check_parameters_by_declaration():
         assert not hasattr(est, "classes_")
 
 
+@pytest.mark.parametrize("name, value", [("C", np.inf), ("C", True), ("tol", None),
+                                         ("max_iter", 0), ("max_iter", 2.5), ("prune_after", -1)])
+def test_the_learner_functions_check_their_parameters(name, value):
+    """cutting_plane and cccp, public learners, declare their parameters too (old main: an
+    IndexError for max_iter=0, inf objectives for C=inf)."""
+    from aprank.learn import cccp, cutting_plane
+    from aprank.models import LatentRankingModel, RankingModel
+    X, y = tiny()
+    args = {"C": 1.0, name: value}
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of cutting_plane"):
+        cutting_plane(RankingModel(X, y, "ap"), **args)
+    if name != "max_iter" and name != "prune_after":
+        bags = np.arange(X.shape[0]) // 2
+        latent = LatentRankingModel(X, y[2 * bags].astype(bool), bags, None, "latent-ap")
+        with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of cccp"):
+            cccp(latent, **args)
+
+
 class Interrupt:
     """A callback that presses Ctrl-C at the given iteration (or CCCP outer iteration)."""
 

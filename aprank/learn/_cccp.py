@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from aprank.learn._checks import NON_NEGATIVE, POSITIVE, POSITIVE_INT, validate_params
 from aprank.learn._cutting_plane import CuttingPlaneResult, cutting_plane
 from aprank.models import LatentModel
 
@@ -36,6 +37,9 @@ class CCCPResult:
     inner: Optional[CuttingPlaneResult] = None     # the inner run that produced w
 
 
+@validate_params({"C": [POSITIVE], "tol": [NON_NEGATIVE], "max_outer": [POSITIVE_INT],
+                  "inner": [callable], "inner_options": [dict, None], "callback": [callable, None]},
+                 prefer_skip_nested_validation=True)
 def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50,
          w0: Optional[np.ndarray] = None, inner: Callable = cutting_plane,
          inner_options: Optional[dict] = None,

@@ -1,7 +1,8 @@
 """What every estimator of ``aprank.learn`` checks, declared once.
 
 * Parameters: each estimator declares ``_parameter_constraints`` (scikit-learn's machinery);
-  ``atomic_fit`` checks them before ``fit`` runs, as scikit-learn's ``_fit_context`` does.
+  ``atomic_fit`` checks them before ``fit`` runs, as scikit-learn's ``_fit_context`` does. The
+  learner functions declare theirs with ``validate_params``.
 * A fit that raises (a bad input found late, a KeyboardInterrupt in the loop) leaves the
   estimator as it was: ``atomic_fit`` restores its attributes, and the fits compute into
   locals and assign the fitted attributes at the end.
@@ -15,11 +16,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
 __all__ = ["NoBoolInterval", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT",
-           "StrOptions", "atomic_fit", "positive_weights", "relevance"]
+           "StrOptions", "validate_params", "atomic_fit", "positive_weights", "relevance"]
 
 
 class NoBoolInterval(Interval):

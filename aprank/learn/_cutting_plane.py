@@ -25,6 +25,7 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from aprank.learn._checks import NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, validate_params
 from aprank.learn._qp import solve_dual
 from aprank.models import StructuredModel
 
@@ -89,6 +90,9 @@ def _row(matrix, i: int) -> np.ndarray:
     return np.asarray(row.todense()).ravel() if sp.issparse(row) else np.asarray(row, dtype=float)
 
 
+@validate_params({"C": [POSITIVE], "tol": [POSITIVE], "max_iter": [POSITIVE_INT],
+                  "prune_after": [NON_NEGATIVE_INT], "callback": [callable, None]},
+                 prefer_skip_nested_validation=True)
 def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_iter: int = 1000,
                   prune_after: int = 50, hard=None, w0: Optional[np.ndarray] = None,
                   working_set: Optional[WorkingSet] = None, upper: Optional[np.ndarray] = None,
@@ -105,6 +109,9 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
     callback : called after inference in every iteration with a dict: the iteration's history
         entry plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
         ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
+
+    C, tol, max_iter and prune_after are checked (scikit-learn's ``InvalidParameterError``)
+    unless the caller has checked them already (an estimator's fit).
     """
     dim = model.size_joint_feature
     ws = working_set if working_set is not None else WorkingSet(dim)
