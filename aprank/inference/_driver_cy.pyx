@@ -7,8 +7,16 @@ pre-fills the negatives' ranks with P+1, calls the algorithm's `solve` (a C func
 handed over in a capsule), and then computes the output from the interleaving ranks alone
 (paper 004 Observation 2): coefficients of the joint feature vector, the loss from the
 +/- pattern, and the objective. All of it runs without the GIL.
+
+Scores near DBL_MAX: the kernels subtract scores and sum weighted differences, which overflows
+once a query's scores exceed about 2^1020 in magnitude (or, in ``finish``, once P N times them
+nears DBL_MAX). Such a query is solved scaled by a power of two, and its loss steps by the
+same power (``LossSpec.loss_weight``), which reproduces the unscaled arithmetic bit for bit. A
+query whose scaling would round a score (one below about 2^-1018 beside one above 2^1020), or
+whose objective exceeds DBL_MAX, is refused with ValueError.
 """
 from libc.stdint cimport uint8_t
+from libc.math cimport fabs, ilogb, ldexp
 import numpy as np
 
 from aprank.inference._kernel cimport (
@@ -52,31 +60,84 @@ cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* di
     L.discount = discount
     L.simd = simd
     L.inv_norm = 0.0
+    L.loss_weight = 1.0
     if kind != LOSS_AP:
         for k in range(1, P + 1):
             norm += discount_at(L, k)
         L.inv_norm = 1.0 / norm
 
 
-cdef void finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const double[:] scores,
-                 const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
-                 i64* ranks, double* coef, i64* count, double* suffix,
-                 double* loss_out, double* objective_out) noexcept nogil:
+#: Largest score magnitude the kernels take unscaled: a difference of two scores (< 2^1021),
+#: twice it (a step, P = N = 1) and a search's running sums of steps stay finite.
+cdef double SAFE_SCORE = 2.0 ** 1020
+cdef double DBL_MAX = 1.7976931348623157e308
+
+# Outcomes of one query (rank_queries raises after the loop for the last two).
+cdef enum:
+    QUERY_OK = 0
+    QUERY_INEXACT = 1       # scaling would round a score (a tiny one beside a huge one)
+    QUERY_OVERFLOW = 2      # the objective exceeds DBL_MAX
+
+
+cdef int scale_query(LossSpec* L, double amax, double* pos_s, i64 P, double* neg_s,
+                     i64 N) noexcept nogil:
+    """Scale a query whose largest |score| amax exceeds SAFE_SCORE by a power of two
+    (L.loss_weight) so that it does not. Multiplying by a power of two is exact, so the scaled
+    kernels compute exactly what unscaled arithmetic with an unbounded exponent would, except
+    where a score would become subnormal and lose bits: that could tie distinct scores and
+    change the ranks, so it is QUERY_INEXACT instead.
+    """
+    cdef i64 t
+    cdef double w, v
+    if amax <= SAFE_SCORE:
+        return QUERY_OK
+    # 2^ilogb(amax) <= amax < 2^(ilogb(amax) + 1), so amax w < 2^1020
+    w = ldexp(1.0, 1019 - ilogb(amax))
+    L.loss_weight = w
+    for t in range(P):
+        v = pos_s[t] * w
+        if v / w != pos_s[t]:
+            return QUERY_INEXACT
+        pos_s[t] = v
+    for t in range(N):
+        v = neg_s[t] * w
+        if v / w != neg_s[t]:
+            return QUERY_INEXACT
+        neg_s[t] = v
+    return QUERY_OK
+
+
+cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const double[:] scores,
+                const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
+                i64* ranks, double* coef, i64* count, double* suffix, double amax,
+                double* loss_out, double* objective_out) noexcept nogil:
     """Coefficients, positive ranks, loss and objective from the negatives' ranks.
 
     Objective = loss + (2 / PN) * sum over inverted pairs (positive below negative) of
     (s_neg - s_pos), which equals Delta + w'Psi(R) - w'Psi(R*) (ERRATA item 1). Scores are
     centred on a positive's score first so the sums do not lose precision when all scores
     share a large offset.
+
+    pos_s holds the scores as the kernels saw them, scaled by L.loss_weight (scale_query);
+    the caller's ``scores`` are scaled alike here; amax is the largest |scaled score|. Where
+    4 P N amax, a bound on |pairs|, would pass DBL_MAX, the sums are taken in units of a
+    further power of two. The objective is scaled back at the end: QUERY_OVERFLOW when it
+    exceeds DBL_MAX.
     """
     cdef i64 P = L.P, N = L.N
     cdef i64 t, k, r, above = 0
     cdef double centre = pos_s[P // 2]
     cdef double inv_pn = 1.0 / (<double>P * <double>N)
-    cdef double pairs = 0.0, lsum = 0.0
+    cdef double pairs = 0.0, lsum = 0.0, w = L.loss_weight, unit = 1.0
+    cdef int need
+    if amax > 0.0:
+        # ilogb(x) + 1 bounds log2 x from above; + 2 for the factor 4
+        need = ilogb(amax) + ilogb(<double>P * <double>N) + 4
+        if need > 1021:
+            unit = ldexp(1.0, 1021 - need)
     suffix[P + 1] = 0.0
     for r in range(P, 0, -1):
-        suffix[r] = suffix[r + 1] + (pos_s[r - 1] - centre)
+        suffix[r] = suffix[r + 1] + (pos_s[r - 1] - centre) * unit
     for r in range(P + 2):
         count[r] = 0
     for t in range(a, b):
@@ -85,7 +146,7 @@ cdef void finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const
             r = ranks[k]
             count[r] += 1
             # the P - r + 1 positives ranked below this negative are inverted pairs
-            pairs += (P - r + 1) * (scores[k] - centre) - suffix[r]
+            pairs += (P - r + 1) * ((scores[k] * w - centre) * unit) - suffix[r]
             coef[k] = (P + 2 - 2 * r) * inv_pn
     for r in range(1, P + 1):
         above += count[r]     # negatives above the r-th positive
@@ -97,7 +158,13 @@ cdef void finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const
         else:
             lsum += discount_at(L, r) - discount_at(L, r + above)
     loss_out[0] = lsum / <double>P if L.kind == LOSS_AP else lsum * L.inv_norm
-    objective_out[0] = loss_out[0] + L.score_scale * pairs
+    if w == 1.0 and unit == 1.0:
+        # amax <= 2^1020 and 4 P N amax <= 2^1021: the objective is at most 1 + 2^1022
+        objective_out[0] = loss_out[0] + L.score_scale * pairs
+        return QUERY_OK
+    # the same sum in scaled units (powers of two), then scaled back
+    objective_out[0] = (loss_out[0] * (w * unit) + L.score_scale * pairs) / (w * unit)
+    return QUERY_OVERFLOW if objective_out[0] > DBL_MAX else QUERY_OK
 
 
 def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
@@ -134,6 +201,9 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef double[::1] pos_s = pos_s_buf, neg_s = neg_s_buf, suffix = suffix_buf
     cdef i64[::1] pos_x = pos_x_buf, neg_x = neg_x_buf, count = count_buf
     cdef i64 q, t, k, a, b, P, N
+    cdef i64 bad_query = -1
+    cdef int status = QUERY_OK
+    cdef double amax = 0.0
     cdef LossSpec L
     with nogil:
         for q in range(n_queries):
@@ -141,8 +211,11 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             b = offsets[q + 1]
             P = 0
             N = 0
+            amax = 0.0
             for t in range(a, b):
                 k = order_p[t] if order_p != NULL else t
+                if fabs(scores[k]) > amax:
+                    amax = fabs(scores[k])
                 if is_pos[k]:
                     pos_s[P] = scores[k]
                     pos_x[P] = k
@@ -165,7 +238,26 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                     ranks[neg_x[t]] = P + 1
             sort_keys(&pos_s[0], &pos_x[0], 0, P, simd)
             make_spec(&L, kind, P, N, discount_p, simd)
+            status = scale_query(&L, amax, &pos_s[0], P, &neg_s[0], N)
+            if status != QUERY_OK:
+                bad_query = q
+                break
             if fn != NULL:
                 fn(&L, &pos_s[0], &neg_s[0], &neg_x[0], N, &ranks[0])
-            finish(&L, &pos_s[0], &pos_x[0], scores, is_pos, order_p, a, b, &ranks[0], &coef[0],
-                   &count[0], &suffix[0], &loss[q], &objective[q])
+            status = finish(&L, &pos_s[0], &pos_x[0], scores, is_pos, order_p, a, b, &ranks[0],
+                            &coef[0], &count[0], &suffix[0], amax * L.loss_weight, &loss[q],
+                            &objective[q])
+            if status != QUERY_OK:
+                bad_query = q
+                break
+    if status == QUERY_INEXACT:
+        raise ValueError(
+            f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "
+            f"2^1020 where score differences overflow float64, beside scores so small that no "
+            f"power-of-two scaling keeps them all exact; rescale the scores (e.g. divide them by "
+            f"their largest magnitude) before inference")
+    if status == QUERY_OVERFLOW:
+        raise ValueError(
+            f"the objective of query {bad_query} (in the order of the groups) overflows float64: "
+            f"its most violated ranking inverts pairs whose score differences add up beyond "
+            f"1.8e308 (largest |score| {amax!r}); rescale the scores before inference")

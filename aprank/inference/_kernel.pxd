@@ -46,6 +46,8 @@ cdef struct LossSpec:
     i64 N
     double score_scale        # 2 / (P N): weight of one inverted (positive, negative) pair
     double inv_norm           # NDCG: 1 / sum_{i <= P} D(i)
+    double loss_weight        # a power of two <= 1: the scale the driver gave this query's
+                              # scores (1 unless they come near DBL_MAX; see the driver)
     const double* discount    # NDCG: D(m) = discount[m - 1]; NULL means D(m) = 1 / log2(1 + m)
     bint simd                 # allow the AVX-512 partition (see _order.hpp)
 
@@ -57,14 +59,19 @@ cdef inline double discount_at(const LossSpec* L, i64 m) noexcept nogil:
 
 
 cdef inline double loss_step(const LossSpec* L, i64 j, i64 i) noexcept nogil:
-    """delta_j(i+1) - delta_j(i): loss change when the j-th negative drops below positive i."""
+    """delta_j(i+1) - delta_j(i): loss change when the j-th negative drops below positive i,
+    times loss_weight.
+
+    The driver scales a query's scores by loss_weight (a power of two) when they come near
+    DBL_MAX; scaling the loss steps by the same power of two scales every step, gain and
+    comparison of the search exactly, so the ranks are those of the unscaled arithmetic."""
     cdef double a
     if L.kind == LOSS_AP:
         # ERRATA item 2: -(1/P) * i / ((j+i)(j+i-1)); the 1/P factor is missing in print.
         a = <double>(j + i)
-        return -(<double>i) / ((<double>L.P) * a * (a - 1.0))
+        return -(<double>i * L.loss_weight) / ((<double>L.P) * a * (a - 1.0))
     # paper 004 Prop. 7: (D(i+j) - D(i+j-1)) / sum_{k<=P} D(k)
-    return (discount_at(L, i + j) - discount_at(L, i + j - 1)) * L.inv_norm
+    return (discount_at(L, i + j) - discount_at(L, i + j - 1)) * L.inv_norm * L.loss_weight
 
 
 cdef inline double step(const LossSpec* L, const double* pos, double s, i64 j, i64 i) noexcept nogil:

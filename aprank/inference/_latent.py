@@ -321,6 +321,8 @@ class LatentProblem:
         if s.shape[0] != self.n_samples:
             raise ValueError(f"scores has {s.shape[0]} entries but the problem has "
                              f"{self.n_samples} rows")
+        # w'Psi sums one row per bag on each side; the greedy's assignments sum them again
+        validation.check_summable("the scores", (s, 4 * self.n_samples + 4))
         return s
 
     def _impute_rows(self, impute, argmax) -> np.ndarray:

@@ -427,11 +427,20 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm: str = "gra
     graph = _as_graph(s.shape[0], edges if graph is None else graph)
     algo = resolve(get_loss("pairwise-zero-one"), algorithm)
     _check_size(graph, algo)
-    call = PairwiseCall(graph, np.ascontiguousarray(s), _as_pair_scores(edge_scores, graph.n_edges),
-                        flips, enumerate_up_to=enumerate_up_to)
+    c = _as_pair_scores(edge_scores, graph.n_edges)
+    _check_summable(graph, s, c, False)
+    call = PairwiseCall(graph, np.ascontiguousarray(s), c, flips, enumerate_up_to=enumerate_up_to)
     algo.run(call)
     return PairwiseResult(call.labelling.astype(np.int8), call.value, call.m_plus, call.m_minus,
                           0.0, call.value, algo.name, call.flips)
+
+
+def _check_summable(graph: PairwiseGraph, s, c, augmented: bool) -> None:
+    """Labelling scores sum n unary and m pair scores (and, augmented, a loss term of at most
+    1 per sample), and the cuts' clamps add 2 (|s_i| + pair weights) once more: refuse scores
+    whose sums could overflow float64 (ValueError)."""
+    validation.check_summable("the unary and pair scores", (s, 4 * graph.n + 4),
+                              (c, 4 * graph.n_edges + 4), (np.ones(1), graph.n if augmented else 0))
 
 
 def _as_graph(n: int, edges) -> PairwiseGraph:
@@ -523,6 +532,7 @@ class PairwiseProblem(QueryProblem):
                              f"{self.n_samples} samples")
         _check_size(self.graph, algo)
         c = self.edge_scores if edge_scores is None else _as_pair_scores(edge_scores, self.graph.n_edges)
+        _check_summable(self.graph, s, c, augmented)
         unary = s + self.loss_unary if augmented else s
         call = PairwiseCall(self.graph, np.ascontiguousarray(unary), c, flips, marginals)
         algo.run(call)

@@ -99,6 +99,11 @@ def optimal_ranks(positives, scores, positions, n_negatives: int, *, loss="ap", 
     if lo.shape != j.shape or hi.shape != j.shape or (j.size and (
             lo.min() < 1 or hi.max() > P + 1 or np.any(lo > hi))):
         raise ValueError(f"lo and hi must satisfy 1 <= lo <= hi <= P+1 = {P + 1}, per negative")
+    # the split kernels do not scale queries near DBL_MAX as the driver does (see _driver_cy)
+    if max(np.abs(pos).max(initial=0.0), np.abs(s).max(initial=0.0)) > 2.0 ** 1020:
+        raise ValueError("scores beyond 2^1020 in magnitude overflow a split solve's score "
+                         "differences; rescale the scores (e.g. divide them by their largest "
+                         "magnitude) first")
     spec = loss.kernel_spec(P + n_negatives)
     out = np.empty(j.shape[0], dtype=np.int64)
     _split_cy.opt_ranks(pos, spec.code, spec.discount, n_negatives, s, j, lo, hi, out)

@@ -35,6 +35,7 @@ def opt_ranks(const double[::1] pos, str loss_code, const double[::1] discount, 
     L.discount = &discount[0] if discount is not None else NULL
     L.simd = False
     L.inv_norm = 0.0
+    L.loss_weight = 1.0     # optimal_ranks refuses scores that would need scaling
     with nogil:
         if L.kind != LOSS_AP:
             for k in range(1, L.P + 1):

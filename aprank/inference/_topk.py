@@ -233,6 +233,12 @@ class TopKProblem(QueryProblem):
         if s.shape[0] != self.n_samples:
             raise ValueError(f"scores has {s.shape[0]} entries but the problem has "
                              f"{self.n_samples} items")
+        # a subset's value sums at most L scores (plus loss terms of at most 1) and the 2 C L
+        # non-zero interactions of a core of C items; the kernel's g_i sums again
+        F = self.interactions
+        entries = () if F is None else F.data if sp.issparse(F) else F
+        validation.check_summable("the scores and interactions", (s, 4 * self.max_query_size + 4),
+                                  (entries, 8 * len(self.core) * self.max_query_size + 4))
         if algo.max_samples is not None and self.max_query_size > algo.max_samples:
             raise ValueError(f"algorithm {algo.name!r} enumerates every subset and refuses "
                              f"queries of more than {algo.max_samples} items "
