@@ -3,15 +3,39 @@
 Kernels are compiled without bounds checks, so everything they rely on is established here:
 1-D arrays of equal length, finite float64 scores, binary labels, query groups. Nothing here
 modifies the caller's arrays; a copy is made only where a dtype must change.
+
+Refused with ValueError: masked arrays with masked entries (a mask would otherwise be dropped
+silently: remove the masked samples, or fill them, first), query ids holding NaN (NaN equals
+nothing, so each such sample would be a query of its own) or mixing types that do not order
+(e.g. str and int). Integer scores beyond 2^53 in magnitude that float64 rounds (distinct
+values may become ties) raise a :class:`PrecisionWarning`. Boolean labels are read by truth
+value, whatever bytes they hold.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-__all__ = ["as_scores", "as_labels", "as_query_groups"]
+__all__ = ["as_scores", "as_labels", "as_query_groups", "check_summable", "PrecisionWarning",
+           "SUM_LIMIT"]
+
+
+class PrecisionWarning(UserWarning):
+    """Integer scores that float64 cannot hold exactly (beyond 2^53): they are rounded, so
+    distinct scores may become ties. Shown once per calling location (Python's default
+    warning filter); divide the scores by a common factor, or cast them yourself, to avoid it."""
 
 
 def _one_dimensional(x, name: str) -> np.ndarray:
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        if mask.any():
+            raise ValueError(
+                f"{name} is a masked array with {int(mask.sum())} masked entries (the first at "
+                f"index {int(np.argmax(mask.ravel()))}); aprank does not guess what a masked sample "
+                "means: drop those samples (from every array) or fill them first")
+        x = np.ma.getdata(x)
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
@@ -22,14 +46,25 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
     """Return the scores as a 1-D float64 array (a view when they already are one).
 
     Any real dtype and any strides are accepted; NaN and infinity are refused with the first bad
-    index, since no ranking is defined for them.
+    index, since no ranking is defined for them. Integers that float64 rounds (beyond 2^53)
+    raise a :class:`PrecisionWarning`. Any finite magnitude is accepted: inference scales
+    scores near the float64 limit itself (see ``aprank.infer``).
     """
     arr = _one_dimensional(scores, name)
     if arr.size == 0:
         raise ValueError(f"{name} is empty: there is nothing to rank")
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be real numbers, got dtype {arr.dtype}")
+    original = arr
     arr = arr.astype(np.float64, copy=False)
+    if original.dtype.kind in "iu" and original.dtype.itemsize > 4:
+        bad = _rounded_index(original, arr)
+        if bad is not None:
+            warnings.warn(
+                f"{name}[{bad}] = {int(original[bad])} is an integer beyond 2^53 that float64 "
+                f"rounds to {float(arr[bad])!r}: distinct integer scores may become ties; divide the "
+                "scores by a common factor (or cast them to float64 yourself) to silence this",
+                PrecisionWarning, stacklevel=2)
     finite = np.isfinite(arr)
     if not finite.all():
         bad = int(np.argmin(finite))
@@ -37,13 +72,30 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
     return arr
 
 
+def _rounded_index(original: np.ndarray, converted: np.ndarray):
+    """Index of the first 64-bit integer that float64 does not hold exactly, or None."""
+    big = np.flatnonzero(np.abs(converted) > 2.0 ** 53)
+    if big.size == 0:
+        return None
+    values, floats = original[big], converted[big]
+    # a float at or past the dtype's bound (2^63 or 2^64) is a value rounded up beyond it
+    beyond = floats >= 2.0 ** (8 * original.dtype.itemsize - (original.dtype.kind == "i"))
+    safe = np.where(beyond, 0.0, floats).astype(original.dtype)
+    rounded = beyond | (safe != values)
+    return int(big[np.argmax(rounded)]) if rounded.any() else None
+
+
 def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
-    """Return a boolean 'is positive' array from labels given as bool, {0, 1} or {-1, +1}."""
+    """Return a boolean 'is positive' array from labels given as bool, {0, 1} or {-1, +1}.
+
+    The result always holds the bytes 0 and 1 (kernels read it as uint8): a bool array made
+    from other bytes (``np.uint8`` data viewed as bool) is read by truth value, any non-zero
+    byte being True, as NumPy's own logic does."""
     arr = _one_dimensional(labels, name)
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries but there are {n} scores")
     if arr.dtype == np.bool_:
-        return arr
+        return arr.view(np.uint8) != 0
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be bool, {{0, 1}} or {{-1, +1}}, got dtype {arr.dtype}")
     positive = arr == 1
@@ -63,12 +115,19 @@ def as_query_groups(qid, n: int):
     Returns (order, offsets, qids): query q owns samples order[offsets[q]:offsets[q+1]], in their
     input order; order is None when every query already occupies one contiguous block (no copy
     needed). qids lists the query ids in the order of the groups.
+
+    Query ids must be comparable with each other (numbers, or strings, not both) and not NaN.
     """
     if qid is None:
         return None, np.array([0, n], dtype=np.int64), None
     arr = _one_dimensional(qid, "qid")
     if arr.shape[0] != n:
         raise ValueError(f"qid has {arr.shape[0]} entries but there are {n} scores")
+    if arr.dtype.kind in "fc" and np.isnan(arr).any():
+        raise ValueError(f"qid[{int(np.argmax(np.isnan(arr)))}] is NaN: NaN equals no id, not "
+                         "even itself, so it names no query")
+    if arr.dtype.kind == "O":
+        _check_object_ids(arr)
     starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
     block_ids = arr[starts]
     offsets = np.r_[starts, n].astype(np.int64)
@@ -78,3 +137,41 @@ def as_query_groups(qid, n: int):
     sorted_ids = arr[order]
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
     return order, np.r_[starts, n].astype(np.int64), sorted_ids[starts]
+
+
+def _check_object_ids(arr: np.ndarray) -> None:
+    """Query ids of dtype object must be sortable and equal to themselves (no NaN)."""
+    for k, value in enumerate(arr):
+        if value != value:
+            raise ValueError(f"qid[{k}] is {value!r}: NaN equals no id, not even itself, so it "
+                             "names no query")
+    try:
+        np.argsort(arr, kind="stable")
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in arr})
+        raise ValueError(f"qid mixes ids of types {kinds} that cannot be ordered together; use "
+                         "one type (all numbers or all strings)") from None
+
+
+#: Sums of values bounded in total by this stay finite with room for the few further
+#: additions the problem types without their own scaling make (top-k, pairwise, latent).
+SUM_LIMIT = 2.0 ** 1016
+
+
+def check_summable(what: str, *terms) -> None:
+    """Refuse values whose sums could overflow float64.
+
+    terms: (values, count) pairs; sum of max |values| times count must stay within SUM_LIMIT,
+    which bounds every sum of at most ``count`` of those values. A ValueError names ``what``.
+    """
+    bound = 0.0
+    for values, count in terms:
+        values = np.asarray(values)
+        if values.size:
+            bound += float(np.max(np.abs(values))) * float(count)     # Python floats: inf, no warning
+    if not bound <= SUM_LIMIT:
+        reach = f"{bound:.3g}" if bound < float("inf") else "more than 1.8e308"
+        raise ValueError(
+            f"{what} are too large for float64 arithmetic: sums of them may reach {reach}, "
+            f"beyond 2^1016 (~{SUM_LIMIT:.3g}) where they overflow; rescale them (e.g. divide "
+            "by their largest magnitude) before inference")
