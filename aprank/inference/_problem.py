@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 
 from aprank import validation
-from aprank.inference._registry import resolve
+from aprank.inference._registry import resolve, warn_if_slow
 from aprank.losses import Loss, get_loss
 
 __all__ = ["QueryProblem", "RankingProblem", "Instance", "InferenceResult", "BatchResult"]
@@ -166,6 +166,13 @@ class QueryProblem:
     def max_query_size(self) -> int:
         return int(np.diff(self.offsets).max())
 
+    @cached_property
+    def largest_query(self) -> tuple:
+        """(most positives, most negatives) of any query used: a cost model's worst case."""
+        negatives = np.diff(self.offsets) - self.positives
+        return (int(self.positives[self.used].max(initial=0)),
+                int(negatives[self.used].max(initial=0)))
+
     def _positives_per_query(self) -> np.ndarray:
         grouped = self.is_pos if self.order is None else self.is_pos[self.order]
         return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])
@@ -274,6 +281,11 @@ class RankingProblem(QueryProblem):
         if scores.shape[0] != self.n_samples:
             raise ValueError(f"scores has {scores.shape[0]} entries but the problem has "
                              f"{self.n_samples} samples")
+        # the cost check once per problem and algorithm: a learner solves one problem often
+        checked = self.__dict__.setdefault("_cost_checked", set())
+        if algo.name not in checked:
+            checked.add(algo.name)
+            warn_if_slow(algo, self.loss, *self.largest_query, stacklevel=5)
         call = Call(self, scores)
         algo.run(call)
         call.clear_unused()

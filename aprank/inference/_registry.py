@@ -12,13 +12,16 @@ registered in one process is unknown to a worker process until the worker regist
 """
 from __future__ import annotations
 
+import re
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from aprank.losses import LOSSES, Loss, get_loss
 
 __all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "remove", "get",
-           "get_kind", "kinds", "algorithms", "resolve"]
+           "get_kind", "kinds", "algorithms", "resolve", "SlowAlgorithmWarning",
+           "faster_alternative", "warn_if_slow"]
 
 
 @dataclass(frozen=True)
@@ -144,16 +147,51 @@ def kinds() -> tuple[ProblemKind, ...]:
     return tuple(_KINDS.values())
 
 
+#: What an algorithm's name may look like: it is a command-line word (``python -m aprank``), a
+#: cell of the printed and Markdown tables and a pickled key, so no spaces, bars or newlines.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def _check_entry(algorithm: Algorithm) -> None:
+    """ValueError/TypeError for an entry that would break the table, its printing or lookups."""
+    name = algorithm.name
+    if not isinstance(name, str) or NAME_PATTERN.fullmatch(name) is None:
+        raise ValueError(f"an algorithm's name must be a string of letters, digits and '_.+-' "
+                         f"starting with a letter or digit, got {name!r}")
+    for field_name in ("complexity", "reference"):
+        if not isinstance(getattr(algorithm, field_name), str):
+            raise TypeError(f"{field_name} must be a string, got "
+                            f"{getattr(algorithm, field_name)!r}")
+    if not isinstance(algorithm.exact, bool):
+        raise TypeError(f"exact must be True or False, got {algorithm.exact!r}")
+    if algorithm.losses is not None and (not isinstance(algorithm.losses, tuple) or not all(
+            isinstance(loss, str) for loss in algorithm.losses)):
+        raise TypeError(f"losses must be a tuple of loss names, got {algorithm.losses!r}")
+    if not callable(algorithm.run):
+        raise TypeError("an algorithm's run must be callable")
+
+
 def add(algorithm: Algorithm, replace: bool = False) -> Algorithm:
-    """Put an algorithm in the table (its kind must exist; built-ins are never replaced)."""
+    """Put an algorithm in the table (its kind must exist).
+
+    Built-in entries are never replaced or removed. A user entry (``builtin=False``) takes a
+    name of its own: one no built-in entry of any kind uses (``infer`` and ``get`` find
+    algorithms by name); ``replace=True`` replaces only an earlier user entry of that name.
+    """
     get_kind(algorithm.kind)
-    if not isinstance(algorithm.name, str) or not algorithm.name:
-        raise ValueError(f"an algorithm needs a non-empty string name, got {algorithm.name!r}")
+    _check_entry(algorithm)
     key = (algorithm.kind, algorithm.name)
+    if not algorithm.builtin:
+        taken = [k for (k, n), a in _TABLE.items() if n == algorithm.name and a.builtin]
+        if taken:
+            raise ValueError(f"an algorithm named {algorithm.name!r} is already registered as a "
+                             f"built-in algorithm (of the {', '.join(taken)} kind); a user "
+                             "algorithm needs a name of its own")
     old = _TABLE.get(key)
     if old is not None and (not replace or old.builtin):
         raise ValueError(f"an algorithm named {algorithm.name!r} is already registered for the "
-                         f"{algorithm.kind!r} kind" + (" (built in)" if old.builtin else ""))
+                         f"{algorithm.kind!r} kind" + (" (built in)" if old.builtin else
+                                                       "; pass replace=True to replace it"))
     _TABLE[key] = algorithm
     return algorithm
 
@@ -210,3 +248,56 @@ def resolve(loss: Loss, algorithm: str) -> Algorithm:
             f"algorithm {algo.name!r} does not serve the loss {loss.name!r} (it serves {serves}); "
             f"algorithms for {loss.name!r}: {algorithms(loss=loss).names()}")
     return algo
+
+
+#: A call is "long" when its algorithm's cost model predicts at least this many units (about
+#: a second or more: the models count elementary steps) ...
+SLOW_CALL_UNITS = 1e9
+#: ... and at least this many times what the fastest exact algorithm for the same loss needs.
+SLOW_CALL_RATIO = 100.0
+
+
+class SlowAlgorithmWarning(UserWarning):
+    """A kernel call predicted (by the registry's cost models) to take far longer than another
+    exact algorithm would on the same input; a compiled kernel does not see Ctrl-C until it
+    returns, so the warning comes before the call."""
+
+
+def faster_alternative(algorithm: Algorithm, loss, P: int, N: int):
+    """(faster algorithm, its predicted cost, ``algorithm``'s) when ``algorithm`` is predicted
+    to take at least SLOW_CALL_UNITS and SLOW_CALL_RATIO times what the fastest exact
+    algorithm serving ``loss`` needs for a query of P positives and N negatives; else None.
+
+    Only algorithms with a cost model take part, and only those that accept P + N samples
+    (an enumerating oracle's model is never evaluated beyond its size limit)."""
+    if algorithm.cost is None:
+        return None
+    mine = float(algorithm.cost(P, N))
+    if mine < SLOW_CALL_UNITS:
+        return None
+    best = None
+    for other in algorithms(kind=algorithm.kind, loss=loss, exact=True):
+        if other is algorithm or other.cost is None or (
+                other.max_samples is not None and P + N > other.max_samples):
+            continue
+        cost = float(other.cost(P, N))
+        if best is None or cost < best[1]:
+            best = (other, cost)
+    if best is None or best[1] * SLOW_CALL_RATIO > mine:
+        return None
+    return best[0], best[1], mine
+
+
+def warn_if_slow(algorithm: Algorithm, loss, P: int, N: int, stacklevel: int = 2) -> None:
+    """Issue a :class:`SlowAlgorithmWarning` naming the faster exact algorithm when
+    :func:`faster_alternative` finds one (see there)."""
+    found = faster_alternative(algorithm, loss, P, N)
+    if found is None:
+        return
+    other, theirs, mine = found
+    warnings.warn(
+        f"algorithm {algorithm.name!r} is predicted to take about {mine / theirs:.0f} times as "
+        f"long as {other.name!r} here (its largest query has P = {P} positives and N = {N} "
+        f"negatives; cost models {algorithm.complexity} against {other.complexity}); "
+        f"{other.name!r} is exact and returns the same result. The call cannot be interrupted "
+        f"until the kernel returns", SlowAlgorithmWarning, stacklevel=stacklevel + 1)

@@ -48,13 +48,17 @@ def register(name: str, func: Callable, *, losses, exact: bool, complexity: str 
 
     A user algorithm declared ``exact=True`` is held to the same standard as the built-in ones
     by ``aprank.crosscheck``. ``replace=True`` replaces an earlier user algorithm of that name;
-    built-in algorithms are never replaced. The registration holds in this process only: a
+    built-in algorithms are never replaced or removed, and a user algorithm takes a name of its
+    own (not one a built-in algorithm of any kind has). Names are letters, digits and
+    ``_.+-`` (no spaces); ``exact`` must be a bool and ``complexity``, ``reference`` strings,
+    or ValueError/TypeError is raised and the registry is left as it was. The registration holds in this process only: a
     worker process (joblib, Dask, multiprocessing) must register the algorithm itself before
     it receives anything that names it.
     """
     if not callable(func):
         raise TypeError("func must be callable")
     losses = (losses,) if isinstance(losses, str) else tuple(losses)
+    losses = tuple(dict.fromkeys(get_loss(loss).name for loss in losses))   # names, once each
     if not losses:
         raise ValueError("a user algorithm must serve at least one loss")
     for loss_name in losses:
@@ -63,7 +67,7 @@ def register(name: str, func: Callable, *, losses, exact: bool, complexity: str 
             raise ValueError(f"user algorithms serve ranking losses; {loss_name!r} is of the "
                              f"{loss.kind!r} kind")
         loss.kernel_spec(1)   # NotImplementedError: the driver could not finish its rankings
-    return add(Algorithm(name, "ranking", losses, bool(exact), complexity, reference,
+    return add(Algorithm(name, "ranking", losses, exact, complexity, reference,
                          UserRanking(func), builtin=False), replace=replace)
 
 
