@@ -6,6 +6,11 @@ registered by a user) is run on seeded random instances of its kind (the kind's 
 makes them: sizes, tie densities, score regimes) and compared with the kind's brute-force oracle
 where the instance is small enough for it, else with the first exact algorithm. Approximate
 algorithms are checked for what they guarantee: an objective never above the exact optimum.
+
+An algorithm that raises (e.g. a user algorithm returning ranks of the wrong shape) is reported
+as a disagreement on that instance, and the check goes on; an instance that no exact algorithm
+can take (a loss only its kind's oracle serves, beyond the oracle's size limit) is counted in
+``report.skipped`` rather than compared.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ class CrosscheckReport:
     disagreements: list = field(default_factory=list)
     algorithms: dict = field(default_factory=dict)    # loss name -> algorithm names
     kinds: dict = field(default_factory=dict)         # loss name -> problem kind
+    skipped: int = 0       # instances that no exact algorithm of their loss could take
 
     @property
     def ok(self) -> bool:
@@ -53,13 +59,35 @@ class CrosscheckReport:
         lines = [f"{self.kinds[loss]}/{loss}: {', '.join(names)}"
                  for loss, names in self.algorithms.items()]
         lines.append(f"{self.n_trials} instances per loss, {self.comparisons} comparisons, "
-                     f"{len(self.disagreements)} disagreements")
+                     f"{len(self.disagreements)} disagreements"
+                     + (f", {self.skipped} instances skipped (no exact algorithm takes them)"
+                        if self.skipped else ""))
         lines += [str(d) for d in self.disagreements]
         return "\n".join(lines)
 
 
 def _close(a: float, b: float, rtol: float) -> bool:
     return abs(a - b) <= rtol * max(1.0, abs(a), abs(b))
+
+
+def _solve(problem_type, instance, loss, name):
+    """(result, None), or (None, what it raised): one algorithm's failure is reported, not fatal."""
+    try:
+        return problem_type.solve_instance(instance, loss, name), None
+    except Exception as err:      # noqa: BLE001 -- any failure is a finding to report
+        return None, f"raised {type(err).__name__}: {err}"
+
+
+def _compare(algo, res, reference, instance, problem_type, rtol: float):
+    """What is wrong with ``res`` measured against the exact ``reference``, or None."""
+    ref_obj = reference.objective
+    if algo.exact:
+        if not _close(res.objective, ref_obj, rtol):
+            return f"objective {res.objective!r} != {ref_obj!r}"
+        return problem_type.disagreement(res, reference, instance)
+    if res.objective > ref_obj + rtol * max(1.0, abs(ref_obj)):
+        return f"approximate objective {res.objective!r} above the exact optimum {ref_obj!r}"
+    return None
 
 
 def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int = 0,
@@ -73,12 +101,17 @@ def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int
     (relative to max(1, |objective|)), and on the solution where the kind defines it uniquely
     (the ranks when no two scores are equal). Approximate ones must not exceed the reference
     objective. Returns a report; ``report.ok`` is False when anything disagreed, and each
-    disagreement carries a reproducer.
+    disagreement carries a reproducer. An algorithm that raises on an instance is a
+    disagreement too (what it raised), and the check goes on. Unknown loss names are refused
+    with ValueError before anything runs.
     """
     losses = tuple(LOSSES) if losses is None else (losses,) if isinstance(losses, str) else tuple(losses)
+    for loss_name in losses:
+        get_loss(loss_name)       # ValueError naming the valid losses, before any work
     report = CrosscheckReport(n_trials)
     for loss_name in losses:
         loss = get_loss(loss_name)
+        loss_name = loss.name
         kind = get_kind(loss.kind)
         problem_type = kind.problem_type
         algos = algorithms(loss=loss)
@@ -86,27 +119,28 @@ def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int
         report.kinds[loss_name] = kind.name
         for trial in range(n_trials):
             instance = problem_type.random_instance(seed, trial, max_n)
-            results = {a.name: problem_type.solve_instance(instance, loss, a.name) for a in algos
-                       if a.max_samples is None or instance.size <= a.max_samples}
-            exact = [a.name for a in algos if a.exact and a.name in results]
-            ref = kind.oracle if kind.oracle in results else exact[0]
-            ref_obj = results[ref].objective
+            results, failures = {}, {}
+            for a in algos:
+                if a.max_samples is None or instance.size <= a.max_samples:
+                    results[a.name], failures[a.name] = _solve(problem_type, instance, loss, a.name)
+            exact = [a.name for a in algos if a.exact and results.get(a.name) is not None]
+            ref = kind.oracle if results.get(kind.oracle) is not None else (
+                exact[0] if exact else None)
+            if ref is None:
+                report.skipped += 1
             for algo in algos:
                 if algo.name == ref or algo.name not in results:
                     continue
+                what = failures[algo.name]
+                if what is None and ref is None:
+                    continue        # nothing exact to compare it with
                 report.comparisons += 1
-                res = results[algo.name]
-                what = None
-                if algo.exact:
-                    if not _close(res.objective, ref_obj, rtol):
-                        what = f"objective {res.objective!r} != {ref_obj!r}"
-                    else:
-                        what = problem_type.disagreement(res, results[ref], instance)
-                elif res.objective > ref_obj + rtol * max(1.0, abs(ref_obj)):
-                    what = f"approximate objective {res.objective!r} above the exact optimum {ref_obj!r}"
+                if what is None:
+                    what = _compare(algo, results[algo.name], results[ref], instance,
+                                    problem_type, rtol)
                 if what:
                     report.disagreements.append(Disagreement(
-                        loss_name, algo.name, ref, what,
+                        loss_name, algo.name, ref or "(none)", what,
                         problem_type.reproducer(instance, loss_name, algo.name)))
             if progress is not None:
                 progress(loss_name, trial)
