@@ -73,26 +73,26 @@ def _check_k(k, allow_none: bool):
 
 
 def _as_gains(y_true, n: int) -> np.ndarray:
-    """NDCG's gains as float64 under the module's label rule: {-1, +1} labels become 0/1, any
-    other input must be finite and non-negative."""
-    arr = np.asarray(y_true)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"y_true must be 1-D with {n} entries like y_score, got shape {arr.shape}")
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"y_true must be real numbers, got dtype {arr.dtype}")
-    gain = arr.astype(np.float64, copy=False)
-    bad = ~np.isfinite(gain) | ((gain < 0) & (gain != -1))
+    """NDCG's gains as float64 under the module's label rule: bool and {-1, +1} labels become
+    0/1, any other input must be finite and non-negative."""
+    if np.asarray(y_true).dtype == np.bool_:
+        return as_labels(y_true, n, "y_true").astype(np.float64)
+    # the checks of scores are those of gains too (1-D, real, finite, no masked entries)
+    gain = as_scores(y_true, "y_true")
+    if gain.shape[0] != n:
+        raise ValueError(f"y_true has {gain.shape[0]} entries but there are {n} scores")
+    bad = (gain < 0) & (gain != -1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"y_true[{i}] = {gain[i]!r}: relevance must be finite and non-negative, "
+        raise ValueError(f"y_true[{i}] = {gain[i].item()!r}: relevance must be non-negative, "
                          "or binary labels in {-1, +1}")
     if not (gain == -1).any():
         return gain
     binary = (gain == 1) | (gain == -1)
     if not binary.all():
         i = int(np.argmin(binary))
-        raise ValueError(f"y_true[{i}] = {gain[i]!r}, but y_true holds -1, which is only allowed "
-                         "in binary labels {-1, +1}; use {0, 1} or non-negative gains")
+        raise ValueError(f"y_true[{i}] = {gain[i].item()!r}, but y_true holds -1, which is only "
+                         "allowed in binary labels {-1, +1}; use {0, 1} or non-negative gains")
     return (gain == 1).astype(np.float64)
 
 
