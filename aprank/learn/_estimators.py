@@ -14,6 +14,11 @@ and inference times are comparable across them:
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
 their joint feature), so ``predict`` only marks scores above 0; ``score`` is the mean AP (the
 mean NDCG for NDCGSVM).
+
+Parameters are declared (``_parameter_constraints``) and checked before ``fit`` reads data; a
+fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
+``sample_weight`` is a query weight for the rank SVMs and a sample weight for BinarySVM
+(``aprank.models.RankingModel``); ``score`` refuses labels outside ``classes_``.
 """
 from __future__ import annotations
 
