@@ -5,9 +5,11 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import aprank
 from aprank import __main__ as cli
 
 CLOSED = "http://127.0.0.1:9"      # nothing listens: a download fails at once
@@ -43,6 +45,7 @@ def no_data(tmp_path, monkeypatch):
     """No data in the data home and no network (the environment reaches subprocesses too)."""
     monkeypatch.setenv("APRANK_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("APRANK_DATA_URL", CLOSED)
+    monkeypatch.setenv("PYTHONPATH", str(Path(aprank.__file__).resolve().parents[1]))
     return tmp_path
 
 
@@ -83,7 +86,8 @@ def test_acceptance_c_no_data_no_network_from_a_clean_directory(tmp_path):
     """A clean clone in a directory with no ../shared and no network: `experiment birds --quick`
     prints one line saying how to point APRANK_DATA at the data, and exits non-zero."""
     env = {k: v for k, v in os.environ.items() if k != "APRANK_DATA"}
-    env.update(HOME=str(tmp_path / "home"), APRANK_DATA_URL=CLOSED)
+    env.update(HOME=str(tmp_path / "home"), APRANK_DATA_URL=CLOSED,
+               PYTHONPATH=str(Path(aprank.__file__).resolve().parents[1]))   # this aprank
     out = subprocess.run([sys.executable, "-m", "aprank", "experiment", "birds", "--quick"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0

@@ -16,7 +16,6 @@ from aprank import datasets, figure_tools
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
 SCRIPTS = sorted(FIGURES.glob("fig_*.py"))
 NEEDS_DATA = {"fig_training_time", "fig_rank_heatmap", "fig_supervision"}   # HJA birdsong
-HJA_FILES = [rel for rel in datasets.REMOTE_FILES if rel.startswith("mil/birds_hja/")]
 
 
 def test_every_figure_is_found():
@@ -30,7 +29,8 @@ def test_script_runs_quick(script, tmp_path):
             home = datasets.data_dir()
         except FileNotFoundError as err:
             pytest.skip(f"{script.stem} needs the shared data: {err}")
-        missing = [rel for rel in HJA_FILES if not (home / rel).is_file()]
+        missing = [rel for rel in datasets.REMOTE_FILES
+                   if rel.startswith("mil/birds_hja/") and not (home / rel).is_file()]
         if missing:
             pytest.skip(f"{script.stem} needs {', '.join(missing)} in the data home {home}")
     out = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],

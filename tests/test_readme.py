@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import aprank
-from aprank.datasets import DataUnavailableError
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -73,6 +72,8 @@ def test_readme_python_blocks_run_as_written(heading, blocks):
     """Every ```python block runs as written, its data defined in the README (scikit-learn's
     load_digits, random arrays, or aprank.datasets, which needs the data home); blocks meant
     only as illustrations are tagged ```text or ```console instead."""
+    from aprank.datasets import DataUnavailableError
+
     code = "\n".join(blocks)
     for module, extra in EXTRAS.items():
         if re.search(rf"^\s*(import|from) {module}\b", code, flags=re.M) and \
