@@ -60,7 +60,8 @@ def _without_data(tmp_path):
     """The environment of a machine with no data and no network."""
     (tmp_path / "empty").mkdir()
     return {**os.environ, "APRANK_DATA": str(tmp_path / "empty"),
-            "APRANK_DATA_URL": "http://127.0.0.1:9"}
+            "APRANK_DATA_URL": "http://127.0.0.1:9",
+            "PYTHONPATH": str(Path(aprank.__file__).resolve().parents[1])}   # this aprank
 
 
 def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path):
