@@ -240,10 +240,13 @@ def _reason(exc) -> str:
 
 def _download(url: str, path: Path, rel: str, progress: bool) -> None:
     """Stream ``url`` into a temporary file beside ``path``; move it there once its SHA-256
-    matches (so an interrupted or corrupted download never looks like a cached file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    matches (so an interrupted or corrupted download never looks like a cached file). A failed
+    download also removes the folders it created."""
+    created = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
+    tmp, done = None, False
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
         digest = hashlib.sha256()
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as resp:
             size = int(resp.headers.get("Content-Length") or 0) or None
@@ -255,6 +258,10 @@ def _download(url: str, path: Path, rel: str, progress: bool) -> None:
                     bar.update(len(chunk))
         _check(url, rel, digest.hexdigest())
         os.replace(tmp, path)
+        done = True
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        for folder in created if not done else ():      # innermost first
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
