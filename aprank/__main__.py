@@ -12,6 +12,7 @@ the package does not load.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -279,6 +280,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:         # stdout closed early (`| head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt:
         if args.debug:
             raise
