@@ -84,9 +84,14 @@ def _cmd_bench(args) -> int:
     print(gil)
     latent = _latent_table(args)
     print("\n" + latent)
+    sections = [table, gil, latent]
+    if not args.quick:      # 1e6 samples in 4e5 queries: about half a minute, full runs only
+        metrics = bench.format_many_query_metrics(bench.many_query_metrics(repeats=args.repeats))
+        print("\n" + metrics)
+        sections.append(metrics)
     if args.out:
         with open(args.out, "w") as f:
-            f.write(table + "\n" + gil + "\n\n" + latent + "\n")
+            f.write("\n\n".join(sections) + "\n")
     return status
 
 
@@ -231,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "Needs no data (--pairwise resamples HJA birdsong group sizes when the data\n"
                 "is in the data home, else uses groups of 9). Takes: --quick under a few\n"
                 "minutes (a cross-check first), the full run about 3 minutes plus the\n"
-                "latent table; each of --iteration, --cstar, --pairwise, --latent, --torch\n"
+                "latent table and the many-query metrics; each of --iteration, --cstar, --pairwise, --latent, --torch\n"
                 "alone runs only its own table.")
     p.add_argument("--quick", action="store_true", help="small cells, after a quick cross-check")
     p.add_argument("--repeats", type=_at_least(1), default=5,
