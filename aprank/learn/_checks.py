@@ -69,13 +69,16 @@ def positive_weights(sample_weight, X):
     the unweighted one, bit for bit."""
     if sample_weight is None:
         return None, None
-    # a copy: the caller's array is never modified; NaN, inf and negatives are refused here
-    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
-                              allow_all_zero_weights=True, copy=True)
-    kept = sw > 0
-    if not kept.any():
+    # all zero is refused first, in our words: scikit-learn >= 1.9 refuses it in its own,
+    # older releases (>= 1.6 is supported) accept it
+    raw = np.asarray(sample_weight)
+    if raw.dtype.kind in "iuf" and raw.size and not raw.any():
         raise ValueError("sample_weight is zero for every sample: nothing is left to learn from "
                          "or to score")
+    # a copy: the caller's array is never modified; NaN, inf and negatives are refused here
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+                              copy=True)
+    kept = sw > 0
     sw = sw[kept]
     return (None if np.all(sw == sw[0]) else sw), (None if kept.all() else kept)
 
