@@ -3,7 +3,6 @@ single-machine w, and the split inference of one giant query equals ``qs``."""
 import pickle
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,13 +173,6 @@ def test_benchmark_runs_and_its_cuts_agree(client):
     rows = [line.split("|") for line in lines if "| cluster |" in line]
     assert len(rows) == 4           # two problems x two partition counts
     assert all(float(r[diff]) < 1e-9 for r in rows)      # the cluster's cut is the process's
-
-
-def test_readme_example_runs_as_written():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("<!-- dask example -->")[1].split("<!-- end dask example -->")[0]
-    code = block.split("```python")[1].split("```")[0]
-    exec(compile(code, "README dask example", "exec"), {"__name__": "__main__"})
 
 
 def test_import_aprank_does_not_import_dask():

@@ -337,17 +337,6 @@ def test_enumeration_and_cuts_agree_on_mixed_components(monkeypatch, up_to):
             assert problem.score(other, unary, c) + problem.loss_constant == pytest.approx(expected, abs=tol)
 
 
-@pytest.mark.parametrize("heading", ["### Pairwise labellings and max-marginals",
-                                     "### High-order rankers"])
-def test_readme_examples_run(heading):
-    from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split(heading)[1].split("\n### ")[0]
-    namespace = {}
-    for block in section.split("```python\n")[1:]:       # every example, in order
-        exec(compile(block.split("```")[0], f"README {heading}", "exec"), namespace)
-
-
 def test_enumerate_up_to_is_checked():
     for bad in (-1, 25, 2.5, True, "10"):
         with pytest.raises(ValueError, match=r"enumerate_up_to must be an integer in \[0, 24\]"):
