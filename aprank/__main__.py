@@ -143,9 +143,14 @@ def _cmd_experiment(args) -> int:
         print(f"python -m aprank experiment: {args.name!r} needs PyTorch: "
               f"pip install 'aprank[torch]'", file=sys.stderr)
         return 2
+    if args.jobs > 1 and args.name not in experiments.IN_PROCESSES:
+        print(f"python -m aprank experiment: --jobs applies to "
+              f"{', '.join(experiments.IN_PROCESSES)} only, not {args.name}", file=sys.stderr)
+        return 2
+    parallel = {"jobs": args.jobs} if args.jobs > 1 else {}
     t0 = time.perf_counter()
-    path = experiments.write_table(args.name, EXPERIMENTS[args.name](quick=args.quick), args.out,
-                                   quick=args.quick)
+    path = experiments.write_table(args.name, EXPERIMENTS[args.name](quick=args.quick, **parallel),
+                                   args.out, quick=args.quick)
     print(path.read_text())
     print(f"written to {path} ({time.perf_counter() - t0:.0f} s)")
     return 0
@@ -273,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", choices=sorted(EXPERIMENT_NEEDS), metavar="NAME",
                    help="one of " + ", ".join(sorted(EXPERIMENT_NEEDS)))
     p.add_argument("--quick", action="store_true", help="two classes / a smaller grid (a smoke test)")
+    p.add_argument("--jobs", type=_at_least(1), default=1,
+                   help="digits and birds: classes in this many processes (same table, "
+                        "other timings)")
     p.add_argument("--out", default=experiments.DEFAULT_OUT,
                    help=f"folder for the Markdown table (default: ./{experiments.DEFAULT_OUT})")
     p.set_defaults(func=_cmd_experiment)

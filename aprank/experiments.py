@@ -527,6 +527,8 @@ def high_order(quick=False, log=print) -> str:
 
 EXPERIMENTS = {"digits": digits, "birds": birds, "yahoo": yahoo, "cstar": cstar,
                "high-order": high_order, "latent": latent}
+#: Experiments that can run their classes in processes (``jobs=``): results do not depend on it
+IN_PROCESSES = ("digits", "birds")
 
 
 #: Where ``python -m aprank experiment`` writes its tables unless ``--out`` says otherwise:

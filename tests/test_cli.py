@@ -29,6 +29,7 @@ def _usage_error(argv, capsys):
     (["bench", "--cstar", "--repeats", "0"], "--repeats: must be at least 1"),
     (["bench", "--cstar", "--max-seconds", "nan"], "--max-seconds: must be at least 0"),
     (["experiment", "nope"], "invalid choice: 'nope'"),
+    (["experiment", "digits", "--jobs", "0"], "--jobs: must be at least 1"),
     (["experiment"], "required: NAME"),
     (["bench", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     (["nope"], "invalid choice: 'nope'"),
@@ -139,3 +140,8 @@ def test_experiment_writes_where_out_says_and_never_a_figures_folder(monkeypatch
     assert (tmp_path / cli.experiments.DEFAULT_OUT / "digits.md").exists()
     assert not (tmp_path / "figures").exists()
     assert "written to" in capsys.readouterr().out
+
+
+def test_jobs_is_refused_for_an_experiment_that_runs_in_one_process(capsys):
+    assert cli.main(["experiment", "yahoo", "--jobs", "2", "--out", "unused"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--jobs applies to digits, birds only, not yahoo")

@@ -75,3 +75,10 @@ def test_a_flat_edge_stops_the_search_and_is_reported_as_flat():
     assert (choice.C, choice.on_edge, choice.flat) == (0.01, True, True)
     assert choice.tried == (0.01, 0.1, 1.0, 10.0, 100.0)     # not on down to the limit 1e-3
     assert not _search(3).flat and not _search(9).flat
+
+
+def test_classes_in_processes_give_the_same_choices_and_test_ap():
+    from aprank.experiments import digits
+    one, two = digits(quick=True, log=lambda *a: None), digits(quick=True, log=print, jobs=2)
+    # the first table (choices and test AP) is identical; timings below it may differ
+    assert one.split("### Digits: loss-augmented")[0] == two.split("### Digits: loss-augmented")[0]
