@@ -164,9 +164,9 @@ $APRANK_DATA, else ~/aprank_data, where missing files are downloaded (SHA-256 ch
 #: Per experiment: the data it reads and roughly how long a full run takes on the development
 #: machine (2 cores); every --quick run takes well under a minute or two.
 EXPERIMENT_NEEDS = {
-    "digits": ("scikit-learn's load_digits (no data files)", "minutes"),
-    "birds": ("HJA birdsong segments (mil/birds_hja)", "tens of minutes"),
-    "yahoo": ("the Yahoo LTR sample (ltr/yahoo_ltr_sample_lightgbm)", "minutes"),
+    "digits": ("scikit-learn's load_digits (no data files)", "about 2 minutes with --jobs 2"),
+    "birds": ("HJA birdsong segments (mil/birds_hja)", "about 45 minutes with --jobs 2"),
+    "yahoo": ("the Yahoo LTR sample (ltr/yahoo_ltr_sample_lightgbm)", "under a minute"),
     "cstar": ("HJA birdsong recordings (mil/birds_hja)", "minutes"),
     "high-order": ("HJA birdsong segments (mil/birds_hja)", "about 15 minutes"),
     "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags", "about 16 minutes"),
