@@ -10,6 +10,8 @@
 import os
 from pathlib import Path
 
+import pytest
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 NO_NETWORK_URL = "http://127.0.0.1:9"
 
@@ -19,3 +21,20 @@ def pytest_configure(config):
         os.environ["APRANK_DATA"] = str(SHARED_DATA)
     if not os.environ.get("APRANK_DATA_URL"):
         os.environ["APRANK_DATA_URL"] = NO_NETWORK_URL
+
+
+@pytest.fixture(scope="session")
+def real_data_home():
+    """The data home holding every file the loaders read; otherwise the test skips, naming
+    what is missing."""
+    from aprank import datasets
+
+    try:
+        home = datasets.data_dir()
+    except FileNotFoundError as exc:
+        pytest.skip(f"shared data folder not available: {exc}")
+    missing = [rel for rel in datasets.REMOTE_FILES if not (home / rel).is_file()]
+    if missing:
+        pytest.skip(f"the data home {home} lacks {', '.join(missing)}; set APRANK_DATA to the "
+                    f"shared data folder")
+    return home

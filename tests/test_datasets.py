@@ -1,6 +1,6 @@
 """Tests for aprank.datasets.
 
-Tests marked by the ``real_dir`` fixture read the shared data folder (the data home, see
+Tests marked by the ``real_data_home`` fixture read the shared data folder (the data home, see
 ``aprank.datasets.get_data_home``; ``conftest.py`` points ``APRANK_DATA`` at ``../shared/data``
 beside the checkout) and are skipped, with a message, when it is absent. The others build tiny
 synthetic folders under ``tmp_path``. The download path is in ``test_download.py``.
@@ -17,40 +17,27 @@ from aprank import datasets
 
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def real_dir():
-    try:
-        home = datasets.data_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"shared data folder not available: {exc}")
-    missing = [rel for rel in datasets.REMOTE_FILES if not (home / rel).is_file()]
-    if missing:
-        pytest.skip(f"the data home {home} lacks {', '.join(missing)}; set APRANK_DATA to the "
-                    f"shared data folder")
-    return home
-
-
-@pytest.fixture(scope="module")
-def hja(real_dir):
+def hja(real_data_home):
     return datasets.load_hja_birdsong()
 
 
 @pytest.fixture(scope="module")
-def hja_rec(real_dir):
+def hja_rec(real_data_home):
     return datasets.load_hja_recordings()
 
 
 @pytest.fixture(scope="module")
-def mil_sets(real_dir):
+def mil_sets(real_data_home):
     return {name: datasets.load_mil(name) for name in datasets.MIL_SETS}
 
 
 @pytest.fixture(scope="module")
-def hja_bags(real_dir):
+def hja_bags(real_data_home):
     return {k: datasets.load_hja_bags(k) for k in range(1, 14)}
 
 
 @pytest.fixture(scope="module")
-def yahoo(real_dir):
+def yahoo(real_data_home):
     return {s: datasets.load_yahoo_ltr(s) for s in ("train", "test")}
 
 
@@ -368,8 +355,8 @@ def test_recording_split_small():
 
 
 # --------------------------------------------------------------------------- real data: HJA
-def test_hja_raw_file_facts(real_dir):
-    labels = np.loadtxt(real_dir / "mil/birds_hja/hja_birdsong_instance_labels.txt",
+def test_hja_raw_file_facts(real_data_home):
+    labels = np.loadtxt(real_data_home / "mil/birds_hja/hja_birdsong_instance_labels.txt",
                         delimiter=",", skiprows=1, dtype=np.int64)
     assert labels.shape == (10232, 2)
     assert len(np.unique(labels[:, 0])) == 548
@@ -400,9 +387,9 @@ def test_hja_species_counts(hja):
     assert counts.sum() == 4998
 
 
-def test_hja_instance_labels_agree_with_bag_labels(real_dir, hja):
+def test_hja_instance_labels_agree_with_bag_labels(real_data_home, hja):
     bags = {}
-    text = (real_dir / "mil/birds_hja/hja_birdsong_bag_labels.txt").read_text()
+    text = (real_data_home / "mil/birds_hja/hja_birdsong_bag_labels.txt").read_text()
     for line in text.splitlines()[1:]:
         parts = [int(t) for t in line.split(",") if t.strip()]
         bags[parts[0]] = set(parts[1:])
@@ -442,8 +429,8 @@ def test_hja_recordings_shapes_and_types(hja_rec):
         hja_rec.X = None
 
 
-def test_hja_recordings_match_raw_files(real_dir, hja_rec):
-    d = real_dir / "mil/birds_hja"
+def test_hja_recordings_match_raw_files(real_data_home, hja_rec):
+    d = real_data_home / "mil/birds_hja"
     feats = np.loadtxt(d / "hja_birdsong_features.txt", delimiter=",", skiprows=1)
     lines = (d / "hja_birdsong_bag_labels.txt").read_text().splitlines()[1:]
     bags = {int(p[0]): {int(t) for t in p[1:]} for p in (ln.split(",") for ln in lines)}
@@ -574,7 +561,7 @@ def test_yahoo_usable_by_sklearn(yahoo):
 
 
 # --------------------------------------------------------------------------- verify on real files
-def test_verify_real_files(real_dir):
+def test_verify_real_files(real_data_home):
     hja = datasets.load_hja_birdsong(verify=True)
     assert hja.X.shape == (4998, 38)
     assert datasets.load_hja_recordings(verify=True).X.shape == (548, 76)
@@ -586,12 +573,12 @@ def test_verify_real_files(real_dir):
     assert datasets.load_hja_bags(7, verify=True).X.shape == (10232, 38)
 
 
-def test_published_checksums_are_the_shared_folders(real_dir):
+def test_published_checksums_are_the_shared_folders(real_data_home):
     """The package's SHA-256 of every file equals the shared folder's SHA256SUMS entry."""
     listed = dict(reversed(line.split(None, 1)) for line in
-                  (real_dir / "SHA256SUMS").read_text().splitlines() if line.strip())
+                  (real_data_home / "SHA256SUMS").read_text().splitlines() if line.strip())
     for rel, remote in datasets.REMOTE_FILES.items():
         assert listed[rel] == remote.sha256, rel
-        assert datasets.file_sha256(real_dir / rel) == remote.sha256, rel
+        assert datasets.file_sha256(real_data_home / rel) == remote.sha256, rel
         assert remote.url is None or remote.url.startswith("https://"), rel
         assert remote.url is not None or remote.note, rel    # says where to get it instead

@@ -30,17 +30,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def shared():
-    """The shared data folder (the data home conftest.py sets up), with every file."""
-    try:
-        home = datasets.data_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"no shared data folder to serve: {exc}")
-    missing = [rel for rel in datasets.REMOTE_FILES if not (home / rel).is_file()]
-    if missing:
-        pytest.skip(f"the data folder {home} lacks {', '.join(missing)}")
-    return home
+@pytest.fixture
+def shared(real_data_home):
+    """The shared data folder to serve (conftest's data home, with every file)."""
+    return real_data_home
 
 
 @pytest.fixture
