@@ -113,14 +113,20 @@ def _stable_order(keys, bound: int):
             return order
 
 
+def _by_query(order, query, n_queries: int):
+    """``order`` stably regrouped by query (``query``: each position's query index), a radix
+    pass; one query needs none."""
+    return order if n_queries <= 1 else order[_stable_order(query[order], n_queries)]
+
+
 class _Ranking:
     """Every query ranked at once.
 
     Positions are grouped by query (query q holds positions ``offsets[q]:offsets[q + 1]``) and
-    ordered by decreasing score within a query. ``gain`` is the gain at each position, ``qpos``
-    the 0-based rank within its query. Tie blocks (equal scores within a query) start at
-    ``bstart`` with ``bsize`` positions and gain sum ``bsum``; ``block`` is each position's
-    block and ``qblock`` each query's first block. For "pessimistic"/"optimistic" the ties are
+    ordered by decreasing score within a query. ``gain`` is the gain at each position,
+    ``query`` its query's index and ``qpos`` its 0-based rank within the query. Tie blocks
+    (equal scores within a query) start at ``bstart`` with ``bsize`` positions and gain sum
+    ``bsum``; ``block`` is each position's block and ``qblock`` each query's first block. For "pessimistic"/"optimistic" the ties are
     resolved by the gain in the sort, so every position is its own block and the tie-aware
     formulas reduce to the tie-free ones.
     """
@@ -133,10 +139,11 @@ class _Ranking:
         self.starts = offsets[:-1]
         self.sizes = np.diff(offsets)
         n_queries = self.sizes.shape[0]
-        by_query = np.repeat(np.arange(n_queries), self.sizes)
-        query = by_query if grouping is None else np.empty(n, dtype=np.intp)
+        # each position's query, in the grouped order and in the input order
+        self.query = np.repeat(np.arange(n_queries), self.sizes)
+        query = self.query if grouping is None else np.empty(n, dtype=np.intp)
         if grouping is not None:
-            query[grouping] = by_query
+            query[grouping] = self.query
 
         # Stable passes from the least significant key (the gain, for the policies that break
         # ties by it; the score; the query) instead of one np.lexsort: the score pass may use
@@ -149,11 +156,10 @@ class _Ranking:
         else:
             order = np.argsort(tie_key(gain), kind="stable")
             order = order[np.argsort(-score[order], kind="stable")]
-        if n_queries > 1:
-            order = order[_stable_order(query[order], n_queries)]
+        order = _by_query(order, query, n_queries)
 
         self.gain = gain[order]
-        self.qpos = np.arange(n) - np.repeat(self.starts, self.sizes)
+        self.qpos = np.arange(n) - self.starts[self.query]
         if tie_key is None:
             ranked_score = score[order]
             new = np.empty(n, dtype=bool)
@@ -235,10 +241,7 @@ def _ndcg_values(r: _Ranking, k, discount) -> np.ndarray:
         return r.divide(dcg, np.r_[0.0, np.cumsum(table)][r.total.astype(np.intp)])
     # the ideal ranking: each query's gains in decreasing order, positions (and so discounts)
     # unchanged since the query blocks keep their offsets
-    order = np.argsort(-r.gain)
-    if r.sizes.shape[0] > 1:
-        query = np.repeat(np.arange(r.sizes.shape[0]), r.sizes)
-        order = order[_stable_order(query[order], r.sizes.shape[0])]
+    order = _by_query(np.argsort(-r.gain), r.query, r.sizes.shape[0])
     ideal = r.per_query(r.gain[order] * at)
     # "sklearn" equals "expected" for NDCG: the DCG is linear in the gain at each position.
     return r.divide(dcg, ideal)

@@ -123,11 +123,22 @@ def as_query_groups(qid, n: int):
     arr = _one_dimensional(qid, "qid")
     if arr.shape[0] != n:
         raise ValueError(f"qid has {arr.shape[0]} entries but there are {n} scores")
-    if arr.dtype.kind in "fc" and np.isnan(arr).any():
-        raise ValueError(f"qid[{int(np.argmax(np.isnan(arr)))}] is NaN: NaN equals no id, not "
-                         "even itself, so it names no query")
-    if arr.dtype.kind == "O":
-        _check_object_ids(arr)
+    if arr.dtype.kind in "fcO":
+        # x != x holds for NaN only (also inside an object array), in one vectorised pass
+        nan = np.asarray(arr != arr, dtype=bool)
+        if nan.any():
+            raise ValueError(f"qid[{int(np.argmax(nan))}] is NaN: NaN equals no id, not even "
+                             "itself, so it names no query")
+    try:
+        return _grouped(arr, n)
+    except TypeError:       # sorting ids that do not order together (an object array)
+        kinds = sorted({type(v).__name__ for v in arr})
+        raise ValueError(f"qid mixes ids of types {kinds} that cannot be ordered together; use "
+                         "one type (all numbers or all strings)") from None
+
+
+def _grouped(arr: np.ndarray, n: int):
+    """as_query_groups' result for valid ids."""
     starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
     block_ids = arr[starts]
     offsets = np.r_[starts, n].astype(np.int64)
@@ -137,20 +148,6 @@ def as_query_groups(qid, n: int):
     sorted_ids = arr[order]
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
     return order, np.r_[starts, n].astype(np.int64), sorted_ids[starts]
-
-
-def _check_object_ids(arr: np.ndarray) -> None:
-    """Query ids of dtype object must be sortable and equal to themselves (no NaN)."""
-    for k, value in enumerate(arr):
-        if value != value:
-            raise ValueError(f"qid[{k}] is {value!r}: NaN equals no id, not even itself, so it "
-                             "names no query")
-    try:
-        np.argsort(arr, kind="stable")
-    except TypeError:
-        kinds = sorted({type(v).__name__ for v in arr})
-        raise ValueError(f"qid mixes ids of types {kinds} that cannot be ordered together; use "
-                         "one type (all numbers or all strings)") from None
 
 
 #: Sums of values bounded in total by this stay finite with room for the few further
