@@ -16,6 +16,16 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for name in KERNELS
+] + [
+    # validation's counting sort of query ids (aprank/validation.py)
+    Extension(
+        "aprank._validation_cy",
+        ["aprank/_validation_cy.pyx"],
+        language="c++",
+        include_dirs=[np.get_include()],
+        extra_compile_args=["-O3", "-std=c++17"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
 ]
 
 setup(

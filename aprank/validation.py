@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from aprank._validation_cy import count_groups
+
 __all__ = ["as_scores", "as_labels", "as_query_groups", "check_summable", "PrecisionWarning",
            "SUM_LIMIT"]
 
@@ -137,8 +139,22 @@ def as_query_groups(qid, n: int):
                          "one type (all numbers or all strings)") from None
 
 
+#: Integer ids spanning at most this many values beyond n are grouped by a counting sort
+#: (memory 8 bytes per value of the range); wider ones by a stable argsort.
+COUNTING_SLACK = 1 << 16
+
+
 def _grouped(arr: np.ndarray, n: int):
     """as_query_groups' result for valid ids."""
+    if arr.dtype.kind in "iu" and n > 0:
+        lo, hi = int(arr.min()), int(arr.max())
+        if hi - lo < 2 * n + COUNTING_SLACK:
+            # signed: widen before shifting (int8 - min could wrap); unsigned: shift first
+            # (values past 2^63 do not fit int64, their offsets from the minimum do)
+            shifted = (arr.astype(np.int64) - lo if arr.dtype.kind == "i" else
+                       (arr - arr.dtype.type(lo)).astype(np.int64))
+            order, offsets = count_groups(shifted, hi - lo + 1)
+            return order, offsets, arr[offsets[:-1] if order is None else order[offsets[:-1]]]
     starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
     block_ids = arr[starts]
     offsets = np.r_[starts, n].astype(np.int64)

@@ -170,7 +170,8 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
 def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                  const i64[::1] order, const i64[::1] offsets, str loss_code,
                  const double[::1] discount, i64 n_pos,
-                 i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective):
+                 i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective,
+                 double[::1] truth=None):
     """Run one ranking algorithm on every query and fill the outputs in place.
 
     solve: capsule holding the algorithm's solve_fn, or None when `ranks` already holds the
@@ -179,6 +180,10 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     offsets: query q owns order[offsets[q]:offsets[q+1]].
     loss_code, discount: the loss's KernelSpec; a code not in KERNEL_LOSSES is a ValueError.
     n_pos: total number of positives. Inputs are validated by aprank.validation.
+    truth: optional output, per sample the ground truth's coefficients of the joint feature
+        map, 1/P for a positive and -1/N for a negative (0 in a query lacking either class):
+        written here, where P and N are known, it costs one store per sample instead of the
+        NumPy passes of ``Loss.truth_coef``.
     """
     if loss_code not in KERNEL_LOSSES:
         raise ValueError(f"the compiled kernels compute the losses {sorted(KERNEL_LOSSES)}, "
@@ -189,6 +194,8 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef i64 n_queries = offsets.shape[0] - 1
     cdef const i64* order_p = &order[0] if order is not None and order.shape[0] > 0 else NULL
     cdef const double* discount_p = &discount[0] if discount is not None else NULL
+    cdef double* truth_p = &truth[0] if truth is not None else NULL
+    cdef double tp, tn
     if solve is not None:
         fn = capsule_solve(solve)
     cdef bint simd = _simd
@@ -230,6 +237,8 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                     k = order_p[t] if order_p != NULL else t
                     ranks[k] = 1
                     coef[k] = 0.0
+                    if truth_p != NULL:
+                        truth_p[k] = 0.0
                 loss[q] = 0.0
                 objective[q] = 0.0
                 continue
@@ -250,6 +259,13 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             if status != QUERY_OK:
                 bad_query = q
                 break
+            if truth_p != NULL:
+                tp = 1.0 / <double>P
+                tn = -1.0 / <double>N
+                for t in range(P):
+                    truth_p[pos_x[t]] = tp
+                for t in range(N):
+                    truth_p[neg_x[t]] = tn
     if status == QUERY_INEXACT:
         raise ValueError(
             f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "

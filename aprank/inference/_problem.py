@@ -260,10 +260,15 @@ class RankingProblem(QueryProblem):
     def _one_checked(self, scores: np.ndarray, algo) -> InferenceResult:
         if self.n_queries != 1:
             raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
-        return self._one(self._run(scores, algo), algo)
+        return self._one(self._run(scores, algo, truth=False), algo)
 
     def _batch(self, call: "Call", algo) -> BatchResult:
-        return BatchResult(call.ranks, call.coef, self.truth_coef, call.query_loss,
+        truth = self.__dict__.get("truth_coef")
+        if truth is None and call.truth_coef is not None:
+            # written by the driver in its pass (Call.truth_out); the cached_property's value
+            truth = self.__dict__["truth_coef"] = _read_only(call.truth_coef)
+        return BatchResult(call.ranks, call.coef, self.truth_coef if truth is None else truth,
+                           call.query_loss,
                            call.query_objective, self.query_ids, self.used, algo.name,
                            call.labelling)
 
@@ -272,8 +277,9 @@ class RankingProblem(QueryProblem):
         return InferenceResult(call.ranks, call.coef, float(call.query_loss[0]),
                                float(call.query_objective[0]), algo.name, call.labelling)
 
-    def _run(self, scores: np.ndarray, algo) -> "Call":
-        """Run ``algo`` on scores already validated by ``validation.as_scores``."""
+    def _run(self, scores: np.ndarray, algo, truth: bool = True) -> "Call":
+        """Run ``algo`` on scores already validated by ``validation.as_scores``; ``truth``: the
+        result needs the ground truth's coefficients (a batch's does, a single query's not)."""
         if algo.max_samples is not None and self.max_query_size > algo.max_samples:
             raise ValueError(
                 f"algorithm {algo.name!r} enumerates every ranking and refuses queries of more "
@@ -286,7 +292,7 @@ class RankingProblem(QueryProblem):
         if algo.name not in checked:
             checked.add(algo.name)
             warn_if_slow(algo, self.loss, *self.largest_query, stacklevel=5)
-        call = Call(self, scores)
+        call = Call(self, scores, truth and "truth_coef" not in self.__dict__)
         algo.run(call)
         call.clear_unused()
         return call
@@ -364,8 +370,11 @@ class Call:
     """One solve: the problem's structure, validated scores and the output arrays that a
     registry algorithm's ``run(call)`` fills."""
 
-    def __init__(self, problem: RankingProblem, scores: np.ndarray):
+    def __init__(self, problem: RankingProblem, scores: np.ndarray, want_truth: bool = False):
         self.problem = problem
+        self.want_truth = want_truth
+        #: the ground truth's coefficients when the compiled driver wrote them (truth_out)
+        self.truth_coef = None
         self.scores = scores
         self.loss = problem.loss
         self.is_pos, self.order, self.offsets = problem.is_pos, problem.order, problem.offsets
@@ -384,6 +393,16 @@ class Call:
     @property
     def max_query_size(self) -> int:
         return self.problem.max_query_size
+
+    def truth_out(self, driver_truth) -> Optional[np.ndarray]:
+        """An array for the compiled driver to write the ground truth's coefficients into, or
+        None: when the result does not need them (a single query's), the problem holds them
+        already (a learner's later solves), or ``driver_truth(loss)`` says the loss's are not
+        the driver's. A batch of small queries then gets them from the driver's own pass
+        instead of the NumPy passes of ``Loss.truth_coef`` (which once took most of its time)."""
+        if self.want_truth and self.truth_coef is None and driver_truth(self.loss):
+            self.truth_coef = np.empty(self.scores.shape[0], dtype=np.float64)
+        return self.truth_coef
 
     def query_indices(self, q: int) -> np.ndarray:
         return self.problem.query_indices(q)
