@@ -1,9 +1,11 @@
 """The built-in problem kinds and algorithms, put in the registry when aprank.inference loads."""
-from math import comb, factorial, log2
+from math import comb, factorial
+
+import numpy as np
 
 from aprank.inference import (_brute, _greedy_cy, _latent, _optranks_cy, _pairwise, _search_cy,
                               _select_cy, _topk)
-from aprank.inference._compiled import RankingKernel, run_zero_one
+from aprank.inference._compiled import AutoKernel, RankingKernel, run_zero_one
 from aprank.inference._problem import RankingProblem
 from aprank.inference._latent import LatentProblem
 from aprank.inference._pairwise import PairwiseProblem
@@ -12,7 +14,8 @@ from aprank.inference._registry import Algorithm, ProblemKind, add, add_kind
 
 
 def _lg(x):
-    return log2(max(x, 2))
+    # NumPy, so that the models take arrays of per-query sizes too (auto's rule)
+    return np.log2(np.maximum(x, 2))
 
 
 def _yue_cost(P, N):
@@ -67,6 +70,40 @@ def _graphcut_cost(P, N):
     return P + N      # linear: a bounded number of cuts per sample of bounded components
 
 
+#: The candidates of "auto" per kernel loss: (kernel module, registry cost model, microseconds
+#: per cost unit, microseconds per query), the last two fitted to per-query times measured in
+#: batches of equal queries (AMD EPYC, AVX-512, 2 cores shared; P in 1-1000, N in 3-10^4,
+#: positives ~ N(1, 1) or N(6, 1) against N(0, 1)). Each query runs the candidate of least
+#: predicted time. Measured there: ``qs`` was fastest or within 3% of the fastest in every cell
+#: (at P = 10, N = 90: qs 3.6, search 4.1, select 4.5 us overlapping; 2.1, 3.5, 2.0 us
+#: separated; at P = 1, N = 10^4: qs 173, select 401 us), and ``ndcg-greedy``'s O(PN) scan
+#: lost to ``qs`` once the driver tabulates the NDCG discount for both (at P = 10, N = 10: 0.73
+#: against 0.69 us). ``select``'s and ``search``'s models (their P^2 worst case) do not predict
+#: their times (median error 88%), so they are no candidates: today every query runs ``qs``.
+#: A new candidate joins here with its two fitted constants.
+AUTO_MODELS = {
+    "ap": ((_optranks_cy, _qs_cost, 0.0084, 0.069),),
+    "ndcg": ((_optranks_cy, _qs_cost, 0.0084, 0.069),),
+}
+
+
+def _auto_rule(models):
+    def rule(P, N):
+        predicted = np.stack([w * cost(P, N) + c for _, cost, w, c in models])
+        return np.argmin(predicted, axis=0)
+    return rule
+
+
+def _auto_cost(P, N):
+    # the least of the candidates' models: never predicted slower than a candidate, so "auto"
+    # draws no SlowAlgorithmWarning where its candidates draw none
+    return min(cost(P, N) for models in AUTO_MODELS.values() for _, cost, _, _ in models)
+
+
+_AUTO = AutoKernel({code: (tuple(m[0] for m in models), _auto_rule(models))
+                    for code, models in AUTO_MODELS.items()})
+
+
 KINDS = (
     ProblemKind("ranking", "scores and binary labels per query -> the most violated ranking "
                 "(losses AP, NDCG)", RankingProblem, oracle="brute", default="qs"),
@@ -99,6 +136,10 @@ ALGORITHMS = (
     Algorithm("qs", "ranking", ("ap", "ndcg"), True, "O(N log P + P log N) expected",
               "paper 004 Algs. 1-2 (+ sec. 5 search for AP)", RankingKernel(_optranks_cy),
               cost=_qs_cost),
+    Algorithm("auto", "ranking", ("ap", "ndcg"), True,
+              "per query the least of its candidates' (today qs's)",
+              "per query the exact kernel of least measured cost for its P and N (today qs)",
+              _AUTO, cost=_auto_cost),
     Algorithm("brute", "ranking", None, True, "O(C(n, P) n)",
               "exhaustive over interleavings (paper 004 Obs. 1): the oracle", _brute.run,
               cost=_brute_ranking_cost, max_samples=_brute.MAX_SAMPLES),

@@ -1,16 +1,18 @@
 """Runners that hand a validated call (see ``_problem.Call``) to the compiled kernels."""
 from __future__ import annotations
 
+import numpy as np
+
 from aprank.inference import _driver_cy, _zero_one_cy
 from aprank.losses import RankingLoss
 
 
-def _rank_queries(solve, call, discount_table: bool = False) -> None:
+def _rank_queries(solve, call, discount_table: bool = False, choice=None) -> None:
     spec = call.loss.kernel_spec(call.max_query_size, discount_table)
     _driver_cy.rank_queries(
         solve, call.scores, call.is_pos.view("uint8"), call.order, call.offsets, spec.code,
         spec.discount, call.n_pos, call.ranks, call.coef, call.query_loss, call.query_objective,
-        call.truth_out(DRIVER_TRUTH),
+        call.truth_out(DRIVER_TRUTH), choice,
     )
 
 
@@ -37,6 +39,37 @@ class RankingKernel:
 
     def __call__(self, call) -> None:
         _rank_queries(self.solve, call, self.discount_table)
+
+
+class AutoKernel:
+    """run(call) for the "auto" algorithm: each query runs the kernel that ``rule`` picks from
+    its P and N, all queries in one compiled loop (no Python per query).
+
+    candidates : {kernel loss code ("ap", "ndcg"): (kernel modules, rule)}, where
+        ``rule(P, N)`` maps arrays of per-query positives and negatives to the index of the
+        module to run on each query. Every candidate is an exact kernel, so the choice changes
+        the time only: all follow the tie rule and return the same ranks, and the outputs are
+        computed from the ranks by the driver alone. No candidate gets NumPy's NDCG discount
+        table (``discount_table``, ``ndcg-greedy``'s): it may differ in the last bit from the
+        driver's own table (``own_table``), and the results would then depend on the choice.
+    """
+
+    def __init__(self, candidates: dict):
+        self.candidates = {code: (tuple(m.SOLVE for m in modules), rule)
+                           for code, (modules, rule) in candidates.items()}
+
+    def choose(self, call) -> np.ndarray:
+        """The index of the kernel each query of ``call`` runs (int8, one per query)."""
+        rule = self.candidates[call.loss.kernel_spec(0).code][1]
+        P = call.problem.positives
+        return np.asarray(rule(P, np.diff(call.offsets) - P), dtype=np.int8)
+
+    def __call__(self, call) -> None:
+        solves = self.candidates[call.loss.kernel_spec(0).code][0]
+        if len(solves) == 1:        # nothing to choose: no per-query rule to evaluate
+            _rank_queries(solves[0], call)
+        else:
+            _rank_queries(solves, call, choice=self.choose(call))
 
 
 def finish_given_ranks(call) -> None:
