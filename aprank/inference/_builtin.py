@@ -1,5 +1,5 @@
 """The built-in problem kinds and algorithms, put in the registry when aprank.inference loads."""
-from math import comb, factorial
+from math import comb, factorial, log2
 
 import numpy as np
 
@@ -14,7 +14,9 @@ from aprank.inference._registry import Algorithm, ProblemKind, add, add_kind
 
 
 def _lg(x):
-    # NumPy, so that the models take arrays of per-query sizes too (auto's rule)
+    if isinstance(x, (int, float)):     # the common scalar call, without NumPy's overhead
+        return log2(max(x, 2))
+    # arrays of per-query sizes (auto's rule)
     return np.log2(np.maximum(x, 2))
 
 

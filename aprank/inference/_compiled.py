@@ -61,7 +61,7 @@ class AutoKernel:
     def choose(self, call) -> np.ndarray:
         """The index of the kernel each query of ``call`` runs (int8, one per query)."""
         rule = self.candidates[call.loss.kernel_spec(0).code][1]
-        P = call.problem.positives
+        P = call.positives
         return np.asarray(rule(P, np.diff(call.offsets) - P), dtype=np.int8)
 
     def __call__(self, call) -> None:
@@ -70,6 +70,11 @@ class AutoKernel:
             _rank_queries(solves[0], call)
         else:
             _rank_queries(solves, call, choice=self.choose(call))
+
+
+#: The runs that need of a call only what the driver reads: ``infer`` hands them a
+#: ``SingleCall`` (one query, no problem built).
+COMPILED_RUNS = (RankingKernel, AutoKernel)
 
 
 def finish_given_ranks(call) -> None:

@@ -17,6 +17,7 @@ whose objective exceeds DBL_MAX, is refused with ValueError.
 """
 from libc.stdint cimport uint8_t
 from libc.math cimport fabs, ilogb, ldexp
+from libc.stdlib cimport malloc, free
 import numpy as np
 
 from aprank.inference._kernel cimport (
@@ -245,75 +246,86 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     elif solve is not None:
         fn = capsule_solve(solve)
     cdef bint simd = _simd
-    pos_s_buf = np.empty(max(n_pos, 1), dtype=np.float64)
-    pos_x_buf = np.empty(max(n_pos, 1), dtype=np.int64)
-    neg_s_buf = np.empty(max(n - n_pos, 1), dtype=np.float64)
-    neg_x_buf = np.empty(max(n - n_pos, 1), dtype=np.int64)
-    count_buf = np.empty(n_pos + 2, dtype=np.int64)
-    suffix_buf = np.empty(n_pos + 2, dtype=np.float64)
-    cdef double[::1] pos_s = pos_s_buf, neg_s = neg_s_buf, suffix = suffix_buf
-    cdef i64[::1] pos_x = pos_x_buf, neg_x = neg_x_buf, count = count_buf
+    # work space: scores and indices of one query's positives and negatives, and finish's
+    # counts and suffix sums (malloc: six NumPy arrays cost more than a 20-sample query)
+    cdef i64 n_p = max(n_pos, 1), n_n = max(n - n_pos, 1), size = n_p + n_n + n_pos + 2
+    cdef double* dwork = <double*>malloc(size * sizeof(double))
+    cdef i64* iwork = <i64*>malloc(size * sizeof(i64))
+    if dwork == NULL or iwork == NULL:
+        free(dwork)
+        free(iwork)
+        raise MemoryError()
+    cdef double* pos_s = dwork
+    cdef double* neg_s = dwork + n_p
+    cdef double* suffix = dwork + n_p + n_n
+    cdef i64* pos_x = iwork
+    cdef i64* neg_x = iwork + n_p
+    cdef i64* count = iwork + n_p + n_n
     cdef i64 t, k, a, b, P, N
     cdef i64 bad_query = -1
     cdef int status = QUERY_OK
     cdef double amax = 0.0
     cdef const double* discount_p = &discount[0] if discount is not None else NULL
-    with nogil:
-        for q in range(n_queries):
-            a = offsets[q]
-            b = offsets[q + 1]
-            P = 0
-            N = 0
-            amax = 0.0
-            for t in range(a, b):
-                k = order_p[t] if order_p != NULL else t
-                if fabs(scores[k]) > amax:
-                    amax = fabs(scores[k])
-                if is_pos[k]:
-                    pos_s[P] = scores[k]
-                    pos_x[P] = k
-                    P += 1
-                else:
-                    neg_s[N] = scores[k]
-                    neg_x[N] = k
-                    N += 1
-            if P == 0 or N == 0:
-                # Nothing can be inverted: the only ranking is the ground truth.
+    try:
+        with nogil:
+            for q in range(n_queries):
+                a = offsets[q]
+                b = offsets[q + 1]
+                P = 0
+                N = 0
+                amax = 0.0
                 for t in range(a, b):
                     k = order_p[t] if order_p != NULL else t
-                    ranks[k] = 1
-                    coef[k] = 0.0
-                    if truth_p != NULL:
-                        truth_p[k] = 0.0
-                loss[q] = 0.0
-                objective[q] = 0.0
-                continue
-            if fn != NULL:
-                for t in range(N):
-                    ranks[neg_x[t]] = P + 1
-            sort_keys(&pos_s[0], &pos_x[0], 0, P, simd)
-            make_spec(&L, kind, P, N, discount_p, simd)
-            status = scale_query(&L, amax, &pos_s[0], P, &neg_s[0], N)
-            if status != QUERY_OK:
-                bad_query = q
-                break
-            if choice_p != NULL:
-                fn = fns[choice_p[q]]
-            if fn != NULL:
-                fn(&L, &pos_s[0], &neg_s[0], &neg_x[0], N, &ranks[0])
-            status = finish(&L, &pos_s[0], &pos_x[0], scores, is_pos, order_p, a, b, &ranks[0],
-                            &coef[0], &count[0], &suffix[0], amax * L.loss_weight, &loss[q],
-                            &objective[q])
-            if status != QUERY_OK:
-                bad_query = q
-                break
-            if truth_p != NULL:
-                tp = 1.0 / <double>P
-                tn = -1.0 / <double>N
-                for t in range(P):
-                    truth_p[pos_x[t]] = tp
-                for t in range(N):
-                    truth_p[neg_x[t]] = tn
+                    if fabs(scores[k]) > amax:
+                        amax = fabs(scores[k])
+                    if is_pos[k]:
+                        pos_s[P] = scores[k]
+                        pos_x[P] = k
+                        P += 1
+                    else:
+                        neg_s[N] = scores[k]
+                        neg_x[N] = k
+                        N += 1
+                if P == 0 or N == 0:
+                    # Nothing can be inverted: the only ranking is the ground truth.
+                    for t in range(a, b):
+                        k = order_p[t] if order_p != NULL else t
+                        ranks[k] = 1
+                        coef[k] = 0.0
+                        if truth_p != NULL:
+                            truth_p[k] = 0.0
+                    loss[q] = 0.0
+                    objective[q] = 0.0
+                    continue
+                if fn != NULL:
+                    for t in range(N):
+                        ranks[neg_x[t]] = P + 1
+                sort_keys(pos_s, pos_x, 0, P, simd)
+                make_spec(&L, kind, P, N, discount_p, simd)
+                status = scale_query(&L, amax, pos_s, P, neg_s, N)
+                if status != QUERY_OK:
+                    bad_query = q
+                    break
+                if choice_p != NULL:
+                    fn = fns[choice_p[q]]
+                if fn != NULL:
+                    fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
+                status = finish(&L, pos_s, pos_x, scores, is_pos, order_p, a, b, &ranks[0],
+                                &coef[0], count, suffix, amax * L.loss_weight, &loss[q],
+                                &objective[q])
+                if status != QUERY_OK:
+                    bad_query = q
+                    break
+                if truth_p != NULL:
+                    tp = 1.0 / <double>P
+                    tn = -1.0 / <double>N
+                    for t in range(P):
+                        truth_p[pos_x[t]] = tp
+                    for t in range(N):
+                        truth_p[neg_x[t]] = tn
+    finally:
+        free(dwork)
+        free(iwork)
     if status == QUERY_INEXACT:
         raise ValueError(
             f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "

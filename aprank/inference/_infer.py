@@ -1,20 +1,45 @@
 """``aprank.infer`` and ``aprank.infer_batch``: loss-augmented inference through the registry."""
 from __future__ import annotations
 
+from math import isfinite
+
+import numpy as np
+
 from aprank import validation
-from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem
-from aprank.inference._registry import get_kind, resolve
-from aprank.losses import get_loss
+from aprank.inference._compiled import COMPILED_RUNS
+from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem, SingleCall
+from aprank.inference._registry import get_kind, resolve, version, warn_if_slow
+from aprank.losses import LOSSES, get_loss
 
 __all__ = ["infer", "infer_batch"]
+
+
+#: (loss name, algorithm or None) -> (registry version, Loss, Algorithm): what _resolved found.
+_RESOLVED: dict = {}
+
+
+def _resolved(loss, algorithm):
+    """(Loss, Algorithm) for infer's arguments, as the registry resolves them; a loss named by a
+    string is looked up once per registry version (the lookups cost more than a small query)."""
+    key = (loss, algorithm) if type(loss) is str and (algorithm is None or
+                                                     type(algorithm) is str) else None
+    if key is not None:
+        hit = _RESOLVED.get(key)
+        if hit is not None and hit[0] == version() and LOSSES.get(loss) is hit[1]:
+            return hit[1], hit[2]
+    found = get_loss(loss)
+    algo = resolve(found, get_kind(found.kind).default_for(found) if algorithm is None
+                   else algorithm)
+    if key is not None:
+        _RESOLVED[key] = (version(), found, algo)
+    return found, algo
 
 
 def _problem(scores, labels, loss, algorithm, qid=None, empty="error", options=None):
     """(problem, validated scores, algorithm): the algorithm is checked before any input; the
     problem is the loss's kind's problem type."""
-    loss = get_loss(loss)
+    loss, algo = _resolved(loss, algorithm)
     kind = get_kind(loss.kind)
-    algo = resolve(loss, kind.default_for(loss) if algorithm is None else algorithm)
     scores = validation.as_scores(scores)
     problem = kind.problem_type(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0],
                                 **(options or {}))
@@ -53,8 +78,39 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceR
 
     The caller's arrays are never modified. With no negatives, loss and objective are 0.
     """
+    if not options:
+        found, algo = _resolved(loss, algorithm)
+        if isinstance(algo.run, COMPILED_RUNS):
+            result = _lean(scores, labels, found, algo)
+            if result is not None:
+                return result
     problem, scores, algo = _problem(scores, labels, loss, algorithm, options=options)
     return problem._one_checked(scores, algo)
+
+
+def _lean(scores, labels, loss, algo):
+    """``infer`` for float64 scores in a 1-D array, with positives, run by a compiled kernel,
+    without building a problem: on 20 samples the problem costs several times the kernel.
+    The same validation, warning and result as the full path; None for any other input,
+    which the full path then takes (and refuses with its messages)."""
+    if type(scores) is not np.ndarray or scores.dtype != np.float64 or scores.ndim != 1:
+        return None
+    n = scores.shape[0]
+    # NaN propagates through both reductions and an infinity is an extreme: finite extremes
+    # => every score finite (cheaper than isfinite's array and all() on small queries)
+    if n == 0 or not (isfinite(np.minimum.reduce(scores)) and isfinite(np.maximum.reduce(scores))):
+        return None
+    if type(labels) is np.ndarray and labels.dtype == np.bool_ and labels.shape == (n,):
+        is_pos = labels.view(np.uint8) != 0        # as validation.as_labels reads bools
+    else:
+        is_pos = validation.as_labels(labels, n)
+    P = int(np.count_nonzero(is_pos))
+    if P == 0:
+        return None
+    warn_if_slow(algo, loss, P, n - P, stacklevel=3)
+    call = SingleCall(scores, is_pos, loss, P)
+    algo.run(call)
+    return call.result(algo.name)
 
 
 def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error",

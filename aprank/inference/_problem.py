@@ -404,6 +404,10 @@ class Call:
             self.truth_coef = np.empty(self.scores.shape[0], dtype=np.float64)
         return self.truth_coef
 
+    @property
+    def positives(self) -> np.ndarray:
+        return self.problem.positives
+
     def query_indices(self, q: int) -> np.ndarray:
         return self.problem.query_indices(q)
 
@@ -418,3 +422,39 @@ class Call:
             self.labelling[skipped] = self.is_pos[skipped]
         self.query_loss[~self.used] = 0.0
         self.query_objective[~self.used] = 0.0
+
+
+class SingleCall:
+    """What a compiled run (``_compiled.COMPILED_RUNS``) reads of a :class:`Call`, for one query
+    whose scores and labels are validated and which has positives: ``infer``'s common case,
+    without a problem built (which costs more than the kernel on small queries)."""
+
+    __slots__ = ("scores", "is_pos", "loss", "n_pos", "offsets", "positives", "ranks", "coef",
+                 "query_loss", "query_objective")
+    order = None
+    used = None
+
+    def __init__(self, scores: np.ndarray, is_pos: np.ndarray, loss, n_pos: int):
+        n = scores.shape[0]
+        self.scores, self.is_pos, self.loss, self.n_pos = scores, is_pos, loss, n_pos
+        self.offsets = np.array([0, n], dtype=np.int64)
+        self.positives = np.array([n_pos], dtype=np.int64)
+        self.ranks = np.empty(n, dtype=np.int64)
+        self.coef = np.empty(n, dtype=np.float64)
+        self.query_loss = np.zeros(1)
+        self.query_objective = np.zeros(1)
+
+    @property
+    def max_query_size(self) -> int:
+        return self.scores.shape[0]
+
+    @property
+    def n_queries(self) -> int:
+        return 1
+
+    def truth_out(self, driver_truth) -> None:
+        return None
+
+    def result(self, algorithm: str) -> InferenceResult:
+        return InferenceResult(self.ranks, self.coef, float(self.query_loss[0]),
+                               float(self.query_objective[0]), algorithm)

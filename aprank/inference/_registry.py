@@ -21,7 +21,7 @@ from aprank.losses import LOSSES, Loss, get_loss
 
 __all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "remove", "get",
            "get_kind", "kinds", "algorithms", "resolve", "SlowAlgorithmWarning",
-           "faster_alternative", "warn_if_slow"]
+           "faster_alternative", "warn_if_slow", "version"]
 
 
 @dataclass(frozen=True)
@@ -125,12 +125,20 @@ class AlgorithmTable(tuple):
 
 _KINDS: dict[str, ProblemKind] = {}
 _TABLE: dict[tuple[str, str], Algorithm] = {}
+#: Bumped by every change of the table (add_kind, add, remove): caches of lookups compare it.
+_VERSION = [0]
+
+
+def version() -> int:
+    """A number that changes whenever a kind or algorithm is added or removed."""
+    return _VERSION[0]
 
 
 def add_kind(kind: ProblemKind) -> ProblemKind:
     if kind.name in _KINDS:
         raise ValueError(f"problem kind {kind.name!r} is already defined")
     _KINDS[kind.name] = kind
+    _VERSION[0] += 1
     return kind
 
 
@@ -193,6 +201,7 @@ def add(algorithm: Algorithm, replace: bool = False) -> Algorithm:
                          f"{algorithm.kind!r} kind" + (" (built in)" if old.builtin else
                                                        "; pass replace=True to replace it"))
     _TABLE[key] = algorithm
+    _VERSION[0] += 1
     return algorithm
 
 
@@ -201,6 +210,7 @@ def remove(name: str, kind: Optional[str] = None) -> None:
     if algorithm.builtin:
         raise ValueError(f"{name!r} is built in and cannot be removed")
     del _TABLE[algorithm.kind, algorithm.name]
+    _VERSION[0] += 1
 
 
 def get(name: str, kind: Optional[str] = None) -> Algorithm:

@@ -373,13 +373,14 @@ class APSVM(_StructuredSVM):
 
     Parameters
     ----------
-    algorithm : str, default "qs"
-        Exact AP inference algorithm from ``aprank.algorithms()``: all give the same w.
+    algorithm : str, default "auto"
+        Exact AP inference algorithm from ``aprank.algorithms()``: all give the same w
+        ("auto": per query the fastest by the registry's measured cost models).
 """ + _COMMON_DOC
 
     _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str]}
 
-    def __init__(self, C=1.0, *, algorithm="qs", tol=1e-3, max_iter=1000, prune_after=50,
+    def __init__(self, C=1.0, *, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
                  empty="error", verbose=False, warm_start=False, callback=None):
         self.algorithm = algorithm
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
@@ -397,8 +398,8 @@ class NDCGSVM(_StructuredSVM):
 
     Parameters
     ----------
-    algorithm : str, default "qs"
-        Exact NDCG inference algorithm ("qs" or "ndcg-greedy").
+    algorithm : str, default "auto"
+        Exact NDCG inference algorithm ("auto", "qs" or "ndcg-greedy").
     discount : array-like, optional
         Convex, non-increasing discount, ``discount[m-1] = D(m)``; default 1/log2(1+m).
 """ + _COMMON_DOC
@@ -406,7 +407,7 @@ class NDCGSVM(_StructuredSVM):
     _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str],
                               "discount": ["array-like", None]}
 
-    def __init__(self, C=1.0, *, algorithm="qs", discount=None, tol=1e-3, max_iter=1000,
+    def __init__(self, C=1.0, *, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
                  prune_after=50, empty="error", verbose=False, warm_start=False,
                  callback=None):
         self.algorithm = algorithm
@@ -440,7 +441,7 @@ class APSVMAppx(_StructuredSVM):
     ----------
     keep : float in [0, 1], default 0.5
         Fraction of the easy samples that stay easy (paper 000 Table 1: 25, 50 and 75 %).
-    algorithm : str, default "qs"
+    algorithm : str, default "auto"
         Exact AP inference algorithm.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the bias.
@@ -453,7 +454,7 @@ class APSVMAppx(_StructuredSVM):
                               "keep": [NoBoolInterval(Real, 0, 1, closed="both")],
                               "intercept_scaling": [POSITIVE]}
 
-    def __init__(self, C=1.0, *, keep=0.5, algorithm="qs", intercept_scaling=1.0, tol=1e-3,
+    def __init__(self, C=1.0, *, keep=0.5, algorithm="auto", intercept_scaling=1.0, tol=1e-3,
                  max_iter=1000, prune_after=50, empty="error", verbose=False, warm_start=False,
                  callback=None):
         self.keep = keep
