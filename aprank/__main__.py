@@ -85,6 +85,12 @@ def _cmd_bench(args) -> int:
     latent = _latent_table(args)
     print("\n" + latent)
     sections = [table, gil, latent]
+    # a few seconds quick (a fifth of the queries), about half a minute in full
+    sizes = bench.MANY_QUERY_SIZES if not args.quick else tuple(
+        (docs, n // 5) for docs, n in bench.MANY_QUERY_SIZES)
+    many = bench.format_many_query_inference(*bench.many_query_inference(sizes, args.repeats))
+    print("\n" + many)
+    sections.append(many)
     if not args.quick:      # 1e6 samples in 4e5 queries: about half a minute, full runs only
         metrics = bench.format_many_query_metrics(bench.many_query_metrics(repeats=args.repeats))
         print("\n" + metrics)
