@@ -492,7 +492,9 @@ def many_query_inference(sizes=MANY_QUERY_SIZES, repeats: int = 5, seed: int = 0
     """Time loss-augmented inference (AP) over many equal queries against a Python loop of
     ``numpy.argsort`` over each query's negatives (the same queries, split beforehand).
 
-    Per size and qid layout (sorted, shuffled), round robin over ``repeats`` (medians):
+    CPU time (``time.process_time``: every call is single-threaded, and CPU time does not count
+    the waits of a shared machine). Per size and qid layout (sorted, shuffled), round robin over
+    ``repeats`` (medians):
     ``infer_batch`` with the default algorithm and with "auto", and (sorted layout only; it
     does not see the layout) a Python loop of ``infer`` over the queries. Rows (docs, queries,
     layout, call, seconds per query, ratio to the argsort loop). Also returns the single-call
@@ -516,9 +518,9 @@ def many_query_inference(sizes=MANY_QUERY_SIZES, repeats: int = 5, seed: int = 0
             times = {name: [] for name in calls}
             for _ in range(repeats):
                 for name, call in calls.items():
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()
                     call()
-                    times[name].append(time.perf_counter() - t0)
+                    times[name].append(time.process_time() - t0)
             per_query = {name: float(np.median(t)) / n_queries for name, t in times.items()}
             yardstick = per_query["numpy.argsort loop"]
             rows += [(docs, n_queries, layout, name, seconds, seconds / yardstick)
@@ -527,8 +529,8 @@ def many_query_inference(sizes=MANY_QUERY_SIZES, repeats: int = 5, seed: int = 0
 
 
 def single_call(n: int = 20, calls: int = 2000, repeats: int = 5, seed: int = 0):
-    """(seconds of one ``infer`` call, of one ``numpy.argsort`` of the same n scores, ratio):
-    medians over ``repeats`` rounds of ``calls`` calls each, the two interleaved."""
+    """(CPU seconds of one ``infer`` call, of one ``numpy.argsort`` of the same n scores,
+    ratio): medians over ``repeats`` rounds of ``calls`` calls each, the two interleaved."""
     rng = np.random.default_rng(seed)
     scores = rng.standard_normal(n)
     labels = rng.random(n) < 0.3
@@ -537,17 +539,17 @@ def single_call(n: int = 20, calls: int = 2000, repeats: int = 5, seed: int = 0)
     for _ in range(repeats):
         for fn, out in ((lambda: infer(scores, labels), infer_t),
                         (lambda: np.argsort(scores), sort_t)):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(calls):
                 fn()
-            out.append((time.perf_counter() - t0) / calls)
+            out.append((time.process_time() - t0) / calls)
     i, s = float(np.median(infer_t)), float(np.median(sort_t))
     return i, s, i / s
 
 
 def format_many_query_inference(rows, single) -> str:
-    out = ["Inference over many equal queries (AP; about 10% relevant): microseconds per query, "
-           "medians, round robin in one run; x = / the numpy.argsort loop over each query's "
+    out = ["Inference over many equal queries (AP; about 10% relevant): CPU microseconds per "
+           "query, medians, round robin in one run; x = / the numpy.argsort loop over each query's "
            f"negatives (target: infer_batch at most {BATCH_TARGET:g} x):", "",
            "| docs per query | queries | qid | infer_batch | infer_batch (auto) | infer loop | "
            "numpy.argsort loop | infer_batch x | auto x |", "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -561,6 +563,6 @@ def format_many_query_inference(rows, single) -> str:
                    f"{c['numpy.argsort loop'][0]:.2f} | {c['infer_batch'][1]:.2f} | "
                    f"{c['infer_batch (auto)'][1]:.2f} |")
     i, s, ratio = single
-    out += ["", f"One infer call at n = 20: {i * 1e6:.2f} us; one numpy.argsort of the same 20 "
+    out += ["", f"One infer call at n = 20: {i * 1e6:.2f} us CPU; one numpy.argsort of the same 20 "
             f"scores {s * 1e6:.2f} us; ratio {ratio:.1f} (target at most {SINGLE_TARGET:g})."]
     return "\n".join(out)

@@ -167,7 +167,13 @@ class AveragePrecision(RankingLoss):
         return (n / (k + n)).sum(axis=-1) / P
 
     def kernel_spec(self, n_max, table=False):
-        return KernelSpec("ap")
+        return _AP_SPEC
+
+
+#: The specifications that depend on nothing (one object each: a small query's call costs less
+#: than building one).
+_AP_SPEC = KernelSpec("ap")
+_NDCG_SPEC = KernelSpec("ndcg")
 
 
 def _default_discount(m) -> np.ndarray:
@@ -263,7 +269,7 @@ class NDCG(RankingLoss):
                     f"discount has {self.discount.size} values but a query has {n_max} samples"
                 )
             return KernelSpec("ndcg", self.discount)
-        return KernelSpec("ndcg", _default_discount(np.arange(1, n_max + 1)) if table else None)
+        return KernelSpec("ndcg", _default_discount(np.arange(1, n_max + 1))) if table else _NDCG_SPEC
 
 
 class ZeroOne(Loss):

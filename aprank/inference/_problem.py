@@ -429,8 +429,8 @@ class SingleCall:
     whose scores and labels are validated and which has positives: ``infer``'s common case,
     without a problem built (which costs more than the kernel on small queries)."""
 
-    __slots__ = ("scores", "is_pos", "loss", "n_pos", "offsets", "positives", "ranks", "coef",
-                 "query_loss", "query_objective")
+    __slots__ = ("scores", "is_pos", "loss", "n_pos", "offsets", "ranks", "coef", "query_loss",
+                 "query_objective")
     order = None
     used = None
 
@@ -438,7 +438,6 @@ class SingleCall:
         n = scores.shape[0]
         self.scores, self.is_pos, self.loss, self.n_pos = scores, is_pos, loss, n_pos
         self.offsets = np.array([0, n], dtype=np.int64)
-        self.positives = np.array([n_pos], dtype=np.int64)
         self.ranks = np.empty(n, dtype=np.int64)
         self.coef = np.empty(n, dtype=np.float64)
         self.query_loss = np.zeros(1)
@@ -451,6 +450,10 @@ class SingleCall:
     @property
     def n_queries(self) -> int:
         return 1
+
+    @property
+    def positives(self) -> np.ndarray:
+        return np.array([self.n_pos], dtype=np.int64)
 
     def truth_out(self, driver_truth) -> None:
         return None
