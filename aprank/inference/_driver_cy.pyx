@@ -32,6 +32,9 @@ KERNEL_LOSSES = {"ap": LOSS_AP, "ndcg": LOSS_NDCG}
 cdef enum:
     # Most algorithms one call can choose among per query (see rank_queries).
     MAX_CHOICES = 8
+    # Largest query whose NDCG discount the driver tabulates (own_table): 512 KB. Beyond it
+    # the table's memory (8 bytes a sample, a third more than qs's own) buys little.
+    OWN_TABLE_MAX = 1 << 16
 
 cdef void keep_last(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
                     i64* ranks) noexcept nogil:
@@ -206,7 +209,8 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
         very expression the kernels evaluate otherwise (discount_at): the results are those
         computed without a table bit for bit, and n_max logarithms replace the two per search
         step and per positive that the kernels take otherwise (at least n in all, so never
-        more). Halves qs's NDCG time on queries of 10-100 samples. False: the formula.
+        more). Halves qs's NDCG time on queries of 10-100 samples. False, or queries above
+        OWN_TABLE_MAX samples: the formula.
     """
     if loss_code not in KERNEL_LOSSES:
         raise ValueError(f"the compiled kernels compute the losses {sorted(KERNEL_LOSSES)}, "
@@ -227,6 +231,9 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
         for q in range(n_queries):
             if offsets[q + 1] - offsets[q] > n_max:
                 n_max = offsets[q + 1] - offsets[q]
+        if n_max > OWN_TABLE_MAX:
+            own_table = False
+    if own_table and kind == LOSS_NDCG and discount is None:
         table = np.empty(max(n_max, 1), dtype=np.float64)
         make_spec(&L, LOSS_NDCG, 1, 1, NULL, False)     # L.discount NULL: the formula
         for m in range(1, n_max + 1):
