@@ -22,6 +22,11 @@ where enumeration stops paying.
 --latent``, and a section of the full run): the latent kind ranks bags, so its cells count
 bags (hundreds), not samples (millions), and it has none in the main table.
 
+:func:`many_query_inference` times ``infer_batch`` (its default algorithm and "auto") and a
+loop of ``infer`` over many equal small queries, qid sorted or shuffled, against a loop of
+``numpy.argsort`` over each query's negatives, and :func:`single_call` one ``infer`` call at
+n = 20 against one ``numpy.argsort`` (issue 14's targets: 2 x and 10 x).
+
 :func:`many_query_metrics` times ``aprank.metrics.average_precision`` and ``ndcg`` over many
 small queries (1e6 samples in 4e5 queries) against ``aprank.infer_batch`` on the same input.
 """

@@ -36,7 +36,8 @@ class InferenceResult:
     loss : Delta(R*, R).
     objective : Delta(R*, R) + w'Psi(X, R) - w'Psi(X, R*), the constraint violation (>= 0 for an
         exact algorithm, since R* itself scores 0).
-    algorithm : name of the algorithm used.
+    algorithm : name of the algorithm used, as named ("auto" for "auto", whichever kernel it
+        ran: every candidate returns the same result).
     labelling : for the 0-1 loss, int8 per sample, 1 where the most violated labelling marks
         the sample relevant; None for ranking losses.
     """
