@@ -16,6 +16,11 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for name in KERNELS
+] + [
+    # the working-set QP's active-set steps (aprank/learn/_qp.py)
+    Extension("aprank.learn._qp_cy", ["aprank/learn/_qp_cy.pyx"], language="c++",
+              include_dirs=[np.get_include()], extra_compile_args=["-O3", "-std=c++17"],
+              define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]),
 ]
 
 setup(
