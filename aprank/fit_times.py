@@ -1,0 +1,229 @@
+"""Fit times of the structured SVMs against liblinear (``python -m aprank bench --fit``).
+
+Per data set and C: the time of a converged APSVM (``qs``) and BinarySVM fit, split into
+products and cut (``X w``, ``X'c`` and forming the constraint: the model's ``most_violated``
+less inference), the working-set QP, loss-augmented inference and the rest (validation, the
+model's setup, the learner's bookkeeping), next to scikit-learn's ``LinearSVC`` on exactly
+BinarySVM's problem.
+
+The matching: BinarySVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries of
+sum_i v_i hinge_i / z_q, with v_i = J_q = N_q / P_q for a positive and 1 for a negative and
+z_q = J_q P_q + N_q = 2 N_q (the weighted 0-1 loss's normaliser), and a bias as a constant
+feature 1 regularised like w. That is LinearSVC(loss="hinge", dual=True, C=C,
+fit_intercept=True, intercept_scaling=1) with ``sample_weight`` v_i / (z_q n_queries); without
+qid, C / (2N) and class weights N/P and 1. Its ``tol`` (1e-4, liblinear's projected gradient)
+is its default; the table reports how far its w and primal objective are from BinarySVM's.
+
+The data: scikit-learn's digits (one class vs the rest, the experiments' 70 % training split,
+standardised), an MNIST-sized set (5000 x 784: digits upsampled to 28 x 28 with random
+sub-pixel shifts, pixels in [0, 1]; no MNIST is read), HJA birdsong segments (one species vs
+the rest, the experiments' training recordings, standardised) and the Yahoo LTR sample (with
+qid, relevance >= 2; queries without a positive skipped; NDCGSVM too).
+
+Every fit runs with one BLAS thread (liblinear has one), timed with ``time.perf_counter``.
+``--before PATH`` runs the same table in a subprocess on the aprank package found in PATH (an
+older checkout, built in place), this file loaded by path, so that both tables come from one
+command.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from aprank.datasets import load_hja_birdsong, load_yahoo_ltr, recording_split
+from aprank.learn import cutting_plane
+from aprank.models import RankingModel, StructuredModel
+
+#: the C of the table
+C_VALUES = (0.1, 1.0, 10.0, 100.0)
+TOL = 1e-3
+MAX_ITER = 1000
+DIGIT_CLASSES = (3, 8)
+BIRD_SPECIES = (1, 2)
+MNIST_CLASS = 8
+MNIST_SIZE = 5000
+SEED = 0
+
+
+# --------------------------------------------------------------------------- data
+def digits_tasks():
+    """(name, X, y, qid) per digit of ``DIGIT_CLASSES``, the experiments' training split."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X, _, y, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=SEED)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    return [(f"digit {c}", X, y == c, None) for c in DIGIT_CLASSES]
+
+
+def mnist_like(n: int = MNIST_SIZE, seed: int = SEED):
+    """(X, digit) of n 28 x 28 images: random digits (scikit-learn's 8 x 8) upsampled 3.5 x
+    with a random shift of up to 2 pixels each way, pixels in [0, 1]."""
+    from scipy.ndimage import shift, zoom
+    from sklearn.datasets import load_digits
+
+    images, digit = load_digits(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, images.shape[0], n)
+    X = np.empty((n, 784))
+    for row, k in enumerate(pick):
+        big = zoom(images[k].reshape(8, 8) / 16.0, 3.5, order=1)
+        X[row] = np.clip(shift(big, rng.uniform(-2, 2, 2), order=1), 0.0, 1.0).ravel()
+    return X, digit[pick]
+
+
+def mnist_tasks():
+    X, digit = mnist_like()
+    return [(f"digit {MNIST_CLASS}", X, digit == MNIST_CLASS, None)]
+
+
+def birds_tasks():
+    data = load_hja_birdsong()
+    train, _ = recording_split(data.recording, test_fraction=0.3, seed=SEED)
+    X = data.X[train]
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    return [(data.class_names[s - 1].split(" - ")[0], X, data.species[train] == s, None)
+            for s in BIRD_SPECIES]
+
+
+def yahoo_tasks():
+    train = load_yahoo_ltr("train")
+    return [("relevance >= 2", train.X, train.relevance >= 2, train.qid)]
+
+
+DATA_SETS = {"digits": digits_tasks, "mnist-like": mnist_tasks, "HJA birds": birds_tasks,
+             "Yahoo LTR": yahoo_tasks}
+
+
+# --------------------------------------------------------------------------- fits
+def _timed_model(model):
+    """``model`` with its ``most_violated`` timed (products, cut and inference together)."""
+    class Timed(StructuredModel):
+        seconds = 0.0
+
+        @property
+        def size_joint_feature(self):
+            return model.size_joint_feature
+
+        def most_violated(self, w):
+            t0 = time.perf_counter()
+            cut = model.most_violated(w)
+            Timed.seconds += time.perf_counter() - t0
+            return cut
+
+        def fingerprint(self):
+            return model.fingerprint()
+
+    return Timed()
+
+
+def structured_fit(method: str, X, y, qid, C: float) -> dict:
+    """One fit as the estimator runs it (its design matrix, model and learner), timed in
+    parts. method: "APSVM", "NDCGSVM" or "BinarySVM"."""
+    t0 = time.perf_counter()
+    design = X
+    if method == "BinarySVM":   # the estimator's bias column
+        ones = np.ones((X.shape[0], 1))
+        design = sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
+    loss, algorithm = {"APSVM": ("ap", "qs"), "NDCGSVM": ("ndcg", "qs"),
+                       "BinarySVM": ("zero-one", "zero-one")}[method]
+    timed = _timed_model(RankingModel(design, y, loss, qid=qid, algorithm=algorithm,
+                                      empty="skip"))
+    res = cutting_plane(timed, C, tol=TOL, max_iter=MAX_ITER, prune_after=50)
+    total = time.perf_counter() - t0
+    inference = sum(h["inference_seconds"] for h in res.history)
+    qp = sum(h["qp_seconds"] for h in res.history)
+    products = timed.seconds - inference
+    return {"seconds": total, "products": products, "qp": qp, "inference": inference,
+            "other": total - products - qp - inference, "converged": bool(res.converged),
+            "n_iter": int(res.n_iter), "w": res.w.tolist(), "primal": float(res.primal)}
+
+
+def liblinear_weights(y, qid):
+    """Per-sample weights s with BinarySVM's xi = sum_i s_i hinge_i (module docstring)."""
+    qid = np.zeros(y.shape[0]) if qid is None else np.asarray(qid)
+    _, q = np.unique(qid, return_inverse=True)
+    P = np.bincount(q, weights=y.astype(float))
+    N = np.bincount(q, weights=(~y).astype(float))
+    used = P > 0
+    J = np.divide(N, P, out=np.zeros_like(N), where=used)
+    v = np.where(y, J[q], 1.0)
+    z = 2.0 * N[q]
+    return np.where(used[q] & (z > 0), v / np.where(z > 0, z, 1.0), 0.0) / used.sum()
+
+
+def liblinear_fit(X, y, qid, C: float) -> dict:
+    """LinearSVC on BinarySVM's problem (module docstring); w includes the bias last."""
+    from sklearn.svm import LinearSVC
+
+    s = liblinear_weights(y, qid)
+    keep = s > 0
+    t0 = time.perf_counter()
+    svc = LinearSVC(C=C, loss="hinge", dual=True, fit_intercept=True, intercept_scaling=1.0,
+                    max_iter=100_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(X[keep], y[keep], sample_weight=s[keep])
+    seconds = time.perf_counter() - t0
+    w = np.r_[svc.coef_.ravel(), svc.intercept_]
+    margins = np.where(y[keep], 1.0, -1.0) * (X[keep] @ w[:-1] + w[-1])
+    primal = 0.5 * float(w @ w) + C * float(s[keep] @ np.maximum(0.0, 1.0 - margins))
+    return {"seconds": seconds, "n_iter": int(svc.n_iter_), "w": w.tolist(), "primal": primal,
+            "converged": bool(svc.n_iter_ < 100_000)}
+
+
+def methods_of(data_set: str):
+    return ("APSVM", "NDCGSVM", "BinarySVM") if data_set == "Yahoo LTR" else ("APSVM", "BinarySVM")
+
+
+def measure(data_sets=None, C_values=C_VALUES, liblinear=True, log=lambda line: None) -> list:
+    """Rows (dicts) of every fit: data set, task, C, method and its times."""
+    rows = []
+    with threadpool_limits(1):
+        for name in data_sets or DATA_SETS:
+            for task, X, y, qid in DATA_SETS[name]():
+                for C in C_values:
+                    for method in methods_of(name):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            r = structured_fit(method, X, y, qid, C)
+                        rows.append({"data": name, "task": task, "C": C, "method": method, **r})
+                        log(f"{name:10s} {task:16s} C={C:<6g} {method:10s} {r['seconds']:8.3f} s "
+                            f"{r['n_iter']:4d} it qp {r['qp']:.3f} inf {r['inference']:.3f} "
+                            f"prod {r['products']:.3f} conv {r['converged']}")
+                    if liblinear:
+                        r = liblinear_fit(X, y, qid, C)
+                        rows.append({"data": name, "task": task, "C": C, "method": "LinearSVC", **r})
+                        log(f"{name:10s} {task:16s} C={C:<6g} LinearSVC  {r['seconds']:8.3f} s")
+    return rows
+
+
+def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES) -> list:
+    """:func:`measure` (without LinearSVC) on the aprank package in checkout ``path``: a copy
+    of this file runs as a script from a temporary folder (so that nothing beside it shadows a
+    package), with ``PYTHONPATH`` set to ``path``."""
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(path)}
+    with tempfile.TemporaryDirectory() as folder:
+        script = shutil.copy(__file__, os.path.join(folder, "fit_times_script.py"))
+        args = [sys.executable, script, json.dumps({"data_sets": data_sets,
+                                                    "C_values": list(C_values)})]
+        out = subprocess.run(args, env=env, cwd=folder, check=True, capture_output=True,
+                             text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":      # measure_elsewhere's subprocess: rows as one JSON line
+    spec = json.loads(sys.argv[1])
+    print(json.dumps(measure(spec["data_sets"], tuple(spec["C_values"]), liblinear=False,
+                             log=lambda line: print(line, file=sys.stderr, flush=True))))
