@@ -128,7 +128,7 @@ def _timed_model(model):
     return Timed()
 
 
-def structured_fit(method: str, X, y, qid, C: float) -> dict:
+def structured_fit(method: str, X, y, qid, C: float, tol: float = TOL) -> dict:
     """One fit as the estimator runs it (its design matrix, model and learner), timed in
     parts. method: "APSVM", "NDCGSVM" or "BinarySVM"."""
     t0 = time.perf_counter()
@@ -140,14 +140,15 @@ def structured_fit(method: str, X, y, qid, C: float) -> dict:
                        "BinarySVM": ("zero-one", "zero-one")}[method]
     timed = _timed_model(RankingModel(design, y, loss, qid=qid, algorithm=algorithm,
                                       empty="skip"))
-    res = cutting_plane(timed, C, tol=TOL, max_iter=MAX_ITER, prune_after=50)
+    res = cutting_plane(timed, C, tol=tol, max_iter=MAX_ITER, prune_after=50)
     total = time.perf_counter() - t0
     inference = sum(h["inference_seconds"] for h in res.history)
     qp = sum(h["qp_seconds"] for h in res.history)
     products = timed.seconds - inference
     return {"seconds": total, "products": products, "qp": qp, "inference": inference,
             "other": total - products - qp - inference, "converged": bool(res.converged),
-            "n_iter": int(res.n_iter), "w": res.w.tolist(), "primal": float(res.primal)}
+            "n_iter": int(res.n_iter), "w": res.w.tolist(), "primal": float(res.primal),
+            "gap": float(res.gap), "ridge": float(getattr(res.working_set, "ridge", 0.0))}
 
 
 def liblinear_weights(y, qid):
@@ -209,14 +210,52 @@ def measure(data_sets=None, C_values=C_VALUES, liblinear=True, log=lambda line: 
     return rows
 
 
-def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES) -> list:
+#: the experiment data of the equality check: every class of digits and birds, both Yahoo
+#: thresholds
+def equality_tasks():
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X, _, y, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=SEED)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    tasks = [("digits", f"digit {c}", X, y == c, None) for c in range(10)]
+    data = load_hja_birdsong()
+    train, _ = recording_split(data.recording, test_fraction=0.3, seed=SEED)
+    Xb = data.X[train]
+    Xb = (Xb - Xb.mean(0)) / np.where(Xb.std(0) > 0, Xb.std(0), 1.0)
+    tasks += [("HJA birds", data.class_names[s - 1].split(" - ")[0], Xb,
+               data.species[train] == s, None) for s in range(1, 14)]
+    yahoo = load_yahoo_ltr("train")
+    tasks += [("Yahoo LTR", f"relevance >= {t}", yahoo.X, yahoo.relevance >= t, yahoo.qid)
+              for t in (2, 1)]
+    return tasks
+
+
+def weights(C_values=C_VALUES, log=lambda line: None) -> list:
+    """Rows of every fit of the equality check: w, primal, gap, iterations, and the ridge
+    quadprog needed (the former solver; 0 for the active set)."""
+    rows = []
+    with threadpool_limits(1):
+        for data, task, X, y, qid in equality_tasks():
+            for C in C_values:
+                for method in methods_of(data):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        r = structured_fit(method, X, y, qid, C)
+                    rows.append({"data": data, "task": task, "C": C, "method": method, **r})
+                    log(f"{data} {task} {C:g} {method} {r['n_iter']} it ridge {r['ridge']:.1e}")
+    return rows
+
+
+def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES, what="table") -> list:
     """:func:`measure` (without LinearSVC) on the aprank package in checkout ``path``: a copy
     of this file runs as a script from a temporary folder (so that nothing beside it shadows a
     package), with ``PYTHONPATH`` set to ``path``."""
     env = {**os.environ, "PYTHONPATH": os.path.abspath(path)}
     with tempfile.TemporaryDirectory() as folder:
         script = shutil.copy(__file__, os.path.join(folder, "fit_times_script.py"))
-        args = [sys.executable, script, json.dumps({"data_sets": data_sets,
+        args = [sys.executable, script, json.dumps({"data_sets": data_sets, "what": what,
                                                     "C_values": list(C_values)})]
         out = subprocess.run(args, env=env, cwd=folder, check=True, capture_output=True,
                              text=True).stdout
@@ -225,5 +264,10 @@ def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES) -> list:
 
 if __name__ == "__main__":      # measure_elsewhere's subprocess: rows as one JSON line
     spec = json.loads(sys.argv[1])
-    print(json.dumps(measure(spec["data_sets"], tuple(spec["C_values"]), liblinear=False,
-                             log=lambda line: print(line, file=sys.stderr, flush=True))))
+    def _log(line):
+        print(line, file=sys.stderr, flush=True)
+    if spec.get("what") == "weights":
+        print(json.dumps(weights(tuple(spec["C_values"]), log=_log)))
+    else:
+        print(json.dumps(measure(spec["data_sets"], tuple(spec["C_values"]), liblinear=False,
+                                 log=_log)))

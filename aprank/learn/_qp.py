@@ -111,18 +111,11 @@ def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
                 float(np.abs(Ka).max(initial=0.0)) * max(C, float(x.max(initial=0.0))), 1e-300)
     kkt_tol = 1e3 * n * _EPS * scale
     limit = max_steps if max_steps is not None else 5 * n + 50
-    # a warm start that is already stationary on its free set (the previous optimum, before
-    # the new constraint) needs no first solve
-    grad = Ka @ x - ba
-    gf = grad[free]
-    gfg = gf[group[free]]
-    spread = (float(gfg.max() - gfg.min()) if gfg.size else 0.0,
-              float(np.abs(gf[~group[free]]).max(initial=0.0)))
-    at_minimum = max(spread) <= kkt_tol
-    # the compiled loop takes every step whose reduced Hessian is positive definite; a singular
-    # one is left to the loop below, from where it stopped
-    free8 = free.view(np.uint8)
-    status, done = _qp_cy.run(Ka, ba, group.view(np.uint8), x, free8, kkt_tol, at_minimum, limit)
+    # the compiled loop takes every step whose reduced Hessian is positive definite (and first
+    # checks whether the start, the previous optimum, is already stationary on its free set);
+    # a singular step is left to the loop below, from where it stopped
+    status, done = _qp_cy.run(Ka, ba, group.view(np.uint8), x, free.view(np.uint8), kkt_tol,
+                              limit)
     if status == 0:
         return x[:k].copy(), done
     if status != 1:

@@ -54,9 +54,10 @@ cdef void _cho_solve(double[:, ::1] L, double[::1] y, Py_ssize_t m) noexcept nog
 
 
 def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
-        double[::1] x, unsigned char[::1] free, double kkt_tol, bint at_minimum,
-        Py_ssize_t max_steps):
-    """(status, steps): the active-set loop from x (feasible) with free set ``free``."""
+        double[::1] x, unsigned char[::1] free, double kkt_tol, Py_ssize_t max_steps):
+    """(status, steps): the active-set loop from x (feasible) with free set ``free``. A start
+    whose gradient is already stationary on the free set (equal over the group's free members,
+    0 over the others) takes no first step."""
     cdef Py_ssize_t n = b.shape[0]
     cdef double[::1] grad = np.empty(n)
     cdef double[::1] p = np.zeros(n)
@@ -66,7 +67,8 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
     cdef Py_ssize_t[::1] R = np.empty(n, dtype=np.intp)     # reduced coordinates: free but j0
     cdef Py_ssize_t steps, i, j, a, c, m, mr, j0, block
     cdef double s, nu, alpha, ratio, e_a, e_c, best, hmax, cnt
-    cdef bint has_group
+    cdef bint at_minimum = False
+    cdef double lo, hi
     cdef int status = LIMIT
     with nogil:
         for steps in range(1, max_steps + 1):
@@ -80,6 +82,16 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
                 grad[i] = s
             if status == FAILED:
                 break
+            if steps == 1:
+                lo, hi, s = INFINITY, -INFINITY, 0.0
+                for i in range(n):
+                    if free[i]:
+                        if group[i]:
+                            lo = grad[i] if grad[i] < lo else lo
+                            hi = grad[i] if grad[i] > hi else hi
+                        elif fabs(grad[i]) > s:
+                            s = fabs(grad[i])
+                at_minimum = s <= kkt_tol and (hi < lo or hi - lo <= kkt_tol)
             m = 0
             j0 = -1
             for i in range(n):
