@@ -188,26 +188,132 @@ def methods_of(data_set: str):
     return ("APSVM", "NDCGSVM", "BinarySVM") if data_set == "Yahoo LTR" else ("APSVM", "BinarySVM")
 
 
-def measure(data_sets=None, C_values=C_VALUES, liblinear=True, log=lambda line: None) -> list:
-    """Rows (dicts) of every fit: data set, task, C, method and its times."""
+def _median_run(fit, repeats: int) -> dict:
+    """The run of median time among ``repeats`` runs of ``fit()`` (its split with it)."""
+    runs = sorted((fit() for _ in range(repeats)), key=lambda r: r["seconds"])
+    return runs[(len(runs) - 1) // 2]
+
+
+def measure(data_sets=None, C_values=C_VALUES, liblinear=True, repeats: int = 3,
+            log=lambda line: None) -> list:
+    """Rows (dicts) of every fit: data set, task, C, method and its times (the run of median
+    time of ``repeats``)."""
     rows = []
-    with threadpool_limits(1):
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # a fit that does not converge says so in its row
         for name in data_sets or DATA_SETS:
             for task, X, y, qid in DATA_SETS[name]():
                 for C in C_values:
                     for method in methods_of(name):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            r = structured_fit(method, X, y, qid, C)
+                        r = _median_run(lambda: structured_fit(method, X, y, qid, C), repeats)
                         rows.append({"data": name, "task": task, "C": C, "method": method, **r})
                         log(f"{name:10s} {task:16s} C={C:<6g} {method:10s} {r['seconds']:8.3f} s "
                             f"{r['n_iter']:4d} it qp {r['qp']:.3f} inf {r['inference']:.3f} "
                             f"prod {r['products']:.3f} conv {r['converged']}")
                     if liblinear:
-                        r = liblinear_fit(X, y, qid, C)
+                        r = _median_run(lambda: liblinear_fit(X, y, qid, C), repeats)
                         rows.append({"data": name, "task": task, "C": C, "method": "LinearSVC", **r})
                         log(f"{name:10s} {task:16s} C={C:<6g} LinearSVC  {r['seconds']:8.3f} s")
     return rows
+
+
+# --------------------------------------------------------------------------- tables
+_PARTS = ("products", "qp", "inference", "other")
+
+
+def _cells(rows, data, C, method):
+    """Sums over a data set's tasks: (seconds, parts, iterations (mean), all converged)."""
+    sel = [r for r in rows if r["data"] == data and r["C"] == C and r["method"] == method]
+    if not sel:
+        return None
+    return {"seconds": sum(r["seconds"] for r in sel),
+            **{p: sum(r.get(p, 0.0) for r in sel) for p in _PARTS},
+            "n_iter": float(np.mean([r["n_iter"] for r in sel])),
+            "converged": all(r["converged"] for r in sel), "tasks": len(sel)}
+
+
+def _split_text(c) -> str:
+    return " / ".join(f"{1e3 * c[p]:.0f}" for p in _PARTS)
+
+
+def _relative(a, b) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+def format_table(after: list, before: list | None = None) -> str:
+    """The Markdown fit-time table: per data set, C and method, the fit time in ms and its
+    split (products and cut / QP / inference / rest), iterations and convergence, after (and
+    before) and, for LinearSVC, how far its w and primal objective are from BinarySVM's."""
+    head = ["data set (tasks)", "C", "method", "fit ms", "split ms (products / QP / inference / rest)",
+            "iterations", "converged"]
+    if before is not None:
+        head[3:3] = ["before: fit ms", "before: split ms"]
+        head[-2:-2] = ["speed-up"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    order = list(dict.fromkeys(r["data"] for r in after))
+    for data in order:
+        Cs = sorted({r["C"] for r in after if r["data"] == data})
+        for C in Cs:
+            for method in methods_of(data) + ("LinearSVC",):
+                now = _cells(after, data, C, method)
+                if now is None:
+                    continue
+                then = None if before is None else _cells(before, data, C, method)
+                name = f"{data} ({now['tasks']})"
+                if method == "LinearSVC":
+                    mine = [r for r in after if r["data"] == data and r["C"] == C
+                            and r["method"] == "BinarySVM"]
+                    lin = [r for r in after if r["data"] == data and r["C"] == C
+                           and r["method"] == "LinearSVC"]
+                    dw = max(_relative(a["w"], m["w"]) for a, m in zip(lin, mine))
+                    dp = max(abs(a["primal"] - m["primal"]) / abs(m["primal"])
+                             for a, m in zip(lin, mine))
+                    split = f"w differs by {dw:.1e}, primal by {dp:.1e} (relative)"
+                else:
+                    split = _split_text(now)
+                cells = [name, f"{C:g}", method, f"{1e3 * now['seconds']:.1f}", split,
+                         f"{now['n_iter']:.0f}", "yes" if now["converged"] else "NO"]
+                if before is not None:
+                    if then is None:
+                        cells[3:3] = ["", ""]
+                        cells[-2:-2] = [""]
+                    else:
+                        cells[3:3] = [f"{1e3 * then['seconds']:.1f}", _split_text(then)]
+                        cells[-2:-2] = [f"{then['seconds'] / now['seconds']:.1f} x"]
+                        cells[-2] = f"{then['n_iter']:.0f} -> {now['n_iter']:.0f}"
+                out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def format_targets(after: list) -> str:
+    """The targets of issue 14 part 3, per data set and C: APSVM / BinarySVM (target <= 1 on
+    digits, mnist-like, HJA birds) and BinarySVM / LinearSVC (target <= 3)."""
+    out = ["| data set | C | APSVM / BinarySVM | BinarySVM / LinearSVC |", "|---|---|---|---|"]
+    for data in dict.fromkeys(r["data"] for r in after):
+        for C in sorted({r["C"] for r in after if r["data"] == data}):
+            ap, binary, lin = (_cells(after, data, C, m) for m in ("APSVM", "BinarySVM", "LinearSVC"))
+            r1 = ap["seconds"] / binary["seconds"]
+            r2 = "" if lin is None else f"{binary['seconds'] / lin['seconds']:.2f}"
+            out.append(f"| {data} | {C:g} | {r1:.2f} | {r2} |")
+    return "\n".join(out)
+
+
+def format_equality(new: list, old: list) -> str:
+    """Max relative difference of w, new against old, over the equality fits, split by whether
+    the former solver needed ridged proximal steps in the fit."""
+    groups = {True: [], False: []}
+    for a, b in zip(new, old):
+        assert (a["data"], a["task"], a["C"], a["method"]) == (b["data"], b["task"], b["C"], b["method"])
+        groups[b["ridge"] > 0].append((_relative(a["w"], b["w"]), a, b))
+    out = ["| former solver in the fit | fits | max relative difference of w | fits above 1e-9 |",
+           "|---|---:|---:|---:|"]
+    for ridged, name in ((False, "quadprog alone"), (True, "quadprog with ridged proximal steps")):
+        g = groups[ridged]
+        if g:
+            out.append(f"| {name} | {len(g)} | {max(x[0] for x in g):.1e} | "
+                       f"{sum(x[0] > 1e-9 for x in g)} |")
+    return "\n".join(out)
 
 
 #: the experiment data of the equality check: every class of digits and birds, both Yahoo
@@ -248,7 +354,8 @@ def weights(C_values=C_VALUES, log=lambda line: None) -> list:
     return rows
 
 
-def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES, what="table") -> list:
+def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES, what="table",
+                      repeats: int = 3) -> list:
     """:func:`measure` (without LinearSVC) on the aprank package in checkout ``path``: a copy
     of this file runs as a script from a temporary folder (so that nothing beside it shadows a
     package), with ``PYTHONPATH`` set to ``path``."""
@@ -256,7 +363,8 @@ def measure_elsewhere(path: str, data_sets=None, C_values=C_VALUES, what="table"
     with tempfile.TemporaryDirectory() as folder:
         script = shutil.copy(__file__, os.path.join(folder, "fit_times_script.py"))
         args = [sys.executable, script, json.dumps({"data_sets": data_sets, "what": what,
-                                                    "C_values": list(C_values)})]
+                                                    "C_values": list(C_values),
+                                                    "repeats": repeats})]
         out = subprocess.run(args, env=env, cwd=folder, check=True, capture_output=True,
                              text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -270,4 +378,4 @@ if __name__ == "__main__":      # measure_elsewhere's subprocess: rows as one JS
         print(json.dumps(weights(tuple(spec["C_values"]), log=_log)))
     else:
         print(json.dumps(measure(spec["data_sets"], tuple(spec["C_values"]), liblinear=False,
-                                 log=_log)))
+                                 repeats=spec["repeats"], log=_log)))

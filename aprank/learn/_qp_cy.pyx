@@ -72,16 +72,19 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
     cdef int status = LIMIT
     with nogil:
         for steps in range(1, max_steps + 1):
-            for i in range(n):
-                s = -b[i]
-                for j in range(n):
-                    s += K[i, j] * x[j]
-                if not isfinite(s):
-                    status = FAILED
+            # the gradient Kx - b in full once; then, where x moves by alpha p (p 0 off the free
+            # set), by alpha K p over the free columns only
+            if steps == 1:
+                for i in range(n):
+                    s = -b[i]
+                    for j in range(n):
+                        s += K[i, j] * x[j]
+                    if not isfinite(s):
+                        status = FAILED
+                        break
+                    grad[i] = s
+                if status == FAILED:
                     break
-                grad[i] = s
-            if status == FAILED:
-                break
             if steps == 1:
                 lo, hi, s = INFINITY, -INFINITY, 0.0
                 for i in range(n):
@@ -173,6 +176,12 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
                 x[i] = x[i] + alpha * p[i]
                 if x[i] < 0.0:
                     x[i] = 0.0
+            if alpha > 0.0:
+                for i in range(n):
+                    s = 0.0
+                    for a in range(m):
+                        s += K[i, F[a]] * p[F[a]]
+                    grad[i] += alpha * s
             if block >= 0:
                 x[block] = 0.0
                 free[block] = 0

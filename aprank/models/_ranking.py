@@ -54,6 +54,7 @@ class RankingModel(StructuredModel):
         self.algorithm = resolve(self.problem.loss, algorithm).name
         # Psi and Delta are means over the queries used; outside them coef and truth are 0
         self.n_used = max(int(self.problem.used.sum()), 1)
+        self._all_used = bool(self.problem.used.all())
         self.sample_weight = self.weighting = None
         if sample_weight is not None:
             self.sample_weight = as_sample_weight(sample_weight, X.shape[0])
@@ -95,15 +96,16 @@ class RankingModel(StructuredModel):
         t1 = time.perf_counter()
         result = self.problem.solve(scores, self.algorithm)
         t2 = time.perf_counter()
-        used = self.problem.used
         n_last_rank = int(np.count_nonzero(result.ranks == self.problem.last_rank))
         if self.weighting is not None:
             coef, b, violation = self.weighting.cut(self.problem, result, scores)
             g = self._transposed_product(coef)
         else:
             g = self._transposed_product(self.problem.truth_coef - result.coef) / self.n_used
-            b = float(result.loss[used].mean())
-            violation = float(result.objective[used].mean())
+            loss, objective = result.loss, result.objective
+            if not self._all_used:
+                loss, objective = loss[self.problem.used], objective[self.problem.used]
+            b, violation = float(loss.mean()), float(objective.mean())
         # what the cut cost besides inference: the products X w, X'c and the cut's assembly
         info = {"n_last_rank": n_last_rank,
                 "cut_seconds": (t1 - t0) + (time.perf_counter() - t2)}
