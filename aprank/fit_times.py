@@ -233,7 +233,7 @@ def _cells(rows, data, C, method):
 
 
 def _split_text(c) -> str:
-    return " / ".join(f"{1e3 * c[p]:.0f}" for p in _PARTS)
+    return " / ".join(f"{1e3 * c[p]:.1f}" for p in _PARTS)
 
 
 def _relative(a, b) -> float:
