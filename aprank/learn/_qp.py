@@ -63,16 +63,6 @@ def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
     return solve_dual_quadprog(K, b, soft, C, ridge=ridge, precision=precision)
 
 
-def _feasible_start(z0, soft, C, k):
-    """z0 clipped to z >= 0 and scaled into sum(z[soft]) <= C, and the slack C - sum."""
-    x = np.zeros(k) if z0 is None else np.maximum(np.asarray(z0, dtype=float), 0.0)
-    total = float(x[soft].sum())
-    if total > C:
-        x[soft] *= C / total
-        total = float(x[soft].sum())
-    return x, max(C - total, 0.0)
-
-
 def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
                z0: np.ndarray | None = None, max_steps: int | None = None):
     """(z, steps) maximising b'z - 1/2 z'Kz over z >= 0, sum(z[soft]) <= C; None on failure.
@@ -91,35 +81,21 @@ def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
     k = b.shape[0]
     soft = np.asarray(soft, dtype=bool)
     has_sum = bool(soft.any())
-    x0, s0 = _feasible_start(z0, soft, C, k)
     n = k + has_sum
-    Ka = np.zeros((n, n))
-    Ka[:k, :k] = K
-    ba = np.zeros(n)
-    ba[:k] = b
-    group = np.zeros(n, dtype=bool)
-    group[:k] = soft
-    x = np.zeros(n)
-    x[:k] = x0
-    if has_sum:
-        group[k] = True
-        x[k] = s0
-    free = x > 0
-    if has_sum and not free[group].any():      # C > 0: some member of the sum is positive
-        return None
-    scale = max(float(np.abs(ba).max(initial=0.0)),
-                float(np.abs(Ka).max(initial=0.0)) * max(C, float(x.max(initial=0.0))), 1e-300)
-    kkt_tol = 1e3 * n * _EPS * scale
     limit = max_steps if max_steps is not None else 5 * n + 50
-    # the compiled loop takes every step whose reduced Hessian is positive definite (and first
-    # checks whether the start, the previous optimum, is already stationary on its free set);
-    # a singular step is left to the loop below, from where it stopped
-    status, done = _qp_cy.run(Ka, ba, group.view(np.uint8), x, free.view(np.uint8), kkt_tol,
-                              limit)
+    z0 = np.zeros(k) if z0 is None else np.ascontiguousarray(z0, dtype=float)
+    # the compiled solver builds the augmented problem, takes every step whose reduced Hessian
+    # is positive definite (checking first whether the start, the previous optimum, is already
+    # stationary) and verifies its optimum; a singular step, or an optimum that fails the check,
+    # is left to the loop below, from where it stopped
+    status, done, Ka, ba, group, x, free, kkt_tol, _ = _qp_cy.solve(
+        np.ascontiguousarray(K, dtype=float), np.ascontiguousarray(b, dtype=float),
+        soft.view(np.uint8), float(C), z0, limit)
     if status == 0:
         return x[:k].copy(), done
     if status != 1:
         return None
+    group, free = group.view(bool), free.view(bool)
     at_minimum = False
     for steps in range(done + 1, limit + 1):
         grad = Ka @ x - ba
