@@ -264,7 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "Needs no data (--pairwise resamples HJA birdsong group sizes when the data\n"
                 "is in the data home, else uses groups of 9). Takes: --quick under a few\n"
                 "minutes (a cross-check first), the full run about 3 minutes plus the\n"
-                "latent table and the many-query metrics; each of --iteration, --cstar, --pairwise, --latent, --torch\n"
+                "latent table and the many-query metrics; each of --iteration, --cstar, --pairwise, --latent, --torch,\n"
+                "--fit (about a minute; two with --before)\n"
                 "alone runs only its own table.")
     p.add_argument("--quick", action="store_true", help="small cells, after a quick cross-check")
     p.add_argument("--repeats", type=_at_least(1), default=5,

@@ -157,3 +157,17 @@ def test_the_cut_reads_only_rows_that_change(sparse):
     diff = res.truth_coef - res.coef
     assert 4 * np.count_nonzero(diff) < diff.size        # the gathering path is taken
     np.testing.assert_allclose(cut.g, X.T @ diff, rtol=1e-12, atol=1e-14)
+
+
+def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
+    """Estimators fitted with warm_start before the buffers pickled G and K as plain arrays."""
+    G = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
+    state = {"G": G, "b": np.array([1.0, 0.5]), "soft": np.array([True, False]), "K": G @ G.T,
+             "idle": np.zeros(2, dtype=np.int64), "permanent": np.zeros(2, dtype=bool),
+             "z": np.zeros(2), "ridge": 0.0}
+    ws = WorkingSet.__new__(WorkingSet)
+    ws.__setstate__(state)
+    ws.add(np.ones(3), 2.0, soft=True)
+    G3 = np.vstack([G, np.ones(3)])
+    np.testing.assert_array_equal(ws.G, G3)
+    np.testing.assert_array_equal(ws.K, G3 @ G3.T)

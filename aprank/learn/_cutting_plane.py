@@ -80,6 +80,9 @@ class WorkingSet:
         return state
 
     def __setstate__(self, state):
+        if "G" in state:        # pickled before the buffers: G and K were plain arrays
+            state["_G"], state["_K"] = state.pop("G"), state.pop("K")
+            state["_n"] = state["_G"].shape[0]
         self.__dict__.update(state)
 
     def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False) -> None:

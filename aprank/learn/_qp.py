@@ -11,10 +11,12 @@ and w = sum_c alpha_c g_c + sum_i beta_i h_i.
 :func:`solve_dual` solves it with a primal active-set method made for this problem
 (:func:`active_set`): a slack variable turns sum(alpha) <= C into a simplex, the free variables'
 equality-constrained subproblem is a small dense solve, and the previous solution is the start
-(one constraint joins the working set per cutting-plane iteration, so one or two active-set
-steps usually finish). K is a Gram matrix, only semi-definite: where the subproblem's Hessian is
-singular the method steps along a direction of zero curvature to the next bound, which leaves
-the optimum exact (w is unique even where z is not). quadprog, with ridged proximal steps where
+(one constraint joins the working set per cutting-plane iteration, so a handful of steps
+finish: 4 to 11 on average on the experiment data). The steps run compiled (``_qp_cy``), with
+the subproblem's Cholesky factor updated from step to step. K is a Gram matrix, only
+semi-definite: where the subproblem's Hessian is singular the method steps along a direction of
+zero curvature to the next bound (here, in NumPy), which leaves the optimum exact (w is unique
+even where z is not). quadprog, with ridged proximal steps where
 K is singular, is kept as :func:`solve_dual_quadprog` (the former solver: the fallback should
 the active set ever fail, and the reference of the tests).
 """
