@@ -6,26 +6,22 @@ from setuptools import Extension, setup
 KERNELS = ["_driver_cy", "_greedy_cy", "_search_cy", "_select_cy", "_optranks_cy", "_zero_one_cy",
            "_cstar_cy", "_enumerate_cy", "_split_cy"]
 
-extensions = [
-    Extension(
-        f"aprank.inference.{name}",
-        [f"aprank/inference/{name}.pyx"],
+
+def compiled(module: str, *include_dirs: str) -> Extension:
+    """The C++ extension ``module`` (a dotted name) built from its .pyx beside it."""
+    return Extension(
+        module,
+        [module.replace(".", "/") + ".pyx"],
         language="c++",
-        include_dirs=["aprank/inference", np.get_include()],
+        include_dirs=[*include_dirs, np.get_include()],
         extra_compile_args=["-O3", "-std=c++17"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for name in KERNELS
-] + [
-    # validation's counting sort of query ids (aprank/validation.py)
-    Extension(
-        "aprank._validation_cy",
-        ["aprank/_validation_cy.pyx"],
-        language="c++",
-        include_dirs=[np.get_include()],
-        extra_compile_args=["-O3", "-std=c++17"],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    )
+
+
+extensions = [compiled(f"aprank.inference.{name}", "aprank/inference") for name in KERNELS] + [
+    compiled("aprank._validation_cy"),      # the counting sort of query ids (validation.py)
+    compiled("aprank.learn._qp_cy"),        # the working-set QP's active-set steps (learn/_qp.py)
 ]
 
 setup(

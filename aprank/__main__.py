@@ -17,7 +17,7 @@ import sys
 import time
 
 import aprank
-from aprank import bench, experiments
+from aprank import bench, experiments, fit_times
 from aprank.datasets import ChecksumError, DataUnavailableError
 
 try:  # the optional extra aprank[torch] brings the torch loss's benchmark and experiment
@@ -50,6 +50,8 @@ def _cmd_check(args) -> int:
 def _cmd_bench(args) -> int:
     if args.iteration:
         return _iteration(args)
+    if args.fit:
+        return _emit(_fit_table(args), args.out)
     if args.torch:
         return _torch_bench(args)
     if args.pairwise:
@@ -127,6 +129,27 @@ def _iteration(args) -> int:
           "products X w and X'c included)")
     print(f"  building the model once: {r['setup'] * 1e3:.1f} ms")
     return 0
+
+
+def _fit_table(args) -> str:
+    """bench --fit: fit times (and with --before, the older checkout's and the equality of w)."""
+    log = print if args.verbose else (lambda line: None)
+    repeats = min(args.repeats, 3)
+    after = fit_times.measure(repeats=repeats, log=log)
+    before = None if args.before is None else fit_times.measure_elsewhere(args.before,
+                                                                          repeats=repeats)
+    text = [f"Fit times (ms, the run of median time of {repeats}; one BLAS thread), "
+            f"{'before (' + args.before + ') and ' if before else ''}now; split: products and "
+            "cut / working-set QP / loss-augmented inference / the rest:", "",
+            fit_times.format_table(after, before), "", "Targets:", "",
+            fit_times.format_targets(after)]
+    if args.before is not None:
+        text += ["", "w learnt now against the older checkout (every class of digits and HJA "
+                 "birds, both Yahoo thresholds; C in 0.1, 1, 10, 100):", "",
+                 fit_times.format_equality(fit_times.weights(),
+                                           fit_times.measure_elsewhere(args.before,
+                                                                       what="weights"))]
+    return "\n".join(text)
 
 
 def _torch_bench(args) -> int:
@@ -247,7 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "Needs no data (--pairwise resamples HJA birdsong group sizes when the data\n"
                 "is in the data home, else uses groups of 9). Takes: --quick under a few\n"
                 "minutes (a cross-check first), the full run about 3 minutes plus the\n"
-                "latent table and the many-query metrics; each of --iteration, --cstar, --pairwise, --latent, --torch\n"
+                "latent table and the many-query metrics; each of --iteration, --cstar, --pairwise, --latent, --torch,\n"
+                "--fit (about a minute; two with --before)\n"
                 "alone runs only its own table.")
     p.add_argument("--quick", action="store_true", help="small cells, after a quick cross-check")
     p.add_argument("--repeats", type=_at_least(1), default=5,
@@ -272,6 +296,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "latent SSVM, latent SVM) on bags of 4 rows, up to 200 + 800 bags")
     p.add_argument("--torch", action="store_true",
                    help="only the PyTorch AP hinge, both backends, against torch.sort")
+    p.add_argument("--fit", action="store_true",
+                   help="only the fit times of APSVM and BinarySVM (and NDCGSVM on Yahoo) on "
+                   "digits, an MNIST-sized set, HJA birds and Yahoo LTR at C = 0.1 ... 100, next "
+                   "to LinearSVC (needs the HJA and Yahoo data)")
+    p.add_argument("--before", metavar="PATH",
+                   help="with --fit: also the same table on the aprank package in checkout PATH "
+                   "(built in place), and how far its w are from today's")
     p.set_defaults(func=_cmd_bench)
 
     p = command("experiment", "run an experiment on real data and write its table",

@@ -16,6 +16,7 @@ LAYERS = {
     "aprank.torch.tools": 4,
     "aprank.dask": 4,     # the estimators on a Dask cluster, over models and learners
     "aprank.checks": 4, "aprank.bench": 4, "aprank.experiments": 4, "aprank.figure_tools": 4,
+    "aprank.fit_times": 4,
     "aprank.__main__": 5, "aprank": 6,
 }
 

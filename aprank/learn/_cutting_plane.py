@@ -45,34 +45,76 @@ class CuttingPlaneResult:
 
 
 class WorkingSet:
-    """Constraint vectors, offsets, kinds and their Gram matrix, grown incrementally."""
+    """Constraint vectors, offsets, kinds and their Gram matrix, grown incrementally.
+
+    G and K live in buffers of doubling capacity (``G``, ``K`` are views of their filled
+    part), so adding a constraint costs one product with the constraints held, not a copy of
+    everything held; pickles and copies carry the filled part only.
+    """
 
     def __init__(self, dim: int):
-        self.G = np.zeros((0, dim))
+        self._G = np.zeros((0, dim))
+        self._K = np.zeros((0, 0))
+        self._n = 0
         self.b = np.zeros(0)
         self.soft = np.zeros(0, dtype=bool)
-        self.K = np.zeros((0, 0))
         self.idle = np.zeros(0, dtype=np.int64)   # iterations each constraint has been inactive
         self.permanent = np.zeros(0, dtype=bool)   # bounds of w: never pruned
         self.z = np.zeros(0)
-        self.ridge = 0.0                           # last ridge the QP needed
+        self.ridge = 0.0                           # last ridge quadprog needed (the fallback)
+
+    @property
+    def G(self) -> np.ndarray:
+        return self._G[:self._n]
+
+    @property
+    def K(self) -> np.ndarray:
+        return self._K[:self._n, :self._n]
 
     def __len__(self) -> int:
-        return self.b.shape[0]
+        return self._n
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_G"], state["_K"] = self.G.copy(), self.K.copy()
+        return state
+
+    def __setstate__(self, state):
+        if "G" in state:        # pickled before the buffers: G and K were plain arrays
+            state["_G"], state["_K"] = state.pop("G"), state.pop("K")
+            state["_n"] = state["_G"].shape[0]
+        self.__dict__.update(state)
 
     def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False) -> None:
+        n = self._n
+        if n == self._G.shape[0]:           # full: double the capacity
+            cap = max(8, 2 * n)
+            G = np.zeros((cap, self._G.shape[1]))
+            G[:n] = self.G
+            K = np.zeros((cap, cap))
+            K[:n, :n] = self.K
+            self._G, self._K = G, K
         row = self.G @ g
-        self.K = np.block([[self.K, row[:, None]], [row[None, :], np.array([[g @ g]])]])
-        self.G = np.vstack([self.G, g])
-        self.b = np.r_[self.b, b]
-        self.soft = np.r_[self.soft, soft]
-        self.idle = np.r_[self.idle, 0]
-        self.z = np.r_[self.z, 0.0]
-        self.permanent = np.r_[self.permanent, permanent]
+        self._G[n] = g
+        self._K[n, :n] = row
+        self._K[:n, n] = row
+        self._K[n, n] = g @ g
+        self._n = n + 1
+        # np.concatenate, not np.r_: this runs every iteration, and np.r_ costs 10 x more
+        self.b = np.concatenate((self.b, [float(b)]))
+        self.soft = np.concatenate((self.soft, [bool(soft)]))
+        self.idle = np.concatenate((self.idle, [0]))
+        self.z = np.concatenate((self.z, [0.0]))
+        self.permanent = np.concatenate((self.permanent, [bool(permanent)]))
 
     def keep(self, mask: np.ndarray) -> None:
-        self.G, self.b, self.soft = self.G[mask], self.b[mask], self.soft[mask]
-        self.K = self.K[np.ix_(mask, mask)]
+        index = np.flatnonzero(mask)
+        m = index.shape[0]
+        # compacted in place: rows and columns move only towards the start
+        self._G[:m] = self._G[index]
+        self._K[:m, :m] = self._K[np.ix_(index, index)]
+        self._n = m
+        self.b, self.soft = self.b[mask], self.soft[mask]
         self.idle, self.z = self.idle[mask], self.z[mask]
         self.permanent = self.permanent[mask]
 
@@ -80,7 +122,7 @@ class WorkingSet:
         """max(0, largest violation b_c - w'g_c over the soft constraints)."""
         if not self.soft.any():
             return 0.0
-        return max(0.0, float(np.max(self.b[self.soft] - self.G[self.soft] @ w)))
+        return max(0.0, float(np.max((self.b - self.G @ w)[self.soft])))
 
 
 def _row(matrix, i: int) -> np.ndarray:
@@ -177,7 +219,7 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
 def _solve_working_set(ws: WorkingSet, C: float, tol: float):
     """Solve the working-set dual; return w, the dual objective and the active constraints."""
     # the dual objective decides when to stop, so it must be far more precise than tol
-    sol = solve_dual(ws.K, ws.b, ws.soft, C, ridge=ws.ridge, precision=1e-3 * tol)
+    sol = solve_dual(ws.K, ws.b, ws.soft, C, z0=ws.z, ridge=ws.ridge, precision=1e-3 * tol)
     ws.z, ws.ridge = sol.z, sol.ridge
     w = ws.G.T @ sol.z
     # dual weights this small move w by a negligible amount; such constraints are inactive

@@ -301,7 +301,7 @@ _COMMON_DOC = """
         the final w), dual objective of the working set, and their difference.
     history_ : list of dicts, one per iteration: primal, dual, gap, violation (exact slack),
         working_slack, n_constraints, inference_seconds, qp_seconds, n_last_rank (negatives at
-        rank P+1).
+        rank P+1), cut_seconds (the products X w and X'c and the cut's assembly).
 """
 
 

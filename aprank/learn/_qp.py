@@ -1,4 +1,4 @@
-"""The dual QP of the cutting-plane working set, solved with quadprog.
+"""The dual QP of the cutting-plane working set.
 
 Working set: soft constraints w'g_c >= b_c - xi (sharing one slack xi) and hard constraints
 w'h_i >= 1 (no slack, used by APSVMAppx for its easy samples). With z = (alpha, beta) and
@@ -7,6 +7,18 @@ K the Gram matrix of the constraint vectors, the dual is
     max  b'alpha + 1'beta - 1/2 z'K z   s.t.  z >= 0,  sum(alpha) <= C,
 
 and w = sum_c alpha_c g_c + sum_i beta_i h_i.
+
+:func:`solve_dual` solves it with a primal active-set method made for this problem
+(:func:`active_set`): a slack variable turns sum(alpha) <= C into a simplex, the free variables'
+equality-constrained subproblem is a small dense solve, and the previous solution is the start
+(one constraint joins the working set per cutting-plane iteration, so a handful of steps
+finish: 4 to 11 on average on the experiment data). The steps run compiled (``_qp_cy``), with
+the subproblem's Cholesky factor updated from step to step. K is a Gram matrix, only
+semi-definite: where the subproblem's Hessian is singular the method steps along a direction of
+zero curvature to the next bound (here, in NumPy), which leaves the optimum exact (w is unique
+even where z is not). quadprog, with ridged proximal steps where
+K is singular, is kept as :func:`solve_dual_quadprog` (the former solver: the fallback should
+the active set ever fail, and the reference of the tests).
 """
 from __future__ import annotations
 
@@ -14,13 +26,169 @@ from dataclasses import dataclass
 
 import numpy as np
 import quadprog
+from scipy.linalg import LinAlgError, eigh
+from scipy.linalg.lapack import dpotrf, dpotrs
+
+from aprank.learn import _qp_cy
+
+__all__ = ["DualSolution", "solve_dual", "active_set", "solve_dual_quadprog"]
+
+_EPS = np.finfo(float).eps
 
 
 @dataclass
 class DualSolution:
-    z: np.ndarray          # dual variables, soft constraints first
+    z: np.ndarray          # dual variables, in the order of the working set
     objective: float       # dual objective, evaluated with the exact Gram matrix
-    ridge: float           # ridge of the proximal steps (0 when K itself was accepted)
+    ridge: float           # ridge of quadprog's proximal steps (0: none, always for the active set)
+    steps: int = 0         # active-set steps (0 where quadprog solved it)
+
+
+def _dual(K, b, z) -> float:
+    return float(b @ z - 0.5 * z @ K @ z)
+
+
+def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
+               z0: np.ndarray | None = None, ridge: float = 0.0,
+               precision: float = 1e-12) -> DualSolution:
+    """Maximise D(z) = b'z - 1/2 z'Kz over z >= 0 with sum(z[soft]) <= C.
+
+    z0 : a start (e.g. the previous solution, 0 for new constraints); it is made feasible.
+    The active set (:func:`active_set`) solves it; should it fail (a step limit reached, a
+    non-finite value), quadprog does (:func:`solve_dual_quadprog`, with ``ridge`` and
+    ``precision``).
+    """
+    z = active_set(K, b, soft, C, z0)
+    if z is not None:
+        z, steps = z
+        return DualSolution(z, _dual(K, b, z), 0.0, steps)
+    return solve_dual_quadprog(K, b, soft, C, ridge=ridge, precision=precision)
+
+
+def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
+               z0: np.ndarray | None = None, max_steps: int | None = None):
+    """(z, steps) maximising b'z - 1/2 z'Kz over z >= 0, sum(z[soft]) <= C; None on failure.
+
+    Minimises f(x) = 1/2 x'Kx - b'x over x = (z, s) >= 0 with sum(x over soft and s) = C
+    (s the slack of the sum, with zero rows in K and b; no equality when nothing is soft),
+    by the primal active-set method (Nocedal & Wright, Algorithm 16.3): the bound x_i = 0
+    holds for the variables of the working set W, the others F are free. Each step solves
+    min f(x + p) with p_W = 0 and the sum fixed, in a basis of that subspace (one free soft
+    variable is eliminated): a Cholesky solve where the reduced Hessian is positive definite,
+    else its eigen-decomposition; where the reduced gradient has a component in the Hessian's
+    null space, f falls linearly along it, so the step follows it to the first bound. A full
+    step reaches the subproblem's minimum; then the bounds' multipliers say whether x is
+    optimal or which bound to release.
+    """
+    k = b.shape[0]
+    soft = np.asarray(soft, dtype=bool)
+    has_sum = bool(soft.any())
+    n = k + has_sum
+    limit = max_steps if max_steps is not None else 5 * n + 50
+    z0 = np.zeros(k) if z0 is None else np.ascontiguousarray(z0, dtype=float)
+    # the compiled solver builds the augmented problem, takes every step whose reduced Hessian
+    # is positive definite (checking first whether the start, the previous optimum, is already
+    # stationary) and verifies its optimum; a singular step, or an optimum that fails the check,
+    # is left to the loop below, from where it stopped
+    status, done, Ka, ba, group, x, free, kkt_tol, _ = _qp_cy.solve(
+        np.ascontiguousarray(K, dtype=float), np.ascontiguousarray(b, dtype=float),
+        soft.view(np.uint8), float(C), z0, limit)
+    if status == 0:
+        return x[:k].copy(), done
+    if status != 1:
+        return None
+    group, free = group.view(bool), free.view(bool)
+    at_minimum = False
+    for steps in range(done + 1, limit + 1):
+        grad = Ka @ x - ba
+        if not np.all(np.isfinite(grad)):
+            return None
+        F = np.flatnonzero(free)
+        if not at_minimum:
+            p, bounded = _step(Ka, grad, F, group)
+            if p is None:
+                return None
+            # the largest step keeping x >= 0 (full step 1 unless unbounded)
+            shrinking = p < 0
+            alpha, block = (1.0 if bounded else np.inf), -1
+            if shrinking.any():
+                ratios = -x[F][shrinking] / p[shrinking]
+                j = int(np.argmin(ratios))
+                if ratios[j] < alpha:
+                    alpha, block = float(ratios[j]), int(F[shrinking][j])
+            if not np.isfinite(alpha):
+                return None             # f unbounded below: the primal is infeasible
+            x[F] = np.maximum(x[F] + alpha * p, 0.0)
+            if block >= 0:
+                x[block] = 0.0
+                free[block] = False
+                continue
+            at_minimum = True
+            continue
+        # at the subproblem's minimum: the multipliers of the bounds x_i = 0 in W
+        nu = -float(grad[F][group[F]].mean()) if has_sum else 0.0
+        mu = grad + nu * group
+        mu[free] = np.inf
+        i = int(np.argmin(mu))
+        if mu[i] >= -kkt_tol:
+            return x[:k].copy(), steps
+        free[i] = True
+        at_minimum = False
+    return None
+
+
+def _step(Ka, grad, F, group):
+    """(p, bounded): the step on the free variables F minimising the quadratic with the sum
+    of the group's free members fixed, or, where the reduced Hessian is singular and the
+    gradient has a component along its null space, that descent direction (bounded False).
+    (None, None) where the eigen-decomposition fails."""
+    KF = Ka[np.ix_(F, F)]
+    gF = grad[F]
+    gm = group[F]
+    m = F.shape[0]
+    if gm.any():
+        # basis of {p : sum(p[group]) = 0}: every free variable but the group's first j0,
+        # with p_j0 = -sum of the other group members' p
+        j0 = int(np.flatnonzero(gm)[0])
+        keep = np.ones(m, dtype=bool)
+        keep[j0] = False
+        e = gm[keep].astype(float)
+        col = KF[keep, j0]
+        H = KF[np.ix_(keep, keep)] - np.outer(e, col) - np.outer(col, e) + KF[j0, j0] * np.outer(e, e)
+        r = gF[keep] - gF[j0] * e
+    else:
+        keep, e, j0 = np.ones(m, dtype=bool), None, -1
+        H, r = KF, gF
+    if H.shape[0] == 0:
+        return np.zeros(m), True
+
+    def lift(y):
+        p = np.zeros(m)
+        p[keep] = y
+        if e is not None:
+            p[j0] = -float(e @ y)
+        return p
+
+    # LAPACK directly: these solves are tiny, and scipy's wrappers cost more than the work
+    L, info = dpotrf(H, lower=1, clean=0)
+    if info == 0:
+        d = np.diag(L)
+        if d.min() ** 2 > 1e-10 * max(float(np.diag(H).max()), 1e-300):
+            y, info = dpotrs(L, r, lower=1)
+            if info == 0:
+                return lift(-y), True
+    try:
+        lam, V = eigh(H, check_finite=False)
+    except LinAlgError:
+        return None, None
+    null = lam <= 1e-10 * max(float(lam[-1]), 1e-300)
+    rr = V.T @ r
+    rnull = rr[null]
+    if rnull.size and np.linalg.norm(rnull) > 1e-9 * max(np.linalg.norm(r), 1e-300):
+        # zero curvature, non-zero slope: f falls without limit along it until a bound blocks
+        return lift(-(V[:, null] @ rnull)), False
+    y = -(V[:, ~null] @ (rr[~null] / lam[~null]))
+    return lift(y), True
 
 
 def _qp(K, b, A, lower, soft, C):
@@ -41,31 +209,28 @@ def _qp(K, b, A, lower, soft, C):
     return z
 
 
-def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
-               ridge: float = 0.0, precision: float = 1e-12, max_steps: int = 100) -> DualSolution:
-    """Maximise D(z) = b'z - 1/2 z'Kz over z >= 0 with sum(z[soft]) <= C.
+def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
+                        ridge: float = 0.0, precision: float = 1e-12,
+                        max_steps: int = 100) -> DualSolution:
+    """The former solver: quadprog, with ridged proximal steps where K is singular.
 
     quadprog needs a positive definite matrix, but a Gram matrix is only semi-definite (two
     equal constraints, or more constraints than features, make it singular), and when it is
     nearly singular quadprog's answer can break the constraints. Then a ridge r is added and the
     ridged problem is solved repeatedly as proximal steps,
         z <- argmax D(z) - r/2 ||z - z_prev||^2,
-    each well conditioned, until D gains less than ``precision`` per step: the ridge then no
-    longer biases the solution (w = sum z_c g_c converges fastest, since directions where K is
-    small hardly move w). ``ridge`` is where to start (the last value that worked); it grows
+    each well conditioned, until D gains less than ``precision`` per step (so the result is
+    only as exact as that). ``ridge`` is where to start (the last value that worked); it grows
     tenfold whenever quadprog still fails.
     """
     k = b.shape[0]
     A = np.hstack([np.eye(k), -soft.astype(float)[:, None]])
     lower = np.r_[np.zeros(k), -C]
 
-    def dual(z):
-        return float(b @ z - 0.5 * z @ K @ z)
-
     if ridge == 0.0:
         z = _qp(K, b, A, lower, soft, C)
         if z is not None:
-            return DualSolution(z, dual(z), 0.0)
+            return DualSolution(z, _dual(K, b, z), 0.0)
         ridge = 1e-8 * max(float(np.max(np.diag(K))), 1e-12)
     z = np.zeros(k)
     value = 0.0
@@ -76,7 +241,7 @@ def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
             if ridge > 1e6 * max(float(np.max(np.diag(K))), 1e-12):
                 raise RuntimeError(f"quadprog failed on the working-set QP even with ridge {ridge:g}")
             continue
-        gained = dual(step) - value
+        gained = _dual(K, b, step) - value
         z, value = step, value + gained
         if gained <= precision:
             break

@@ -1,0 +1,173 @@
+"""The working-set dual QP solver (aprank/learn/_qp.py) against quadprog and against its own
+optimality certificate.
+
+    max b'z - 1/2 z'Kz  s.t.  z >= 0,  sum(z[soft]) <= C,    K = G G',  w = G'z.
+
+Where K is positive definite quadprog is exact and the active set must give its w. Where K is
+singular (equal constraints, more constraints than features) quadprog refuses or errs, so the
+check is the duality gap of the working set: w = G'z with its exact slack has primal objective
+1/2||w||^2 + C max(0, max_soft(b - Gw)) (hard rows met), which bounds every dual value from
+above; a z whose dual value reaches it is optimal, and w is then the unique optimum.
+"""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from aprank.learn import WorkingSet
+from aprank.learn._qp import active_set, solve_dual, solve_dual_quadprog
+from aprank.models import RankingModel
+
+
+def working_set(seed, k, d, singular=False, hard_fraction=0.3):
+    rng = np.random.default_rng(seed)
+    G = rng.normal(size=(k, d))
+    if singular and k >= 3:
+        G[1] = G[0]                          # two equal constraints
+        G[2] = 0.5 * G[0] - 2.0 * G[-1]      # a dependent one
+    b = rng.uniform(0.0, 1.0, k)
+    soft = rng.random(k) >= hard_fraction
+    # hard rows w'h >= b_h that some w meets (else the dual is unbounded)
+    feasible = rng.normal(size=d)
+    b[~soft] = np.minimum(b[~soft], G[~soft] @ feasible)
+    C = float(10 ** rng.uniform(-2, 2))
+    return G, b, soft, C
+
+
+def certificate(G, b, soft, C, z):
+    """(relative duality gap, largest hard-row violation, w) of z."""
+    assert z.min() >= 0.0 and z[soft].sum() <= C * (1 + 1e-12)
+    w = G.T @ z
+    xi = max(0.0, float(np.max((b - G @ w)[soft], initial=0.0)))
+    hard = float(np.max((b - G @ w)[~soft], initial=0.0))
+    primal = 0.5 * w @ w + C * xi
+    dual = float(b @ z - 0.5 * z @ (G @ G.T) @ z)
+    return (primal - dual) / max(1.0, abs(primal)), hard, w
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_positive_definite_working_sets_give_quadprogs_w(seed):
+    rng = np.random.default_rng(1000 + seed)
+    k = int(rng.integers(1, 25))
+    G, b, soft, C = working_set(seed, k, d=k + int(rng.integers(5, 30)))
+    K = G @ G.T
+    assert np.linalg.cond(K) < 1e8      # quadprog is the reference only where it is exact
+    ref = solve_dual_quadprog(K, b, soft, C)
+    assert ref.ridge == 0.0
+    got = solve_dual(K, b, soft, C)
+    w_ref, w = G.T @ ref.z, G.T @ got.z
+    assert np.abs(w - w_ref).max() <= 1e-9 * max(np.abs(w_ref).max(), 1e-12)
+    assert got.objective == pytest.approx(ref.objective, rel=1e-10, abs=1e-14)
+    assert got.ridge == 0.0 and got.steps > 0
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_singular_working_sets_reach_a_zero_duality_gap(seed):
+    rng = np.random.default_rng(2000 + seed)
+    k = int(rng.integers(3, 40))
+    d = int(rng.integers(1, k + 1))              # as many constraints as features, or more
+    G, b, soft, C = working_set(seed, k, d, singular=True,
+                                hard_fraction=0.0 if seed % 3 == 0 else 0.3)
+    K = G @ G.T
+    z, steps = active_set(K, b, soft, C)
+    gap, hard, w = certificate(G, b, soft, C, z)
+    assert gap <= 1e-10 and hard <= 1e-9
+    # the former solver, where it manages at all, reaches at most the same dual value
+    try:
+        old = solve_dual_quadprog(K, b, soft, C, precision=1e-12)
+    except RuntimeError:
+        return
+    assert old.objective <= b @ z - 0.5 * z @ K @ z + 1e-9 * max(1.0, abs(old.objective))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_warm_starts_reach_the_same_w(seed):
+    """The cutting plane's pattern: the optimum of k-1 constraints, the new one at 0; and any
+    start at all (negative, over the sum), which the solver makes feasible first."""
+    rng = np.random.default_rng(3000 + seed)
+    k = int(rng.integers(2, 30))
+    G, b, soft, C = working_set(seed, k, d=int(rng.integers(2, 40)), singular=seed % 2 == 0)
+    K = G @ G.T
+    cold, _ = active_set(K, b, soft, C)
+    _, _, w = certificate(G, b, soft, C, cold)
+    before, _ = active_set(K[:-1, :-1], b[:-1], soft[:-1], C)
+    starts = [np.r_[before, 0.0], rng.normal(size=k), np.full(k, 10.0 * C)]
+    for start in starts:
+        z, _ = active_set(K, b, soft, C, z0=start)
+        gap, hard, w_warm = certificate(G, b, soft, C, z)
+        assert gap <= 1e-10 and hard <= 1e-9
+        assert np.abs(w_warm - w).max() <= 1e-8 * max(np.abs(w).max(), 1.0)
+
+
+def test_hard_constraints_alone_and_equal_rows():
+    G = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    b = np.array([1.0, 1.0, 1.0])
+    soft = np.zeros(3, dtype=bool)
+    z, _ = active_set(G @ G.T, b, soft, 1.0)
+    np.testing.assert_allclose(G.T @ z, [1.0, 0.5], rtol=1e-12)     # the least-norm w meeting all
+
+
+def test_zero_constraint_vectors_put_the_whole_sum_on_the_largest_offset():
+    K = np.zeros((3, 3))
+    b = np.array([0.2, 0.7, -0.1])
+    soft = np.ones(3, dtype=bool)
+    z, _ = active_set(K, b, soft, 2.0)
+    np.testing.assert_allclose(z, [0.0, 2.0, 0.0])
+
+
+def test_infeasible_hard_constraints_are_reported_not_solved():
+    G = np.array([[1.0], [-1.0]])        # w >= 1 and -w >= 1
+    assert active_set(G @ G.T, np.ones(2), np.zeros(2, dtype=bool), 1.0) is None
+
+
+def test_working_set_buffers_match_a_rebuild_and_pickle():
+    rng = np.random.default_rng(0)
+    ws = WorkingSet(5)
+    rows = []
+    for i in range(21):                  # past two doublings of the capacity
+        g = rng.normal(size=5)
+        ws.add(g, float(i), soft=bool(i % 3), permanent=i == 4)
+        rows.append(g)
+    mask = np.arange(21) % 4 != 1
+    ws.keep(mask)
+    G = np.array(rows)[mask]
+    np.testing.assert_array_equal(ws.G, G)
+    np.testing.assert_allclose(ws.K, G @ G.T, rtol=1e-12)
+    assert len(ws) == mask.sum() and ws.b.tolist() == np.arange(21)[mask].astype(float).tolist()
+    ws.add(np.ones(5), 9.0, soft=True)
+    copy = pickle.loads(pickle.dumps(ws))
+    np.testing.assert_array_equal(copy.G, ws.G)
+    np.testing.assert_array_equal(copy.K, ws.K)
+    copy.add(np.zeros(5), 1.0, soft=True)            # a restored working set grows again
+    assert len(copy) == len(ws) + 1 and len(ws) == mask.sum() + 1
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_cut_reads_only_rows_that_change(sparse):
+    """X'c over the rows whose coefficient is not 0 is X'c: a well-ranked AP cut has most
+    negatives at rank P+1, where the coefficient difference is 0."""
+    rng = np.random.default_rng(1)
+    y = rng.random(400) < 0.1
+    X = rng.normal(size=(400, 7)) + 3.0 * y[:, None]
+    model = RankingModel(sp.csr_matrix(X) if sparse else X, y, "ap")
+    w = np.ones(7)
+    cut = model.most_violated(w)
+    res = model.loss_augmented_inference(w)
+    diff = res.truth_coef - res.coef
+    assert 4 * np.count_nonzero(diff) < diff.size        # the gathering path is taken
+    np.testing.assert_allclose(cut.g, X.T @ diff, rtol=1e-12, atol=1e-14)
+
+
+def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
+    """Estimators fitted with warm_start before the buffers pickled G and K as plain arrays."""
+    G = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
+    state = {"G": G, "b": np.array([1.0, 0.5]), "soft": np.array([True, False]), "K": G @ G.T,
+             "idle": np.zeros(2, dtype=np.int64), "permanent": np.zeros(2, dtype=bool),
+             "z": np.zeros(2), "ridge": 0.0}
+    ws = WorkingSet.__new__(WorkingSet)
+    ws.__setstate__(state)
+    ws.add(np.ones(3), 2.0, soft=True)
+    G3 = np.vstack([G, np.ones(3)])
+    np.testing.assert_array_equal(ws.G, G3)
+    np.testing.assert_array_equal(ws.K, G3 @ G3.T)
