@@ -21,36 +21,61 @@ import numpy as np
 
 from aprank.inference._kernel cimport (
     LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
-    cpu_has_avx512,
+    cpu_simd_level, SIMD_PORTABLE,
 )
 
 #: The losses the kernels compute, by the code of their KernelSpec (aprank.losses). Any other
 #: code is refused here, so an unknown loss can never run as one of these.
 KERNEL_LOSSES = {"ap": LOSS_AP, "ndcg": LOSS_NDCG}
 
-#: Allow the AVX-512 partition when the CPU has it (see set_simd).
-cdef bint _simd = True
+#: Names of the partition paths (SimdLevel in _order.hpp), slowest first.
+SIMD_LEVELS = ("portable", "avx2", "avx512")
+
+#: The setting as last given to set_simd (True: the fastest path this CPU runs).
+_requested = True
+#: The path the kernels use, a SimdLevel.
+cdef int _simd = cpu_simd_level()
 
 
-def set_simd(bint enabled):
-    """Allow (True, the default) or forbid the AVX-512 partition; results are identical either
-    way, so this exists to test and time the portable path. Returns the previous setting.
+def set_simd(level=True):
+    """Choose the partition path of the kernels; results are identical on every path, so this
+    exists to test and time them. Returns the previous setting (pass it back to restore it).
 
-    The setting belongs to the process that makes it: worker processes (joblib, Dask,
-    multiprocessing) start with the default."""
-    global _simd
-    previous = _simd
-    _simd = enabled
+    level: True (the default) for the fastest path this CPU runs, False or ``"portable"`` for
+    the portable one, ``"avx2"`` or ``"avx512"`` for that path (ValueError where this CPU, or
+    this build, lacks it). The setting belongs to the process that makes it: worker processes
+    (joblib, Dask, multiprocessing) start with the default."""
+    global _simd, _requested
+    cdef int chosen
+    if isinstance(level, str):
+        if level not in SIMD_LEVELS:
+            raise ValueError(f"set_simd takes True, False or one of {SIMD_LEVELS}, not {level!r}")
+        chosen = SIMD_LEVELS.index(level)
+        if chosen > cpu_simd_level():
+            raise ValueError(f"the {level} partition needs a CPU (and an x86-64 build) with "
+                             f"{level.upper()}; this one runs up to "
+                             f"{SIMD_LEVELS[cpu_simd_level()]!r}")
+    else:
+        level = bool(level)
+        chosen = cpu_simd_level() if level else SIMD_PORTABLE
+    previous = _requested
+    _requested = level
+    _simd = chosen
     return previous
 
 
 def simd_active():
-    """True when kernels use the AVX-512 partition (allowed and supported by this CPU)."""
-    return bool(_simd and cpu_has_avx512())
+    """True when the kernels use a vector partition (AVX2 or AVX-512, see simd_level)."""
+    return _simd != SIMD_PORTABLE
+
+
+def simd_level():
+    """The partition path the kernels use: ``"avx512"``, ``"avx2"`` or ``"portable"``."""
+    return SIMD_LEVELS[_simd]
 
 
 cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount,
-                           bint simd) noexcept nogil:
+                           int simd) noexcept nogil:
     cdef i64 k
     cdef double norm = 0.0
     L.kind = kind
@@ -191,7 +216,7 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef const double* discount_p = &discount[0] if discount is not None else NULL
     if solve is not None:
         fn = capsule_solve(solve)
-    cdef bint simd = _simd
+    cdef int simd = _simd
     pos_s_buf = np.empty(max(n_pos, 1), dtype=np.float64)
     pos_x_buf = np.empty(max(n_pos, 1), dtype=np.int64)
     neg_s_buf = np.empty(max(n - n_pos, 1), dtype=np.float64)
