@@ -14,7 +14,7 @@ import pytest
 
 import aprank
 
-from aprank.inference._driver_cy import SIMD_LEVELS
+from aprank.inference import SIMD_LEVELS
 
 from oracle import best_over_permutations
 
