@@ -501,9 +501,10 @@ def numpy_avx512_dispatch() -> list[str]:
 
 def partition_paths(levels=None, algorithms=PATH_ALGORITHMS, repeats: int = 7,
                     numpy_sort: str = "native", seed: int = 0) -> list[PathRow]:
-    """Median time of each algorithm on each partition path (default: every path this CPU
+    """Median CPU time of each algorithm on each partition path (default: every path this CPU
     runs) at PATH_CELL, and of ``np.sort`` of the negatives, in interleaved rounds so that a
-    slow spell of a shared machine falls on all of them alike. The process-wide path is
+    slow spell of a shared machine falls on all of them alike (CPU time: other processes'
+    load does not count; every call timed is single-threaded). The process-wide path is
     restored afterwards."""
     P, N = PATH_CELL
     scores, labels = make_scores(P, N, REGIMES["overlapping"], seed)
@@ -519,15 +520,15 @@ def partition_paths(levels=None, algorithms=PATH_ALGORITHMS, repeats: int = 7,
         times = {key: [] for key in [("np.sort", "")] + [(lv, a) for lv in levels
                                                          for a in algorithms]}
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             np.sort(negatives)
-            times[("np.sort", "")].append(time.perf_counter() - t0)
+            times[("np.sort", "")].append(time.process_time() - t0)
             for level in levels:
                 set_simd(level)
                 for algo in algorithms:
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()
                     infer(scores, labels, algorithm=algo)
-                    times[(level, algo)].append(time.perf_counter() - t0)
+                    times[(level, algo)].append(time.process_time() - t0)
     finally:
         set_simd(previous)
     sort_median = float(np.median(times.pop(("np.sort", ""))))
@@ -563,7 +564,7 @@ def format_partition_paths(rows: list[PathRow]) -> str:
     """Markdown table of partition_paths rows, with the CPU and NumPy's sort dispatch."""
     P, N = PATH_CELL
     out = [f"Partition paths at P = {P:g}, N = {N:g} (overlapping), against np.sort of the "
-           f"negatives (values only), medians of interleaved repeats ({machine()}; NumPy's "
+           f"negatives (values only), median CPU times of interleaved repeats ({machine()}; NumPy's "
            f"AVX-512 dispatch here: {' '.join(numpy_avx512_dispatch()) or 'none'}):",
            "",
            "| np.sort dispatch | partition path | algorithm | median | fastest - slowest "

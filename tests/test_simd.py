@@ -184,3 +184,34 @@ def test_signed_zeros_are_one_score(N):
                     assert a.objective == b.objective
     finally:
         aprank.set_simd(previous)
+
+
+def test_scratch_reused_across_sizes_and_threads():
+    """The driver keeps each thread's scratch arrays between calls: calls that grow and shrink,
+    on four threads at once, give exactly what each call gives alone."""
+    import threading
+    rng = np.random.default_rng(7)
+    cases = []
+    for n in (50_000, 3_000, 120_000, 10, 60_000):
+        labels = rng.random(n) < 0.05
+        labels[0] = True
+        labels[-1] = False
+        cases.append((np.round(rng.normal(labels * 1.0, 1.0), 2), labels))
+    expected = [aprank.infer(s, y, algorithm="qs") for s, y in cases]
+    failures = []
+
+    def work(shift):
+        for i in range(2 * len(cases)):
+            k = (i + shift) % len(cases)
+            got = aprank.infer(*cases[k], algorithm="qs")
+            if not (np.array_equal(got.ranks, expected[k].ranks)
+                    and np.array_equal(got.coef, expected[k].coef)
+                    and got.objective == expected[k].objective):
+                failures.append((shift, k))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures
