@@ -564,8 +564,8 @@ def format_partition_paths(rows: list[PathRow]) -> str:
     """Markdown table of partition_paths rows, with the CPU and NumPy's sort dispatch."""
     P, N = PATH_CELL
     out = [f"Partition paths at P = {P:g}, N = {N:g} (overlapping), against np.sort of the "
-           f"negatives (values only), median CPU times of interleaved repeats ({machine()}; NumPy's "
-           f"AVX-512 dispatch here: {' '.join(numpy_avx512_dispatch()) or 'none'}):",
+           f"negatives (values only), median CPU times of interleaved repeats ({machine()}; "
+           f"NumPy's AVX-512 dispatch here: {' '.join(numpy_avx512_dispatch()) or 'none'}):",
            "",
            "| np.sort dispatch | partition path | algorithm | median | fastest - slowest "
            "| np.sort median | x np.sort |",
