@@ -302,7 +302,11 @@ struct Avx2Keys {
     }
 };
 
-// Partition [lo, hi) around the key at hi-1 (hi - lo > 2 W); return its final position.
+// The loop needs n >= rem + 2 K W keys, rem < K W; partition_at sends it ranges over 128.
+static_assert(3 * Avx512Keys::K * Avx512Keys::W - 1 <= 128, "AVX-512 steps too long");
+static_assert(3 * Avx2Keys::K * Avx2Keys::W - 1 <= 128, "AVX2 steps too long");
+
+// Partition [lo, hi) (hi - lo > 128) around the key at hi-1; return its final position.
 APRANK_AVX512 static inline int64_t partition_avx512(double* s_all, int64_t* x_all, int64_t lo,
                                                      int64_t hi) {
     APRANK_VECTOR_PARTITION(Avx512Keys)
@@ -341,10 +345,12 @@ static inline int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi
                                    int simd) {
     swap_at(s, x, p, hi - 1);
 #ifdef APRANK_HAVE_SIMD
-    if (hi - lo > 128) {  // the vector loops need n >= 3 K W - 1 keys (K W = 32)
+    if (hi - lo > 128) {  // see the static_asserts above partition_avx512
         if (simd >= SIMD_AVX512 && cpu_has_avx512()) return partition_avx512(s, x, lo, hi);
         if (simd >= SIMD_AVX2 && cpu_has_avx2()) return partition_avx2(s, x, lo, hi);
     }
+#else
+    (void)simd;
 #endif
     return partition_block(s, x, lo, hi);
 }
