@@ -203,10 +203,11 @@ SCRATCH_KEEP = 1 << 22
 def _scratch(str side, i64 length):
     """(scores, indices) arrays of at least ``length`` for one class of samples.
 
-    Fresh pages cost as much as the partitions: at P = 1e3, N = 1e6, first touching 16 MB of
-    new scratch (page faults and zeroing) took 6 ms of a 23 ms ``qs`` call (CPU time, AVX2
-    path), so pairs of up to SCRATCH_KEEP samples are kept per thread and reused. A thread
-    never uses its pair twice at once: rank_queries calls no Python code while it holds them.
+    Fresh pages are dear: at P = 1e3, N = 1e6, first touching 16 MB of new scratch (page
+    faults and zeroing) took 6 ms of a 23 ms ``qs`` call (CPU time, AVX2 path), so pairs of
+    up to SCRATCH_KEEP samples are kept per thread and reused. A thread never uses its pair in
+    two calls at once: the arrays are written only inside rank_queries' nogil loop, which
+    calls no Python code, and nothing is carried in them from one call to the next.
     """
     cached = getattr(_thread_scratch, side, None)
     if cached is not None and cached[0].shape[0] >= length:
