@@ -114,9 +114,9 @@ static inline int64_t partition_block(double* s, int64_t* x, int64_t lo, int64_t
 // against the pivot, permute it so that the keys ranked above the pivot come first (in their
 // order) and the others last, and store the whole vector twice: at the left write position and
 // ending at the right one. Only c keys of the first store and W - c of the second are kept; the
-// rest lands in the free gap between the two write positions and is overwritten later. Two
-// vectors held in registers from the start keep at least W free slots on each side, so the
-// full-width stores never reach an unread key. Full stores of a permuted register, not
+// rest lands in the free gap between the two write positions and is overwritten later. Keys
+// set aside at the start (see APRANK_VECTOR_PARTITION) keep at least W free slots on each side
+// at every store, so the full-width stores never reach an unread key. Full stores of a permuted register, not
 // compress-stores to memory: vcompresspd/vpcompressq with a memory operand are microcoded on
 // AMD Zen 4, where they made the AVX-512 partition 4 x slower than the portable one, and the
 // permute is faster on Intel too (10 partition levels over 1e6 keys: 5.5 vs 85 ms on Zen 4,
