@@ -9,11 +9,11 @@ from aprank import losses
 from aprank.checks import crosscheck
 from aprank.inference import (
     BatchResult, InferenceResult, algorithms, infer, infer_batch, kinds, register, set_simd,
-    simd_active, unregister,
+    simd_active, simd_level, unregister,
 )
 
 __version__ = "0.1.0"
 
 __all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "algorithms", "kinds",
-           "register", "unregister", "crosscheck", "set_simd", "simd_active", "losses",
-           "__version__"]
+           "register", "unregister", "crosscheck", "set_simd", "simd_active", "simd_level",
+           "losses", "__version__"]

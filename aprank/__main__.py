@@ -73,8 +73,7 @@ def _cmd_bench(args) -> int:
         print(report, end="\n\n")
         status = 0 if report.ok else 1
     cells = bench.QUICK_CELLS if args.quick else bench.FULL_CELLS
-    print(f"Timing (median of up to {args.repeats} runs; AVX-512 partition "
-          f"{'on' if aprank.simd_active() else 'off'}):")
+    print(f"Timing (median of up to {args.repeats} runs; {aprank.simd_level()} partition):")
     rows = bench.bench(cells, repeats=args.repeats, max_seconds=args.max_seconds,
                        log=print if args.verbose else (lambda line: None))
     table = bench.format_table(rows)
@@ -97,6 +96,13 @@ def _cmd_bench(args) -> int:
         metrics = bench.format_many_query_metrics(bench.many_query_metrics(repeats=args.repeats))
         print("\n" + metrics)
         sections.append(metrics)
+    if not args.quick:      # every partition path against np.sort (issue 14): about a minute
+        repeats = max(7, args.repeats)
+        paths = bench.format_partition_paths(
+            bench.partition_paths(repeats=repeats)
+            + bench.partition_paths_without_numpy_avx512(repeats=repeats))
+        print("\n" + paths)
+        sections.append(paths)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n\n".join(sections) + "\n")
@@ -122,7 +128,7 @@ def _iteration(args) -> int:
     r = bench.iteration_overhead(n=args.n, n_queries=args.n_queries, d=args.d)
     print(f"One cutting-plane iteration of APSVM (qs), n = {r['n']:g}, {r['n_queries']} "
           f"interleaved queries, d = {r['d']} (medians over iterations 2-{r['iterations']}; "
-          f"AVX-512 partition {'on' if aprank.simd_active() else 'off'}):")
+          f"{aprank.simd_level()} partition):")
     print(f"  inference {r['inference'] * 1e3:8.1f} ms")
     print(f"  QP        {r['qp'] * 1e3:8.1f} ms")
     print(f"  the rest  {r['rest'] * 1e3:8.1f} ms  ({r['rest'] / r['inference']:.2f} x inference; "
@@ -157,8 +163,7 @@ def _torch_bench(args) -> int:
         print("bench --torch needs PyTorch: pip install 'aprank[torch]'", file=sys.stderr)
         return 2
     print(f"AP hinge, forward + backward, against torch.sort of the same tensor "
-          f"({torch_tools.describe_devices()}; AVX-512 partition "
-          f"{'on' if aprank.simd_active() else 'off'}):")
+          f"({torch_tools.describe_devices()}; {aprank.simd_level()} partition):")
     table = torch_tools.format_bench(torch_tools.bench(repeats=args.repeats))
     print(table)
     if args.out:

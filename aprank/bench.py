@@ -27,6 +27,11 @@ loop of ``infer`` over many equal small queries, qid sorted or shuffled, against
 ``numpy.argsort`` over each query's negatives, and :func:`single_call` one ``infer`` call at
 n = 20 against one ``numpy.argsort`` (issue 14's targets: 2 x and 10 x).
 
+:func:`partition_paths` times the fastest exact AP algorithms at P = 1e3, N = 1e6 on every
+partition path this CPU runs against ``np.sort`` of the negatives (values only);
+:func:`partition_paths_without_numpy_avx512` repeats it in a process whose NumPy has its AVX-512
+sort dispatch disabled, which is how a machine with AVX2 only sorts.
+
 :func:`many_query_metrics` times ``aprank.metrics.average_precision`` and ``ndcg`` over many
 small queries (1e6 samples in 4e5 queries) against ``aprank.infer_batch`` on the same input.
 """
@@ -41,9 +46,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from aprank.datasets import load_hja_birdsong
-from aprank.inference import (LatentProblem, PairwiseProblem, RankingProblem, TopKProblem,
-                              algorithms, get_algorithm, infer, infer_batch, kinds,
-                              max_marginals)
+from aprank.figure_tools import machine
+from aprank.inference import (SIMD_LEVELS, LatentProblem, PairwiseProblem, RankingProblem,
+                              TopKProblem, algorithms, get_algorithm, infer, infer_batch, kinds,
+                              max_marginals, set_simd, simd_level)
 from aprank.learn import cutting_plane
 from aprank.losses import PrecisionAtK
 from aprank.metrics import average_precision, ndcg
@@ -94,13 +100,26 @@ class Row:
 
 
 def _peak_memory(fn) -> int:
-    """Peak extra bytes of one call."""
+    """Peak extra bytes of one call. The call runs on a fresh thread: the compiled driver keeps
+    each thread's scratch arrays between calls, and those count as the call's memory."""
+    raised = []
+
+    def run():
+        try:
+            fn()
+        except BaseException as e:      # re-raised in the caller's thread below
+            raised.append(e)
+
     tracemalloc.start()
     tracemalloc.reset_peak()
     base = tracemalloc.get_traced_memory()[0]
-    fn()
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
+    if raised:
+        raise raised[0]
     return peak
 
 
@@ -570,4 +589,110 @@ def format_many_query_inference(rows, single) -> str:
     i, s, ratio = single
     out += ["", f"One infer call at n = 20: {i * 1e6:.2f} us CPU; one numpy.argsort of the same 20 "
             f"scores {s * 1e6:.2f} us; ratio {ratio:.1f} (target at most {SINGLE_TARGET:g})."]
+    return "\n".join(out)
+
+
+#: The partition-path section: the fastest exact AP algorithms at P = 1e3, N = 1e6 (overlapping)
+#: on every partition path, against ``np.sort`` of the negatives' scores (values only).
+PATH_CELL = (1_000, 1_000_000)
+PATH_ALGORITHMS = ("qs", "select")
+
+
+@dataclass
+class PathRow:
+    numpy_sort: str           # which of NumPy's sort dispatches timed np.sort
+    path: str                 # aprank's partition path (aprank.simd_level())
+    algorithm: str
+    seconds: float            # median
+    low: float                # fastest and slowest of the repeats
+    high: float
+    sort_seconds: float       # median np.sort of the negatives, interleaved with the above
+    ratio: float
+
+
+def numpy_avx512_dispatch() -> list[str]:
+    """NumPy's AVX-512 dispatch targets that this CPU runs (names for NPY_DISABLE_CPU_FEATURES)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:       # NumPy < 2
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    return [name for name in __cpu_dispatch__ if __cpu_features__.get(name)
+            and (name.startswith("AVX512") or name == "X86_V4")]
+
+
+def partition_paths(levels=None, algorithms=PATH_ALGORITHMS, repeats: int = 7,
+                    numpy_sort: str = "native", seed: int = 0) -> list[PathRow]:
+    """Median CPU time of each algorithm on each partition path (default: every path this CPU
+    runs) at PATH_CELL, and of ``np.sort`` of the negatives, in interleaved rounds so that a
+    slow spell of a shared machine falls on all of them alike (CPU time: other processes'
+    load does not count; every call timed is single-threaded). The process-wide path is
+    restored afterwards."""
+    P, N = PATH_CELL
+    scores, labels = make_scores(P, N, REGIMES["overlapping"], seed)
+    negatives = scores[~labels]
+    previous = set_simd(True)
+    try:
+        best = SIMD_LEVELS.index(simd_level())
+        levels = list(levels) if levels is not None else list(SIMD_LEVELS[best::-1])
+        for level in levels:            # warm up (and fail early on a path this CPU lacks)
+            set_simd(level)
+            for algo in algorithms:
+                infer(scores, labels, algorithm=algo)
+        times = {key: [] for key in [("np.sort", "")] + [(lv, a) for lv in levels
+                                                         for a in algorithms]}
+        for _ in range(repeats):
+            t0 = time.process_time()
+            np.sort(negatives)
+            times[("np.sort", "")].append(time.process_time() - t0)
+            for level in levels:
+                set_simd(level)
+                for algo in algorithms:
+                    t0 = time.process_time()
+                    infer(scores, labels, algorithm=algo)
+                    times[(level, algo)].append(time.process_time() - t0)
+    finally:
+        set_simd(previous)
+    sort_median = float(np.median(times.pop(("np.sort", ""))))
+    return [PathRow(numpy_sort, level, algo, float(np.median(t)), min(t), max(t), sort_median,
+                    float(np.median(t)) / sort_median) for (level, algo), t in times.items()]
+
+
+def partition_paths_without_numpy_avx512(repeats: int = 7) -> list[PathRow]:
+    """partition_paths in a fresh process whose NumPy runs without its AVX-512 dispatch and
+    whose kernels take the AVX2 and portable paths: a machine with AVX2 only, emulated. Empty
+    where NumPy has no AVX-512 target here or the CPU lacks AVX2."""
+    import json
+    import os
+    import subprocess
+    import sys
+    disabled = numpy_avx512_dispatch()
+    if not disabled:
+        return []
+    code = ("import json, dataclasses; from aprank import bench; "
+            f"rows = bench.partition_paths(('avx2', 'portable'), repeats={int(repeats)}, "
+            "numpy_sort='AVX-512 disabled'); "
+            "print(json.dumps([dataclasses.asdict(r) for r in rows]))")
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(disabled))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        if "avx2 partition needs" in out.stderr:
+            return []
+        raise RuntimeError(f"the AVX2-only run failed:\n{out.stderr}")
+    return [PathRow(**r) for r in json.loads(out.stdout.strip().splitlines()[-1])]
+
+
+def format_partition_paths(rows: list[PathRow]) -> str:
+    """Markdown table of partition_paths rows, with the CPU and NumPy's sort dispatch."""
+    P, N = PATH_CELL
+    out = [f"Partition paths at P = {P:g}, N = {N:g} (overlapping), against np.sort of the "
+           f"negatives (values only), median CPU times of interleaved repeats ({machine()}; "
+           f"NumPy's AVX-512 dispatch here: {' '.join(numpy_avx512_dispatch()) or 'none'}):",
+           "",
+           "| np.sort dispatch | partition path | algorithm | median | fastest - slowest "
+           "| np.sort median | x np.sort |",
+           "|---|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {r.numpy_sort} | {r.path} | {r.algorithm} | {_fmt_seconds(r.seconds)} | "
+                   f"{r.low * 1e3:.1f} - {r.high * 1e3:.1f} ms | {_fmt_seconds(r.sort_seconds)} "
+                   f"| {r.ratio:.2f} |")
     return "\n".join(out)

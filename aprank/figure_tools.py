@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from aprank.datasets import ChecksumError, DataUnavailableError
-from aprank.inference import simd_active
+from aprank.inference import simd_level
 
 
 def machine() -> str:
@@ -33,7 +33,7 @@ def machine() -> str:
     except (OSError, StopIteration):
         pass
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, AVX-512 partition {'on' if simd_active() else 'off'}")
+            f"NumPy {np.__version__}, {simd_level()} partition")
 
 
 def default_out(module) -> Path:

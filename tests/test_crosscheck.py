@@ -101,7 +101,7 @@ def test_check_command_exits_zero():
 @pytest.mark.parametrize("simd", [True, False], ids=["simd", "portable"])
 @pytest.mark.parametrize("P,N", [(5, 50_000), (60, 20_000), (600, 30_000)])
 def test_large_instances_agree(P, N, simd):
-    """Sizes where the sampled pivots and the AVX-512 partition are used, in every regime."""
+    """Sizes where the sampled pivots and the vector partitions are used, in every regime."""
     previous = aprank.set_simd(simd)
     rng = np.random.default_rng(P + N)
     try:

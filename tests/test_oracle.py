@@ -1,8 +1,8 @@
 """Every exact algorithm in the registry against oracles written from the definitions.
 
 2000 seeded cases with 1-4 samples per class (most with tied scores) are solved by every
-registered exact algorithm of each loss, with and without the AVX-512 partition; the objective
-must equal the maximum over all n! rankings (all 2^n labellings for the 0-1 loss), and the
+registered exact algorithm of each loss, on the fastest partition path and the portable one; the
+objective must equal the maximum over all n! rankings (all 2^n labellings for the 0-1 loss), and the
 returned loss, coefficients and objective must match a slow recomputation from the ranks.
 """
 import numpy as np

@@ -35,6 +35,9 @@ from aprank.inference._user import register, unregister
 
 set_simd = _driver_cy.set_simd
 simd_active = _driver_cy.simd_active
+simd_level = _driver_cy.simd_level
+#: The partition paths set_simd takes by name, slowest first.
+SIMD_LEVELS = _driver_cy.SIMD_LEVELS
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingProblem", "Instance",
            "TopKProblem", "TopKInstance", "PairwiseProblem", "PairwiseInstance", "PairwiseGraph",
@@ -42,4 +45,5 @@ __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingPro
            "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active",
+           "simd_level", "SIMD_LEVELS",
            "rank_order", "split_buckets", "optimal_ranks", "negative_coef", "split_outcome"]

@@ -17,12 +17,13 @@ whose objective exceeds DBL_MAX, is refused with ValueError.
 """
 from libc.stdint cimport uint8_t
 from libc.math cimport fabs, ilogb, ldexp
-from libc.stdlib cimport malloc, free
+import threading
+
 import numpy as np
 
 from aprank.inference._kernel cimport (
     LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
-    cpu_has_avx512, solve_capsule,
+    cpu_simd_level, SIMD_PORTABLE, solve_capsule,
 )
 
 #: The losses the kernels compute, by the code of their KernelSpec (aprank.losses). Any other
@@ -45,29 +46,55 @@ cdef void keep_last(const LossSpec* L, const double* pos, double* neg_s, i64* ne
 #: a probe with which the tests see which solve each query of a per-query choice ran.
 KEEP_LAST = solve_capsule(keep_last)
 
-#: Allow the AVX-512 partition when the CPU has it (see set_simd).
-cdef bint _simd = True
+
+#: Names of the partition paths (SimdLevel in _order.hpp), slowest first.
+SIMD_LEVELS = ("portable", "avx2", "avx512")
+
+#: The setting as last given to set_simd (True: the fastest path this CPU runs).
+_requested = True
+#: The path the kernels use, a SimdLevel.
+cdef int _simd = cpu_simd_level()
 
 
-def set_simd(bint enabled):
-    """Allow (True, the default) or forbid the AVX-512 partition; results are identical either
-    way, so this exists to test and time the portable path. Returns the previous setting.
+def set_simd(level=True):
+    """Choose the partition path of the kernels; results are identical on every path, so this
+    exists to test and time them. Returns the previous setting (pass it back to restore it).
 
-    The setting belongs to the process that makes it: worker processes (joblib, Dask,
-    multiprocessing) start with the default."""
-    global _simd
-    previous = _simd
-    _simd = enabled
+    level: True (the default) for the fastest path this CPU runs, False or ``"portable"`` for
+    the portable one, ``"avx2"`` or ``"avx512"`` for that path (ValueError where this CPU, or
+    this build, lacks it). The setting belongs to the process that makes it: worker processes
+    (joblib, Dask, multiprocessing) start with the default."""
+    global _simd, _requested
+    cdef int chosen
+    if isinstance(level, str):
+        if level not in SIMD_LEVELS:
+            raise ValueError(f"set_simd takes True, False or one of {SIMD_LEVELS}, not {level!r}")
+        chosen = SIMD_LEVELS.index(level)
+        if chosen > cpu_simd_level():
+            raise ValueError(f"the {level} partition needs a CPU (and an x86-64 build) with "
+                             f"{level.upper()}; this one runs up to "
+                             f"{SIMD_LEVELS[cpu_simd_level()]!r}")
+    else:
+        level = bool(level)
+        chosen = cpu_simd_level() if level else SIMD_PORTABLE
+    previous = _requested
+    _requested = level
+    _simd = chosen
     return previous
 
 
 def simd_active():
-    """True when kernels use the AVX-512 partition (allowed and supported by this CPU)."""
-    return bool(_simd and cpu_has_avx512())
+    """True when the kernels use a vector partition (AVX2 or AVX-512, see simd_level)."""
+    return _simd != SIMD_PORTABLE
+
+
+def simd_level():
+    """The partition path the kernels use: ``"avx512"``, ``"avx2"`` or ``"portable"``."""
+    return SIMD_LEVELS[_simd]
 
 
 cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount,
-                           bint simd) noexcept nogil:
+                           int simd) noexcept nogil:
     cdef i64 k
     cdef double norm = 0.0
     L.kind = kind
@@ -184,6 +211,31 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
     return QUERY_OVERFLOW if objective_out[0] > DBL_MAX else QUERY_OK
 
 
+#: Each thread's scratch arrays, kept between calls (see _scratch).
+_thread_scratch = threading.local()
+#: Longest scratch pair kept between calls: 16 bytes an entry, 64 MiB per thread at most.
+SCRATCH_KEEP = 1 << 22
+
+
+def _scratch(i64 length):
+    """(float64, int64) arrays of at least ``length`` entries: a call's work space.
+
+    One pair, not one array per use: on a 20-sample query six fresh NumPy arrays cost more than
+    the kernel. And fresh pages are dear: at P = 1e3, N = 1e6, first touching 16 MB of new
+    scratch (page faults and zeroing) took 6 ms of a 23 ms ``qs`` call (CPU time, AVX2 path),
+    so pairs of up to SCRATCH_KEEP entries are kept per thread and reused. A thread never uses its pair in
+    two calls at once: the arrays are written only inside rank_queries' nogil loop, which
+    calls no Python code, and nothing is carried in them from one call to the next.
+    """
+    cached = getattr(_thread_scratch, "pair", None)
+    if cached is not None and cached[0].shape[0] >= length:
+        return cached
+    pair = (np.empty(length, dtype=np.float64), np.empty(length, dtype=np.int64))
+    if length <= SCRATCH_KEEP:
+        _thread_scratch.pair = pair
+    return pair
+
+
 def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                  const i64[::1] order, const i64[::1] offsets, str loss_code,
                  const double[::1] discount, i64 n_pos,
@@ -252,87 +304,80 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
         fn = fns[0]
     elif solve is not None:
         fn = capsule_solve(solve)
-    cdef bint simd = _simd
+    cdef int simd = _simd
     # work space: scores and indices of one query's positives and negatives, and finish's
-    # counts and suffix sums (malloc: six NumPy arrays cost more than a 20-sample query)
+    # counts and suffix sums, in one pair of arrays kept by this thread (see _scratch)
     cdef i64 n_p = max(n_pos, 1), n_n = max(n - n_pos, 1), size = n_p + n_n + n_pos + 2
-    cdef double* dwork = <double*>malloc(size * sizeof(double))
-    cdef i64* iwork = <i64*>malloc(size * sizeof(i64))
-    if dwork == NULL or iwork == NULL:
-        free(dwork)
-        free(iwork)
-        raise MemoryError()
-    cdef double* pos_s = dwork
-    cdef double* neg_s = dwork + n_p
-    cdef double* suffix = dwork + n_p + n_n
-    cdef i64* pos_x = iwork
-    cdef i64* neg_x = iwork + n_p
-    cdef i64* count = iwork + n_p + n_n
+    dwork_buf, iwork_buf = _scratch(size)
+    cdef double[::1] dwork = dwork_buf
+    cdef i64[::1] iwork = iwork_buf
+    cdef double* pos_s = &dwork[0]
+    cdef double* neg_s = pos_s + n_p
+    cdef double* suffix = neg_s + n_n
+    cdef i64* pos_x = &iwork[0]
+    cdef i64* neg_x = pos_x + n_p
+    cdef i64* count = neg_x + n_n
     cdef i64 t, k, a, b, P, N
     cdef i64 bad_query = -1
     cdef int status = QUERY_OK
     cdef double amax = 0.0
     cdef const double* discount_p = &discount[0] if discount is not None else NULL
-    try:
-        with nogil:
-            for q in range(n_queries):
-                a = offsets[q]
-                b = offsets[q + 1]
-                P = 0
-                N = 0
-                amax = 0.0
+    with nogil:
+        for q in range(n_queries):
+            a = offsets[q]
+            b = offsets[q + 1]
+            P = 0
+            N = 0
+            amax = 0.0
+            for t in range(a, b):
+                k = order_p[t] if order_p != NULL else t
+                if fabs(scores[k]) > amax:
+                    amax = fabs(scores[k])
+                if is_pos[k]:
+                    pos_s[P] = scores[k]
+                    pos_x[P] = k
+                    P += 1
+                else:
+                    neg_s[N] = scores[k]
+                    neg_x[N] = k
+                    N += 1
+            if P == 0 or N == 0:
+                # Nothing can be inverted: the only ranking is the ground truth.
                 for t in range(a, b):
                     k = order_p[t] if order_p != NULL else t
-                    if fabs(scores[k]) > amax:
-                        amax = fabs(scores[k])
-                    if is_pos[k]:
-                        pos_s[P] = scores[k]
-                        pos_x[P] = k
-                        P += 1
-                    else:
-                        neg_s[N] = scores[k]
-                        neg_x[N] = k
-                        N += 1
-                if P == 0 or N == 0:
-                    # Nothing can be inverted: the only ranking is the ground truth.
-                    for t in range(a, b):
-                        k = order_p[t] if order_p != NULL else t
-                        ranks[k] = 1
-                        coef[k] = 0.0
-                        if truth_p != NULL:
-                            truth_p[k] = 0.0
-                    loss[q] = 0.0
-                    objective[q] = 0.0
-                    continue
-                if fn != NULL:
-                    for t in range(N):
-                        ranks[neg_x[t]] = P + 1
-                sort_keys(pos_s, pos_x, 0, P, simd)
-                make_spec(&L, kind, P, N, discount_p, simd)
-                status = scale_query(&L, amax, pos_s, P, neg_s, N)
-                if status != QUERY_OK:
-                    bad_query = q
-                    break
-                if choice_p != NULL:
-                    fn = fns[choice_p[q]]
-                if fn != NULL:
-                    fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
-                status = finish(&L, pos_s, pos_x, scores, is_pos, order_p, a, b, &ranks[0],
-                                &coef[0], count, suffix, amax * L.loss_weight, &loss[q],
-                                &objective[q])
-                if status != QUERY_OK:
-                    bad_query = q
-                    break
-                if truth_p != NULL:
-                    tp = 1.0 / <double>P
-                    tn = -1.0 / <double>N
-                    for t in range(P):
-                        truth_p[pos_x[t]] = tp
-                    for t in range(N):
-                        truth_p[neg_x[t]] = tn
-    finally:
-        free(dwork)
-        free(iwork)
+                    ranks[k] = 1
+                    coef[k] = 0.0
+                    if truth_p != NULL:
+                        truth_p[k] = 0.0
+                loss[q] = 0.0
+                objective[q] = 0.0
+                continue
+            if fn != NULL:
+                for t in range(N):
+                    ranks[neg_x[t]] = P + 1
+            sort_keys(pos_s, pos_x, 0, P, simd)
+            make_spec(&L, kind, P, N, discount_p, simd)
+            status = scale_query(&L, amax, pos_s, P, neg_s, N)
+            if status != QUERY_OK:
+                bad_query = q
+                break
+            if choice_p != NULL:
+                fn = fns[choice_p[q]]
+            if fn != NULL:
+                fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
+            status = finish(&L, pos_s, pos_x, scores, is_pos, order_p, a, b, &ranks[0],
+                            &coef[0], count, suffix, amax * L.loss_weight, &loss[q],
+                            &objective[q])
+            if status != QUERY_OK:
+                bad_query = q
+                break
+            if truth_p != NULL:
+                tp = 1.0 / <double>P
+                tn = -1.0 / <double>N
+                for t in range(P):
+                    truth_p[pos_x[t]] = tp
+                for t in range(N):
+                    truth_p[neg_x[t]] = tn
     if status == QUERY_INEXACT:
         raise ValueError(
             f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "

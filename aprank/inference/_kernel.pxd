@@ -22,10 +22,16 @@ from libcpp cimport bool as cbool
 ctypedef int64_t i64
 
 cdef extern from "_order.hpp" namespace "aprank" nogil:
-    int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
-    int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi, int64_t p, cbool simd)
-    void sort_keys(double* s, int64_t* x, int64_t lo, int64_t hi, cbool simd)
-    cbool cpu_has_avx512()
+    # simd: the highest partition path allowed (SIMD_PORTABLE, SIMD_AVX2, SIMD_AVX512); a path
+    # the CPU lacks falls back to the next lower one.
+    int64_t partition(double* s, int64_t* x, int64_t lo, int64_t hi, int simd)
+    int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi, int64_t p, int simd)
+    void sort_keys(double* s, int64_t* x, int64_t lo, int64_t hi, int simd)
+    int cpu_simd_level()
+    enum:
+        SIMD_PORTABLE
+        SIMD_AVX2
+        SIMD_AVX512
 
 cdef enum:
     # The losses the kernels compute. The driver maps a loss's KernelSpec code to one of these
@@ -49,7 +55,7 @@ cdef struct LossSpec:
     double loss_weight        # a power of two <= 1: the scale the driver gave this query's
                               # scores (1 unless they come near DBL_MAX; see the driver)
     const double* discount    # NDCG: D(m) = discount[m - 1]; NULL means D(m) = 1 / log2(1 + m)
-    bint simd                 # allow the AVX-512 partition (see _order.hpp)
+    int simd                  # the highest partition path allowed (SimdLevel in _order.hpp)
 
 
 cdef inline double discount_at(const LossSpec* L, i64 m) noexcept nogil:
@@ -173,7 +179,7 @@ cdef inline i64 last_rank_pivot(const LossSpec* L, const double* pos, const doub
         sample_at[q] = lo + (2 * q + 1) * n // (2 * GUIDE_SAMPLE)
         sample_s[q] = neg_s[sample_at[q]]
     # ties among sampled keys are ordered by array position: only an estimate is needed here
-    sort_keys(sample_s, sample_at, 0, GUIDE_SAMPLE, False)
+    sort_keys(sample_s, sample_at, 0, GUIDE_SAMPLE, SIMD_PORTABLE)
     while a < b:
         m = a + (b - a) // 2
         if opt_rank(L, pos, sample_s[m], lo + 1 + (2 * m + 1) * n // (2 * GUIDE_SAMPLE),
