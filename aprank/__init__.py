@@ -8,12 +8,12 @@ and the estimators in :mod:`aprank.learn`.
 from aprank import losses
 from aprank.checks import crosscheck
 from aprank.inference import (
-    BatchResult, InferenceResult, algorithms, infer, infer_batch, kinds, register, set_simd,
-    simd_active, simd_level, unregister,
+    BatchResult, InferenceResult, SlowAlgorithmWarning, algorithms, infer, infer_batch, kinds,
+    register, set_simd, simd_active, simd_level, unregister,
 )
 
 __version__ = "0.1.0"
 
 __all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "algorithms", "kinds",
            "register", "unregister", "crosscheck", "set_simd", "simd_active", "simd_level",
-           "losses", "__version__"]
+           "SlowAlgorithmWarning", "losses", "__version__"]

@@ -28,8 +28,8 @@ from aprank.inference._split import (negative_coef, optimal_ranks, rank_order, s
                                     split_outcome)
 from aprank.inference._topk import TopKInstance, TopKProblem
 from aprank.inference._registry import (
-    Algorithm, AlgorithmTable, ProblemKind, algorithms, get as get_algorithm, get_kind, kinds,
-    resolve,
+    Algorithm, AlgorithmTable, ProblemKind, SlowAlgorithmWarning, algorithms, get as get_algorithm,
+    get_kind, kinds, resolve,
 )
 from aprank.inference._user import register, unregister
 
@@ -44,6 +44,6 @@ __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "RankingPro
            "PairwiseResult", "max_marginals", "group_pairs",
            "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
-           "get_kind", "resolve", "register", "unregister", "set_simd", "simd_active",
+           "get_kind", "resolve", "SlowAlgorithmWarning", "register", "unregister", "set_simd", "simd_active",
            "simd_level", "SIMD_LEVELS",
            "rank_order", "split_buckets", "optimal_ranks", "negative_coef", "split_outcome"]

@@ -104,7 +104,7 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
     cdef double[:, ::1] L = np.zeros((max(n, 1), max(n, 1)))
     cdef Py_ssize_t[::1] F = np.empty(n, dtype=np.intp)
     cdef Py_ssize_t[::1] R = np.empty(n, dtype=np.intp)     # reduced coordinates: free but j0
-    cdef Py_ssize_t steps, i, j, a, c, m, mr = 0, j0 = -1, block, q
+    cdef Py_ssize_t steps = 0, i, j, a, c, m, mr = 0, j0 = -1, block, q
     cdef double s, nu, alpha, ratio, best, hmax = 0.0, cnt, d2
     cdef bint at_minimum = False, factored = False
     cdef double lo, hi
