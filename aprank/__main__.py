@@ -48,6 +48,9 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_bench(args) -> int:
+    if args.before is not None and not args.fit:
+        print("python -m aprank bench: --before applies to --fit only", file=sys.stderr)
+        return 2
     if args.iteration:
         return _iteration(args)
     if args.fit:
@@ -272,12 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("bench", "time every algorithm against numpy.argsort",
                 "Prints timing tables; --out also writes them to a file.\n"
-                "Needs no data (--pairwise resamples HJA birdsong group sizes when the data\n"
-                "is in the data home, else uses groups of 9). Takes: --quick under a few\n"
-                "minutes (a cross-check first), the full run about 3 minutes plus the\n"
-                "latent table and the many-query metrics; each of --iteration, --cstar, --pairwise, --latent, --torch,\n"
-                "--fit (about a minute; two with --before)\n"
-                "alone runs only its own table.")
+                "Needs no data, except --fit (HJA birdsong and Yahoo LTR in the data home);\n"
+                "--pairwise resamples HJA birdsong group sizes when the data is there, else\n"
+                "uses groups of 9. Takes: --quick under a few minutes (a cross-check first),\n"
+                "the full run about 13 minutes (the main table, latent bags, partition paths,\n"
+                "many small queries, metrics over many queries); each of --iteration,\n"
+                "--cstar, --pairwise, --latent, --torch, --fit (about 2 minutes; 3 with\n"
+                "--before) alone runs only its own table.")
     p.add_argument("--quick", action="store_true", help="small cells, after a quick cross-check")
     p.add_argument("--repeats", type=_at_least(1), default=5,
                    help="timed runs per cell, the median is reported (at least 1; default 5)")

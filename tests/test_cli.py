@@ -145,3 +145,9 @@ def test_experiment_writes_where_out_says_and_never_a_figures_folder(monkeypatch
 def test_jobs_is_refused_for_an_experiment_that_runs_in_one_process(capsys):
     assert cli.main(["experiment", "yahoo", "--jobs", "2", "--out", "unused"]) == 2
     assert capsys.readouterr().err.strip().endswith("--jobs applies to digits, birds only, not yahoo")
+
+
+def test_before_is_refused_without_fit(capsys):
+    # it would otherwise be ignored, and the full benchmark would run instead
+    assert cli.main(["bench", "--before", "elsewhere"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--before applies to --fit only")
