@@ -100,6 +100,22 @@ class Row:
     note: str = ""
 
 
+def round_robin(calls: dict, repeats: int, clock=time.perf_counter) -> dict:
+    """{name: the ``repeats`` times of ``calls[name]()``}, the calls taken in turn, round after
+    round, so that a load change on a shared machine hits every call alike. ``clock``:
+    ``time.process_time`` where every call is single-threaded and the waits of a shared
+    machine should not count."""
+    if repeats < 1:
+        raise ValueError(f"repeats={repeats!r} must be >= 1: a median needs a time")
+    times = {name: [] for name in calls}
+    for _ in range(repeats):
+        for name, call in calls.items():
+            t0 = clock()
+            call()
+            times[name].append(clock() - t0)
+    return times
+
+
 def _peak_memory(fn) -> int:
     """Peak extra bytes of one call. The call runs on a fresh thread: the compiled driver keeps
     each thread's scratch arrays between calls, and those count as the call's memory."""
@@ -466,21 +482,14 @@ def many_query_metrics(n: int = METRIC_SAMPLES, n_queries: int = METRIC_QUERIES,
     """Time every call of METRIC_CALLS ``repeats`` times on :func:`many_queries`, its queries
     interleaved (as drawn) and contiguous (the same samples sorted by query): rows (layout,
     call, median seconds, that / infer_batch's median in the same layout)."""
-    if repeats < 1:
-        raise ValueError(f"repeats={repeats!r} must be >= 1: a median needs a time")
     scores, labels, qid = many_queries(n, n_queries, seed)
     by_query = np.argsort(qid, kind="stable")
     layouts = {"interleaved": (scores, labels, qid),
                "contiguous": (scores[by_query], labels[by_query], qid[by_query])}
     rows = []
     for layout, data in layouts.items():
-        # round robin, so that a load change on a shared machine hits every call alike
-        times = {name: [] for name in METRIC_CALLS}
-        for _ in range(repeats):
-            for name, call in METRIC_CALLS.items():
-                t0 = time.perf_counter()
-                call(*data)
-                times[name].append(time.perf_counter() - t0)
+        times = round_robin({name: (lambda call=call: call(*data))
+                             for name, call in METRIC_CALLS.items()}, repeats)
         medians = {name: float(np.median(t)) for name, t in times.items()}
         yardstick = next(iter(medians.values()))
         rows += [(layout, name, seconds, seconds / yardstick) for name, seconds in medians.items()]
@@ -532,8 +541,6 @@ def many_query_inference(sizes=MANY_QUERY_SIZES, repeats: int = 5, seed: int = 0
     does not see the layout) a Python loop of ``infer`` over the queries. Rows (docs, queries,
     layout, call, seconds per query, ratio to the argsort loop). Also returns the single-call
     row: (infer seconds, argsort seconds, ratio) for one query of 20 samples."""
-    if repeats < 1:
-        raise ValueError(f"repeats={repeats!r} must be >= 1: a median needs a time")
     rows = []
     for docs, n_queries in sizes:
         for layout in ("sorted", "shuffled"):
@@ -548,12 +555,7 @@ def many_query_inference(sizes=MANY_QUERY_SIZES, repeats: int = 5, seed: int = 0
             if layout == "sorted":
                 queries = [(scores[g], labels[g]) for g in groups]
                 calls["infer loop"] = lambda: [infer(s, y) for s, y in queries]
-            times = {name: [] for name in calls}
-            for _ in range(repeats):
-                for name, call in calls.items():
-                    t0 = time.process_time()
-                    call()
-                    times[name].append(time.process_time() - t0)
+            times = round_robin(calls, repeats, time.process_time)
             per_query = {name: float(np.median(t)) / n_queries for name, t in times.items()}
             yardstick = per_query["numpy.argsort loop"]
             rows += [(docs, n_queries, layout, name, seconds, seconds / yardstick)
@@ -647,18 +649,16 @@ def partition_paths(levels=None, algorithms=PATH_ALGORITHMS, repeats: int = 7,
             set_simd(level)
             for algo in algorithms:
                 infer(scores, labels, algorithm=algo)
-        times = {key: [] for key in [("np.sort", "")] + [(lv, a) for lv in levels
-                                                         for a in algorithms]}
-        for _ in range(repeats):
-            t0 = time.process_time()
-            np.sort(negatives)
-            times[("np.sort", "")].append(time.process_time() - t0)
-            for level in levels:
-                set_simd(level)
-                for algo in algorithms:
-                    t0 = time.process_time()
-                    infer(scores, labels, algorithm=algo)
-                    times[(level, algo)].append(time.process_time() - t0)
+        def on_path(level, algo):
+            def call():
+                set_simd(level)         # a flag: nothing next to the call it precedes
+                infer(scores, labels, algorithm=algo)
+            return call
+
+        calls = {("np.sort", ""): lambda: np.sort(negatives)}
+        calls.update({(level, algo): on_path(level, algo) for level in levels
+                      for algo in algorithms})
+        times = round_robin(calls, repeats, time.process_time)
     finally:
         set_simd(previous)
     sort_median = float(np.median(times.pop(("np.sort", ""))))

@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from aprank.datasets import load_hja_birdsong, load_yahoo_ltr, recording_split
 from aprank.learn import cutting_plane
+from aprank.losses import get_loss
 from aprank.models import RankingModel, StructuredModel
 
 #: the C of the table
@@ -158,9 +159,7 @@ def liblinear_weights(y, qid):
     P = np.bincount(q, weights=y.astype(float))
     N = np.bincount(q, weights=(~y).astype(float))
     used = P > 0
-    J = np.divide(N, P, out=np.zeros_like(N), where=used)
-    v = np.where(y, J[q], 1.0)
-    z = 2.0 * N[q]
+    v, z = get_loss("zero-one").weights(y, P[q], N[q])     # the model's own v and z
     return np.where(used[q] & (z > 0), v / np.where(z > 0, z, 1.0), 0.0) / used.sum()
 
 

@@ -67,6 +67,13 @@ class Loss:
     #: True when the structured output is a labelling rather than a ranking (the 0-1 loss).
     labelling: bool = False
 
+    @property
+    def class_mean_truth(self) -> bool:
+        """Whether :meth:`truth_coef` is 1/P for a positive and -1/N for a negative of its
+        query (0 where a class is missing): the joint feature map of paper 004 eq. 1, which the
+        compiled driver writes in its own pass instead of calling :meth:`truth_coef`."""
+        return False
+
     def truth_coef(self, is_pos, n_pos=None, n_neg=None) -> np.ndarray:
         """Coefficients c* with Psi(X, R*) = sum_k c*_k psi(x_k) for the ground truth.
 
@@ -109,6 +116,11 @@ class RankingLoss(Loss):
     """
 
     kind = "ranking"
+
+    @property
+    def class_mean_truth(self) -> bool:
+        # a subclass overriding _truth_coef has a joint feature map of its own
+        return type(self)._truth_coef is RankingLoss._truth_coef
 
     def _truth_coef(self, is_pos, n_pos, n_neg):
         # 1/P for a positive, -1/N for a negative; nothing when a class is missing

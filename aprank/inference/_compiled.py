@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from aprank.inference import _driver_cy, _zero_one_cy
-from aprank.losses import RankingLoss
 
 
 def _rank_queries(solve, call, discount_table: bool = False, choice=None) -> None:
@@ -12,18 +11,8 @@ def _rank_queries(solve, call, discount_table: bool = False, choice=None) -> Non
     _driver_cy.rank_queries(
         solve, call.scores, call.is_pos.view("uint8"), call.order, call.offsets, spec.code,
         spec.discount, call.n_pos, call.ranks, call.coef, call.query_loss, call.query_objective,
-        call.truth_out(DRIVER_TRUTH), choice,
+        call.truth_out(), choice,
     )
-
-
-def _driver_truth(loss) -> bool:
-    """Whether the ground truth's coefficients of ``loss`` are those the driver writes (1/P,
-    -1/N: the joint feature map of paper 004 eq. 1, which a loss may override)."""
-    return type(loss)._truth_coef is RankingLoss._truth_coef
-
-
-#: The test the driver's ground-truth coefficients must pass (see Call.truth_out).
-DRIVER_TRUTH = _driver_truth
 
 
 class RankingKernel:

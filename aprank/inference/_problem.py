@@ -395,13 +395,14 @@ class Call:
     def max_query_size(self) -> int:
         return self.problem.max_query_size
 
-    def truth_out(self, driver_truth) -> Optional[np.ndarray]:
+    def truth_out(self) -> Optional[np.ndarray]:
         """An array for the compiled driver to write the ground truth's coefficients into, or
         None: when the result does not need them (a single query's), the problem holds them
-        already (a learner's later solves), or ``driver_truth(loss)`` says the loss's are not
-        the driver's. A batch of small queries then gets them from the driver's own pass
-        instead of the NumPy passes of ``Loss.truth_coef`` (which once took most of its time)."""
-        if self.want_truth and self.truth_coef is None and driver_truth(self.loss):
+        already (a learner's later solves), or the loss's are not the driver's
+        (``Loss.class_mean_truth``). A batch of small queries then gets them from the driver's
+        own pass instead of the NumPy passes of ``Loss.truth_coef`` (which once took most of
+        its time)."""
+        if self.want_truth and self.truth_coef is None and self.loss.class_mean_truth:
             self.truth_coef = np.empty(self.scores.shape[0], dtype=np.float64)
         return self.truth_coef
 
@@ -456,7 +457,7 @@ class SingleCall:
     def positives(self) -> np.ndarray:
         return np.array([self.n_pos], dtype=np.int64)
 
-    def truth_out(self, driver_truth) -> None:
+    def truth_out(self) -> None:
         return None
 
     def result(self, algorithm: str) -> InferenceResult:
