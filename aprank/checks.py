@@ -19,7 +19,28 @@ from dataclasses import dataclass, field
 from aprank.inference import RankingProblem, algorithms, get_kind
 from aprank.losses import LOSSES, get_loss
 
-__all__ = ["crosscheck", "make_instance", "CrosscheckReport", "Disagreement"]
+__all__ = ["crosscheck", "make_instance", "random_instance", "bench_instance", "solve_instance",
+           "CrosscheckReport", "Disagreement"]
+
+
+def random_instance(kind: str, seed: int, trial: int, max_n: int = 2000):
+    """The seeded cross-check instance number ``trial`` of the problem kind ``kind`` (a name
+    from :func:`aprank.kinds`): what :func:`crosscheck` runs every algorithm of the kind on."""
+    return get_kind(kind).problem_type.random_instance(seed, trial, max_n)
+
+
+def bench_instance(kind: str, P: int, N: int, shift: float, seed: int = 0, **options):
+    """The benchmark instance of the kind ``kind`` for a cell of P positives and N negatives
+    whose positives are shifted by ``shift``; ``options`` are the kind's own (pairwise:
+    ``sizes`` or ``group_size`` of the linked groups; topk: ``n_core``; latent: ``candidates``
+    rows per bag)."""
+    return get_kind(kind).problem_type.bench_instance(P, N, shift, seed, **options)
+
+
+def solve_instance(instance, loss, algorithm: str):
+    """Solve an instance of :func:`random_instance` or :func:`bench_instance` for ``loss``
+    with the registry algorithm ``algorithm``: the result of the loss's kind."""
+    return get_kind(get_loss(loss).kind).problem_type.solve_instance(instance, loss, algorithm)
 
 
 def make_instance(seed: int, trial: int, max_n: int = 2000):

@@ -582,11 +582,12 @@ class PairwiseProblem(QueryProblem):
         return group_instance(P, N, shift, seed, group_size, sizes)
 
     @staticmethod
-    def bench_instance(P: int, N: int, shift: float, seed: int = 0) -> PairwiseInstance:
+    def bench_instance(P: int, N: int, shift: float, seed: int = 0, sizes=None,
+                       group_size: int = 20) -> PairwiseInstance:
         """The benchmark's instance of a cell: P positives ~ N(shift, 1) among P + N samples in
-        groups of 20 (a recording's segments), every pair of a group linked, pair scores
-        -|N(0, 1)| / 4."""
-        return group_instance(P, N, shift, seed, group_size=20)
+        groups (``sizes``, or groups of ``group_size``: a recording's segments), every pair of
+        a group linked, pair scores -|N(0, 1)| / 4."""
+        return group_instance(P, N, shift, seed, group_size, sizes)
 
     @classmethod
     def solve_instance(cls, instance: PairwiseInstance, loss, algorithm: str) -> PairwiseResult:
