@@ -3,8 +3,17 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_driver_cy", "_greedy_cy", "_search_cy", "_select_cy", "_optranks_cy", "_zero_one_cy",
-           "_cstar_cy", "_enumerate_cy", "_split_cy"]
+#: The compiled kernels, by the folder of the kind (or package) they belong to.
+KERNELS = {
+    "aprank/inference/ranking": ["_driver_cy", "_greedy_cy", "_search_cy", "_select_cy",
+                                 "_optranks_cy"],
+    "aprank/inference/labelling": ["_zero_one_cy"],
+    "aprank/inference/topk": ["_cstar_cy"],
+    "aprank/inference/pairwise": ["_enumerate_cy"],
+    "aprank/dask": ["_split_cy"],       # the steps of one query split over machines (_steps.py)
+}
+#: Where the kernels' shared C++ (_order.hpp, _kernel.pxd's inline functions) lives.
+SHARED = "aprank/inference"
 
 
 def compiled(module: str, *include_dirs: str) -> Extension:
@@ -19,7 +28,8 @@ def compiled(module: str, *include_dirs: str) -> Extension:
     )
 
 
-extensions = [compiled(f"aprank.inference.{name}", "aprank/inference") for name in KERNELS] + [
+extensions = [compiled(f"{folder.replace('/', '.')}.{name}", folder, SHARED)
+              for folder, names in KERNELS.items() for name in names] + [
     compiled("aprank._validation_cy"),      # the counting sort of query ids (validation.py)
     compiled("aprank.learn._qp_cy"),        # the working-set QP's active-set steps (learn/_qp.py)
 ]

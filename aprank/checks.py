@@ -2,8 +2,8 @@
 ``python -m aprank check``.
 
 Algorithms are grouped by (problem kind, loss). Every exact algorithm of a loss (built-in or
-registered by a user) is run on seeded random instances of its kind (the kind's problem type
-makes them: sizes, tie densities, score regimes) and compared with the kind's brute-force oracle
+registered by a user) is run on seeded random instances of its kind (the kind's
+:class:`~aprank.inference.Instances` make them: sizes, tie densities, score regimes) and compared with the kind's brute-force oracle
 where the instance is small enough for it, else with the first exact algorithm. Approximate
 algorithms are checked for what they guarantee: an objective never above the exact optimum.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aprank.inference import RankingProblem, algorithms, get_kind
+from aprank.inference import algorithms, get_kind
 from aprank.losses import LOSSES, get_loss
 
 __all__ = ["crosscheck", "make_instance", "random_instance", "bench_instance", "solve_instance",
@@ -26,7 +26,7 @@ __all__ = ["crosscheck", "make_instance", "random_instance", "bench_instance", "
 def random_instance(kind: str, seed: int, trial: int, max_n: int = 2000):
     """The seeded cross-check instance number ``trial`` of the problem kind ``kind`` (a name
     from :func:`aprank.kinds`): what :func:`crosscheck` runs every algorithm of the kind on."""
-    return get_kind(kind).problem_type.random_instance(seed, trial, max_n)
+    return get_kind(kind).instances.random_instance(seed, trial, max_n)
 
 
 def bench_instance(kind: str, P: int, N: int, shift: float, seed: int = 0, **options):
@@ -34,19 +34,19 @@ def bench_instance(kind: str, P: int, N: int, shift: float, seed: int = 0, **opt
     whose positives are shifted by ``shift``; ``options`` are the kind's own (pairwise:
     ``sizes`` or ``group_size`` of the linked groups; topk: ``n_core``; latent: ``candidates``
     rows per bag)."""
-    return get_kind(kind).problem_type.bench_instance(P, N, shift, seed, **options)
+    return get_kind(kind).instances.bench_instance(P, N, shift, seed, **options)
 
 
 def solve_instance(instance, loss, algorithm: str):
     """Solve an instance of :func:`random_instance` or :func:`bench_instance` for ``loss``
     with the registry algorithm ``algorithm``: the result of the loss's kind."""
-    return get_kind(get_loss(loss).kind).problem_type.solve_instance(instance, loss, algorithm)
+    return get_kind(get_loss(loss).kind).instances.solve(instance, loss, algorithm)
 
 
 def make_instance(seed: int, trial: int, max_n: int = 2000):
     """The ranking kind's seeded cross-check instance number ``trial`` as (scores, labels,
-    description); see :meth:`aprank.inference.RankingProblem.random_instance`."""
-    instance = RankingProblem.random_instance(seed, trial, max_n)
+    description); see :func:`random_instance`."""
+    instance = random_instance("ranking", seed, trial, max_n)
     return instance.scores, instance.labels, instance.description
 
 
@@ -91,21 +91,21 @@ def _close(a: float, b: float, rtol: float) -> bool:
     return abs(a - b) <= rtol * max(1.0, abs(a), abs(b))
 
 
-def _solve(problem_type, instance, loss, name):
+def _solve(instances, instance, loss, name):
     """(result, None), or (None, what it raised): one algorithm's failure is reported, not fatal."""
     try:
-        return problem_type.solve_instance(instance, loss, name), None
+        return instances.solve(instance, loss, name), None
     except Exception as err:      # noqa: BLE001 -- any failure is a finding to report
         return None, f"raised {type(err).__name__}: {err}"
 
 
-def _compare(algo, res, reference, instance, problem_type, rtol: float):
+def _compare(algo, res, reference, instance, instances, rtol: float):
     """What is wrong with ``res`` measured against the exact ``reference``, or None."""
     ref_obj = reference.objective
     if algo.exact:
         if not _close(res.objective, ref_obj, rtol):
             return f"objective {res.objective!r} != {ref_obj!r}"
-        return problem_type.disagreement(res, reference, instance)
+        return instances.compare(res, reference, instance)
     if res.objective > ref_obj + rtol * max(1.0, abs(ref_obj)):
         return f"approximate objective {res.objective!r} above the exact optimum {ref_obj!r}"
     return None
@@ -134,16 +134,16 @@ def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int
         loss = get_loss(loss_name)
         loss_name = loss.name
         kind = get_kind(loss.kind)
-        problem_type = kind.problem_type
+        instances = kind.instances
         algos = algorithms(loss=loss)
         report.algorithms[loss_name] = algos.names()
         report.kinds[loss_name] = kind.name
         for trial in range(n_trials):
-            instance = problem_type.random_instance(seed, trial, max_n)
+            instance = instances.random_instance(seed, trial, max_n)
             results, failures = {}, {}
             for a in algos:
                 if a.max_samples is None or instance.size <= a.max_samples:
-                    results[a.name], failures[a.name] = _solve(problem_type, instance, loss, a.name)
+                    results[a.name], failures[a.name] = _solve(instances, instance, loss, a.name)
             exact = [a.name for a in algos if a.exact and results.get(a.name) is not None]
             ref = kind.oracle if results.get(kind.oracle) is not None else (
                 exact[0] if exact else None)
@@ -158,11 +158,11 @@ def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int
                 report.comparisons += 1
                 if what is None:
                     what = _compare(algo, results[algo.name], results[ref], instance,
-                                    problem_type, rtol)
+                                    instances, rtol)
                 if what:
                     report.disagreements.append(Disagreement(
                         loss_name, algo.name, ref or "(none)", what,
-                        problem_type.reproducer(instance, loss_name, algo.name)))
+                        instances.reproducer(instance, loss_name, algo.name)))
             if progress is not None:
                 progress(loss_name, trial)
     return report

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import aprank
-from aprank.inference import (Algorithm, RankingProblem, _driver_cy, _greedy_cy, _optranks_cy,
-                              _search_cy, _select_cy, get_algorithm)
-from aprank.inference._compiled import AutoKernel
-from aprank.inference._problem import Call
+from aprank.inference import Algorithm, RankingProblem, get_algorithm
+from aprank.inference.ranking import (_driver_cy, _greedy_cy, _optranks_cy, _search_cy,
+                                      _select_cy)
+from aprank.inference.ranking._algorithms import AutoKernel
+from aprank.inference.ranking._problem import Call
 from aprank.inference._registry import faster_alternative
 from aprank.validation import as_scores
 
@@ -72,7 +73,7 @@ def test_per_query_dispatch_runs_each_candidate_and_changes_nothing(loss, module
     for seed in range(3):
         scores, labels, qid = mixed_batch(10 + seed)
         problem = RankingProblem(labels, loss, qid=qid)
-        assert_same_bits(problem._solve_checked(as_scores(scores), mixed),
+        assert_same_bits(problem.solve(as_scores(scores), mixed),
                          RankingProblem(labels, loss, qid=qid).solve(scores, "qs"))
 
 
@@ -126,7 +127,7 @@ def test_each_query_runs_the_solve_chosen_for_it():
     kernel = AutoKernel({"ap": ((_optranks_cy, probe), lambda P, N: np.arange(P.size) % 2)})
     mixed = Algorithm("mixed", "ranking", ("ap",), True, "-", "-", kernel, builtin=False)
     problem = RankingProblem(labels, "ap", qid=qid)
-    got = problem._solve_checked(as_scores(scores), mixed)
+    got = problem.solve(as_scores(scores), mixed)
     qs = problem.solve(scores, "qs")
     P = problem.per_sample(problem.positives)
     negative = ~labels

@@ -143,14 +143,31 @@ def test_names_are_looked_up_within_the_loss_kind():
 
 def test_reproducers_recreate_their_instances():
     from aprank.checks import make_instance
-    from aprank.inference import RankingProblem
 
+    instances = get_kind("ranking").instances
     for trial in range(40):
-        instance = RankingProblem.random_instance(7, trial, 300)
+        instance = aprank.checks.random_instance("ranking", 7, trial, 300)
         namespace = {"aprank": aprank, "np": np}
-        exec(RankingProblem.reproducer(instance, "ap", "qs"), namespace)
+        exec(instances.reproducer(instance, "ap", "qs"), namespace)
         np.testing.assert_array_equal(namespace["scores"], instance.scores)
         np.testing.assert_array_equal(namespace["labels"], instance.labels)
         scores, labels, description = make_instance(7, trial, 300)
         np.testing.assert_array_equal(scores, instance.scores)
         assert description == instance.description
+
+
+@pytest.mark.parametrize("kind", [k.name for k in kinds()])
+def test_every_kinds_reproducer_solves_its_instance(kind):
+    """The line a cross-check report prints rebuilds the instance and solves it: the same
+    objective as the instance solved directly."""
+    instances = get_kind(kind).instances
+    loss = get_kind(kind).losses()[0]
+    algorithm = get_kind(kind).oracle
+    for trial in range(5):
+        instance = aprank.checks.random_instance(kind, 3, trial, 12)
+        line = instances.reproducer(instance, loss, algorithm)
+        namespace = {"aprank": aprank, "np": np}
+        head, _, call = line.rpartition("; ")     # the last statement solves
+        exec(f"{head}; result = {call}", namespace)
+        direct = aprank.checks.solve_instance(instance, loss, algorithm)
+        assert namespace["result"].objective == direct.objective

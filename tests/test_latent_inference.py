@@ -12,14 +12,14 @@ TRIALS = 400
 
 
 def _instances(seed):
-    return [LatentProblem.random_instance(seed, t) for t in range(TRIALS)]
+    return [aprank.checks.random_instance("latent", seed, t) for t in range(TRIALS)]
 
 
 def test_latent_ap_equals_the_oracle_on_hundreds_of_tiny_inputs_with_ties():
     n_ties = 0
     for inst in _instances(11):
-        fast = LatentProblem.solve_instance(inst, "latent-ap", "latent-ap")
-        slow = LatentProblem.solve_instance(inst, "latent-ap", "brute")
+        fast = aprank.checks.solve_instance(inst, "latent-ap", "latent-ap")
+        slow = aprank.checks.solve_instance(inst, "latent-ap", "brute")
         assert fast.objective == pytest.approx(slow.objective, rel=1e-12, abs=1e-12), inst.description
         assert fast.objective >= -1e-12
         n_ties += "ties=none" not in inst.description
@@ -29,8 +29,8 @@ def test_latent_ap_equals_the_oracle_on_hundreds_of_tiny_inputs_with_ties():
 def test_latent_greedy_never_exceeds_the_oracle_and_often_reaches_it():
     reached = 0
     for inst in _instances(12):
-        greedy = LatentProblem.solve_instance(inst, "latent-ssvm", "latent-greedy")
-        best = LatentProblem.solve_instance(inst, "latent-ssvm", "brute")
+        greedy = aprank.checks.solve_instance(inst, "latent-ssvm", "latent-greedy")
+        best = aprank.checks.solve_instance(inst, "latent-ssvm", "brute")
         assert greedy.objective <= best.objective + 1e-12, inst.description
         reached += greedy.objective >= best.objective - 1e-12
     # measured: 368 of these 400 (92 %); the greedy is not exact (Table A.1)
@@ -54,7 +54,7 @@ def test_table_A1_greedy_18_and_optimum_22_6():
 
 
 def test_the_default_for_each_loss():
-    inst = LatentProblem.random_instance(0, 3)
+    inst = aprank.checks.random_instance("latent", 0, 3)
     assert aprank.infer(inst.scores, inst.labels, loss="latent-ap", bags=inst.bags).algorithm == "latent-ap"
     assert aprank.infer(inst.scores, inst.labels, loss="latent-ssvm",
                         bags=inst.bags).algorithm == "latent-greedy"
@@ -77,8 +77,8 @@ def test_proposition_2_the_best_rows_of_the_positives_minimise_the_slack():
 def test_latent_ap_bound_is_tighter_than_latent_ssvm():
     """Proposition 1: at the same w the latent AP-SVM slack never exceeds the latent SSVM's."""
     for inst in _instances(14)[:100]:
-        ap = LatentProblem.solve_instance(inst, "latent-ap", "brute").objective
-        ssvm = LatentProblem.solve_instance(inst, "latent-ssvm", "brute").objective
+        ap = aprank.checks.solve_instance(inst, "latent-ap", "brute").objective
+        ssvm = aprank.checks.solve_instance(inst, "latent-ssvm", "brute").objective
         assert ap <= ssvm + 1e-12
 
 
@@ -109,7 +109,7 @@ def test_known_rows_restrict_every_term():
 
 
 def test_the_callers_arrays_are_unchanged():
-    inst = LatentProblem.random_instance(2, 5)
+    inst = aprank.checks.random_instance("latent", 2, 5)
     copies = [a.copy() for a in (inst.scores, inst.labels, inst.bags)]
     for loss in ("latent-ap", "latent-ssvm"):
         for algo in ("latent-ap", "latent-greedy", "brute"):
@@ -155,7 +155,7 @@ def test_impute_outside_a_bag_qid_and_brute_limits():
 def greedy_by_patterns(problem, scores):
     """Appendix A's greedy the plain way: every pattern of the scan scored by its own two
     Hungarian assignments (the reference of latent-greedy's augmenting-path scan)."""
-    from aprank.inference._latent import _pattern_value
+    from aprank.inference.latent._algorithms import _pattern_value
     bags = problem.bags
     amax, amin = bags.best_rows(scores), bags.best_rows(scores, lowest=True)
     pos, neg = np.flatnonzero(bags.is_pos), np.flatnonzero(~bags.is_pos)

@@ -27,7 +27,7 @@ def test_graphcut_equals_brute_on_tiny_graphs(algorithm, augmented):
     """Max-marginals, maximum and the labellings behind them, against enumeration, on 300
     random graphs (cliques, chains, random pairs; zero pair scores; ties)."""
     for trial in range(300):
-        inst = PairwiseProblem.random_instance(seed=7, trial=trial, max_n=12)
+        inst = aprank.checks.random_instance("pairwise", seed=7, trial=trial, max_n=12)
         problem = PairwiseProblem(inst.labels, edges=inst.edges, edge_scores=inst.edge_scores)
         ref = problem.solve(inst.scores, algorithm="brute", augmented=augmented)
         got = problem.solve(inst.scores, algorithm=algorithm, augmented=augmented, flips=True)
@@ -313,12 +313,12 @@ def test_estimator_bad_input():
 def test_enumeration_and_cuts_agree_on_mixed_components(monkeypatch, up_to):
     """Components of 1 to 20 samples: "graphcut" (enumerating those of at most ``up_to``)
     against dynamic cuts alone, max-marginals and the value of every flipped labelling."""
-    from aprank.inference import _pairwise
-    monkeypatch.setattr(_pairwise, "ENUMERATE_UP_TO", up_to)
+    from aprank.inference.pairwise import _instances, _problem
+    monkeypatch.setattr(_problem, "ENUMERATE_UP_TO", up_to)
     rng = np.random.default_rng(up_to)
     for trial in range(10):
         sizes = rng.integers(1, 21, 8)
-        inst = _pairwise.group_instance(5, int(sizes.sum()) - 5, 1.0, seed=trial, sizes=sizes)
+        inst = _instances.group_instance(5, int(sizes.sum()) - 5, 1.0, seed=trial, sizes=sizes)
         c = np.where(rng.random(inst.edge_scores.size) < 0.3, 0.0, inst.edge_scores)
         problem = PairwiseProblem(inst.labels, edges=inst.edges, edge_scores=c)
         ref = problem.solve(inst.scores, algorithm="graphcut-dynamic")

@@ -1,10 +1,11 @@
-"""The steps of a split solve (aprank.inference: optimal_ranks, split_buckets, split_outcome),
+"""The steps of a split solve (aprank.dask._steps: optimal_ranks, split_buckets, split_outcome),
 checked on one machine against the single-machine kernels and brute force."""
 import numpy as np
 import pytest
 
 import aprank
-from aprank.inference import optimal_ranks, rank_order, split_buckets, split_outcome
+pytest.importorskip("dask", reason="the split steps belong to aprank.dask (the dask extra)")
+from aprank.dask._steps import optimal_ranks, rank_order, split_buckets, split_outcome  # noqa: E402
 
 
 def _query(seed, n=300, decimals=1):

@@ -69,7 +69,7 @@ def test_torch_ops_rank_like_the_kernels_on_thousands_of_instances(loss):
     """Acceptance b: the torch-ops implementation returns the kernels' ranks (so the same
     gradient) and objective on the cross-check instances, ties included."""
     for trial in range(1500):
-        inst = RankingProblem.random_instance(seed=5, trial=trial, max_n=3000)
+        inst = aprank.checks.random_instance("ranking", seed=5, trial=trial, max_n=3000)
         want = aprank.infer(inst.scores, inst.labels, loss=loss, algorithm="qs")
         n = inst.size
         got = at.hinge_terms(torch.tensor(inst.scores), torch.tensor(inst.labels),

@@ -24,7 +24,7 @@ from dask.sizeof import sizeof
 
 from aprank.dask._data import Block, DaskData
 from aprank.dask._split import gather_positives, settle, split_part, tally
-from aprank.inference import negative_coef, split_outcome
+from aprank.dask._steps import negative_coef, split_outcome
 from aprank.losses import ZeroOne, get_loss
 from aprank.models import Constraint, RankingModel, StructuredModel, digest
 

@@ -1,7 +1,7 @@
 """Exact AP / NDCG inference for one giant query split over the partitions of a Dask array.
 
 Binary retrieval: a few thousand positives among 10^8-10^9 negatives. The positives fit on the
-client; the negatives never move. The derivation (``aprank.inference.optimal_ranks``): the
+client; the negatives never move. The derivation (``aprank.dask._steps.optimal_ranks``): the
 j-th negative in rank order (descending score, ties by index), with score s, gets the
 interleaving rank opt_j, a function of s, j and the positives only, and opt_j does not decrease
 with j. The solve is OptRanks (``qs``) with a batch of pivots per round instead of one:
@@ -13,7 +13,7 @@ with j. The solve is OptRanks (``qs``) with a batch of pivots per round instead 
    rank every negative has that rank; between two of different ranks the range is open;
 3. a round: every part sends a few negatives of each open bucket (its samples, evenly spaced
    in storage); the client puts them in rank order, every part splits its open buckets at
-   them (a counting sort, ``aprank.inference.split_buckets``) and says how many negatives it
+   them (a counting sort, ``_steps.split_buckets``) and says how many negatives it
    holds at or before each (their sum is the global position j); the client computes their
    ranks (the kernels' own ``opt_rank``, bounded by the anchors around them) and they become
    anchors. A range shrinks about ``samples``-fold per round, so the rounds are about
@@ -35,8 +35,8 @@ import numpy as np
 from dask.sizeof import sizeof
 
 from aprank import validation
-from aprank.inference import (negative_coef, optimal_ranks, rank_order, split_buckets,
-                              split_outcome)
+from aprank.dask._steps import (negative_coef, optimal_ranks, rank_order, split_buckets,
+                                split_outcome)
 from aprank.losses import get_loss
 
 __all__ = ["SplitResult", "SplitPart", "Anchors", "infer", "split_part", "settle", "tally"]
@@ -47,7 +47,7 @@ _LAST = np.iinfo(np.int64).max
 @dataclass
 class SplitPart:
     """One part of the query: its negatives in buckets, one per range between two anchors
-    (see ``aprank.inference.split_buckets``), and its positives.
+    (see ``_steps.split_buckets``), and its positives.
 
     s, x, local : the negatives' scores, global indices and positions within the part, bucket
         by bucket; bounds : the buckets' offsets, one bucket per pair of adjacent anchors.

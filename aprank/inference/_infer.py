@@ -1,14 +1,14 @@
-"""``aprank.infer`` and ``aprank.infer_batch``: loss-augmented inference through the registry."""
+"""``aprank.infer`` and ``aprank.infer_batch``: loss-augmented inference through the registry.
+
+One path for every kind and input: the loss and algorithm are resolved once (before any
+input is read), the scores validated once, the loss's kind's problem type built (which
+validates the labels and the kind's own inputs), and the problem solved with the resolved
+:class:`~aprank.inference.Algorithm`."""
 from __future__ import annotations
 
-from math import isfinite
-
-import numpy as np
-
 from aprank import validation
-from aprank.inference._compiled import COMPILED_RUNS
-from aprank.inference._problem import BatchResult, InferenceResult, RankingProblem, SingleCall
-from aprank.inference._registry import get_kind, resolve, version, warn_if_slow
+from aprank.inference._base import BatchResult
+from aprank.inference._registry import get_kind, resolve, version
 from aprank.losses import LOSSES, get_loss
 
 __all__ = ["infer", "infer_batch"]
@@ -35,18 +35,7 @@ def _resolved(loss, algorithm):
     return found, algo
 
 
-def _problem(scores, labels, loss, algorithm, qid=None, empty="error", options=None):
-    """(problem, validated scores, algorithm): the algorithm is checked before any input; the
-    problem is the loss's kind's problem type."""
-    loss, algo = _resolved(loss, algorithm)
-    kind = get_kind(loss.kind)
-    scores = validation.as_scores(scores)
-    problem = kind.problem_type(labels, loss, qid=qid, empty=empty, n_samples=scores.shape[0],
-                                **(options or {}))
-    return problem, scores, algo
-
-
-def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceResult:
+def infer(scores, labels, *, loss="ap", algorithm=None, **options):
     """Loss-augmented inference: the ranking R maximising Delta(R*, R) + w'Psi(X, R).
 
     Parameters
@@ -56,7 +45,9 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceR
     labels : array-like (n,)
         Relevance as bool, {0, 1} or {-1, +1}.
     loss : str or aprank.losses.Loss
-        "ap", "ndcg", "zero-one", or a Loss instance (e.g. ``NDCG(discount=...)``).
+        "ap", "ndcg", "zero-one", or a Loss instance (e.g. ``NDCG(discount=...)``); a loss of
+        another kind ("precision@k", "pairwise-zero-one", "latent-ap", ...) solves that kind's
+        problem.
     algorithm : str, optional
         A name from ``aprank.algorithms()`` of the loss's problem kind (default: the kind's
         default, "qs" for AP and NDCG, "zero-one", "cstar" for precision@k). "auto" picks per
@@ -64,11 +55,15 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceR
         the result's ``algorithm`` says "auto").
     **options
         Inputs of the loss's problem type beyond scores and labels: for precision@k
-        (``aprank.inference.TopKProblem``) ``interactions=`` F and ``core=``.
+        (``aprank.inference.TopKProblem``) ``interactions=`` F and ``core=``; for the pairwise
+        kind ``edges=`` and ``edge_scores=``; for the latent kind ``bags=`` and ``h=``.
 
-    Ties: samples are ordered by descending score, equal scores by ascending input index, and
-    among equally good ranks a negative gets the largest (lowest placed) one. Every exact
-    algorithm follows this rule, so all return the same ranking.
+    Returns
+    -------
+    InferenceResult
+        For the ranking, labelling and top-k kinds; the pairwise kind returns a
+        :class:`~aprank.inference.PairwiseResult`, the latent kind a
+        :class:`~aprank.inference.LatentResult`.
 
     Raises
     ------
@@ -78,58 +73,49 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options) -> InferenceR
     NotImplementedError
         The algorithm does not serve the loss.
 
-    The caller's arrays are never modified. With no negatives, loss and objective are 0.
+    Notes
+    -----
+    Ties: samples are ordered by descending score, equal scores by ascending input index, and
+    among equally good ranks a negative gets the largest (lowest placed) one. Every exact
+    algorithm follows this rule, so all return the same ranking. The caller's arrays are never
+    modified. With no negatives, loss and objective are 0.
     """
-    if not options:
-        found, algo = _resolved(loss, algorithm)
-        if isinstance(algo.run, COMPILED_RUNS):
-            result = _lean(scores, labels, found, algo)
-            if result is not None:
-                return result
-    problem, scores, algo = _problem(scores, labels, loss, algorithm, options=options)
-    return problem._one_checked(scores, algo)
-
-
-def _lean(scores, labels, loss, algo):
-    """``infer`` for float64 scores in a 1-D array, with positives, run by a compiled kernel,
-    without building a problem: on 20 samples the problem costs several times the kernel.
-    The same validation, warning and result as the full path; None for any other input,
-    which the full path then takes (and refuses with its messages)."""
-    if type(scores) is not np.ndarray or scores.dtype != np.float64 or scores.ndim != 1:
-        return None
-    n = scores.shape[0]
-    # NaN propagates through both reductions and an infinity is an extreme: finite extremes
-    # => every score finite (cheaper than isfinite's array and all() on small queries)
-    if n == 0 or not (isfinite(np.minimum.reduce(scores)) and isfinite(np.maximum.reduce(scores))):
-        return None
-    if type(labels) is np.ndarray and labels.dtype == np.bool_ and labels.shape == (n,):
-        is_pos = labels.view(np.uint8) != 0        # as validation.as_labels reads bools
-    else:
-        is_pos = validation.as_labels(labels, n)
-    P = int(np.count_nonzero(is_pos))
-    if P == 0:
-        return None
-    warn_if_slow(algo, loss, P, n - P, stacklevel=3)
-    call = SingleCall(scores, is_pos, loss, P)
-    algo.run(call)
-    return call.result(algo.name)
+    found, algo = _resolved(loss, algorithm)      # the algorithm is checked before any input
+    scores = validation.as_scores(scores)
+    problem = get_kind(found.kind).problem_type(labels, found, n_samples=scores.shape[0],
+                                                **options)
+    return problem.solve_one(scores, algo)
 
 
 def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error",
                 **options) -> BatchResult:
     """Loss-augmented inference for every query at once (one compiled loop over the queries).
 
-    ``qid`` gives each sample's query; a query's samples need not be contiguous. A query
-    without positives has no AP or NDCG: ``empty="error"`` raises ValueError naming it,
-    ``empty="skip"`` leaves it out (``used`` False). Otherwise as :func:`infer`.
+    Parameters
+    ----------
+    scores, labels : array-like (n,)
+        As for :func:`infer`.
+    qid : array-like (n,)
+        Each sample's query; a query's samples need not be contiguous.
+    loss, algorithm, **options
+        As for :func:`infer`.
+    empty : {"error", "skip"}
+        A query without positives has no AP or NDCG: "error" raises ValueError naming it,
+        "skip" leaves it out (``used`` False).
 
+    Returns
+    -------
+    BatchResult
+
+    Notes
+    -----
     To solve the same queries for many scores (a learner does, every iteration), build a
     :class:`~aprank.inference.RankingProblem` once and call its ``solve(scores, algorithm)``.
     """
+    found, algo = _resolved(loss, algorithm)
     if qid is None:
-        loss = get_loss(loss)
-        resolve(loss, get_kind(loss.kind).default_for(loss) if algorithm is None else algorithm)
         raise ValueError("infer_batch needs qid; use infer for a single query")
-    problem, scores, algo = _problem(scores, labels, loss, algorithm, qid=qid, empty=empty,
-                                     options=options)
-    return problem._solve_checked(scores, algo)
+    scores = validation.as_scores(scores)
+    problem = get_kind(found.kind).problem_type(labels, found, qid=qid, empty=empty,
+                                                n_samples=scores.shape[0], **options)
+    return problem.solve(scores, algo)

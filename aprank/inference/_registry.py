@@ -17,10 +17,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from aprank.inference._protocol import Instances, Problem
 from aprank.losses import LOSSES, Loss, get_loss
 
 __all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "remove", "get",
-           "get_kind", "kinds", "algorithms", "resolve", "SlowAlgorithmWarning",
+           "get_kind", "kinds", "algorithms", "resolve", "as_algorithm", "SlowAlgorithmWarning",
            "faster_alternative", "warn_if_slow", "version"]
 
 
@@ -28,22 +29,31 @@ __all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "rem
 class ProblemKind:
     """One kind of loss-augmented inference problem.
 
-    name : e.g. "ranking" (scores and binary labels to a ranking, losses AP and NDCG) or
+    Parameters
+    ----------
+    name : str
+        E.g. "ranking" (scores and binary labels to a ranking, losses AP and NDCG) or
         "labelling" (to a labelling, the weighted 0-1 loss). A loss declares its kind.
-    problem_type : the validated problem class. It provides ``random_instance(seed, trial,
-        max_n)`` (seeded inputs for cross-checks), ``bench_instance(P, N, shift)`` (the
-        benchmark's input for a cell), ``solve_instance(instance, loss, algorithm)`` (a result
-        with ``objective``), ``disagreement(a, b, instance)`` (how two exact results may not
-        differ beyond their objective, or None) and ``reproducer(instance, loss, name)``.
-    oracle : name of the kind's brute-force algorithm, the reference of every exact one.
-    default : the algorithm ``infer`` uses for the kind's losses when none is named.
-    defaults : (loss name, algorithm) pairs overriding ``default`` for some losses (a kind
-        whose losses have no algorithm in common, e.g. "latent").
+    description : str
+        One line: what goes in and what comes out.
+    problem_type : type
+        The validated problem class, a subclass of :class:`~aprank.inference.Problem`.
+    instances : Instances
+        The kind's seeded inputs, an :class:`~aprank.inference.Instances`: cross-check and
+        benchmark instances, how to solve and compare them, reproducers.
+    oracle : str
+        Name of the kind's brute-force algorithm, the reference of every exact one.
+    default : str, optional
+        The algorithm ``infer`` uses for the kind's losses when none is named.
+    defaults : tuple of (str, str)
+        (loss name, algorithm) pairs overriding ``default`` for some losses (a kind whose
+        losses have no algorithm in common, e.g. "latent").
     """
 
     name: str
     description: str
     problem_type: type
+    instances: Instances
     oracle: str
     default: Optional[str] = None
     defaults: tuple = ()
@@ -135,6 +145,14 @@ def version() -> int:
 
 
 def add_kind(kind: ProblemKind) -> ProblemKind:
+    """Put a problem kind in the table: its problem type must subclass ``Problem`` and its
+    instances be an ``Instances`` of that kind (the shape every kind has, ``_protocol.py``)."""
+    if not (isinstance(kind.problem_type, type) and issubclass(kind.problem_type, Problem)):
+        raise TypeError(f"the problem type of kind {kind.name!r} must subclass "
+                        f"aprank.inference.Problem, got {kind.problem_type!r}")
+    if not isinstance(kind.instances, Instances) or kind.instances.kind != kind.name:
+        raise TypeError(f"the instances of kind {kind.name!r} must be an "
+                        f"aprank.inference.Instances of that kind, got {kind.instances!r}")
     if kind.name in _KINDS:
         raise ValueError(f"problem kind {kind.name!r} is already defined")
     _KINDS[kind.name] = kind
@@ -243,9 +261,29 @@ def algorithms(kind: Optional[str] = None, loss=None, exact: Optional[bool] = No
         and (exact is None or a.exact == exact))
 
 
-def resolve(loss: Loss, algorithm: str) -> Algorithm:
-    """The algorithm named ``algorithm`` for the loss: ValueError for an unknown name,
-    NotImplementedError (naming the algorithms that do) when it does not serve the loss."""
+def resolve(loss: Loss, algorithm) -> Algorithm:
+    """The algorithm named ``algorithm`` (a name, or an :class:`Algorithm` itself) for the loss.
+
+    Parameters
+    ----------
+    loss : Loss
+        The loss the algorithm must serve.
+    algorithm : str or Algorithm
+        A registry name, or an entry (looked up again by its name and kind).
+
+    Returns
+    -------
+    Algorithm
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    NotImplementedError
+        The algorithm does not serve the loss (the message names the algorithms that do).
+    """
+    if isinstance(algorithm, Algorithm):
+        algorithm = algorithm.name
     get_kind(loss.kind)
     named = [a for (k, n), a in _TABLE.items() if n == algorithm]
     if not named:
@@ -258,6 +296,19 @@ def resolve(loss: Loss, algorithm: str) -> Algorithm:
             f"algorithm {algo.name!r} does not serve the loss {loss.name!r} (it serves {serves}); "
             f"algorithms for {loss.name!r}: {algorithms(loss=loss).names()}")
     return algo
+
+
+def as_algorithm(loss: Loss, algorithm) -> Algorithm:
+    """The :class:`Algorithm` a problem solves ``loss`` with: ``algorithm`` itself when it is
+    one already (resolved once, e.g. by a model, for many solves), the kind's default for the
+    loss when None, else the entry of that name (see :func:`resolve`)."""
+    if isinstance(algorithm, Algorithm):
+        if not algorithm.supports(loss):
+            return resolve(loss, algorithm.name)        # the error naming what serves the loss
+        return algorithm
+    if algorithm is None:
+        algorithm = get_kind(loss.kind).default_for(loss)
+    return resolve(loss, algorithm)
 
 
 #: A call is "long" when its algorithm's cost model predicts at least this many units (about

@@ -3,37 +3,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
-
-from aprank.inference._compiled import finish_given_ranks
 from aprank.inference._registry import Algorithm, add, remove
+from aprank.inference.ranking import UserRanking
 from aprank.losses import get_loss
 
 __all__ = ["register", "unregister"]
-
-
-class UserRanking:
-    """run(call) for ``func(pos_scores, neg_scores, loss) -> ranks of the negatives``."""
-
-    def __init__(self, func: Callable):
-        self.func = func
-
-    def __call__(self, call) -> None:
-        for q in range(call.n_queries):
-            idx = call.query_indices(q)
-            pos = call.is_pos[idx]
-            neg_idx = idx[~pos]
-            P, N = int(pos.sum()), neg_idx.size
-            if P == 0 or N == 0:
-                continue  # the driver handles queries where nothing can be inverted
-            ranks = np.asarray(self.func(call.scores[idx[pos]], call.scores[neg_idx], call.loss))
-            if ranks.shape != (N,) or ranks.dtype.kind not in "iu":
-                raise ValueError(f"a user algorithm must return {N} integer ranks, got {ranks.shape} "
-                                 f"of dtype {ranks.dtype}")
-            if N and (ranks.min() < 1 or ranks.max() > P + 1):
-                raise ValueError(f"a user algorithm returned ranks outside 1..{P + 1}")
-            call.ranks[neg_idx] = ranks
-        finish_given_ranks(call)
 
 
 def register(name: str, func: Callable, *, losses, exact: bool, complexity: str = "",

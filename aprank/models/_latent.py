@@ -97,7 +97,7 @@ class LatentRankingModel(_Bags, LatentModel):
         super().__init__(X, labels, bags, h, loss, ranking_algorithm)
         loss = get_loss(loss)
         self.algorithm = resolve(loss, get_kind(loss.kind).default_for(loss)
-                                 if algorithm is None else algorithm).name
+                                 if algorithm is None else algorithm)
 
     def latent(self, w) -> "LatentRankingCompleted":
         return LatentRankingCompleted(self, self.impute(w))
@@ -105,7 +105,7 @@ class LatentRankingModel(_Bags, LatentModel):
     def fingerprint(self) -> str:
         p = self.problem
         return digest(self.X, p.bags.inverse, p.bags.is_pos, p.bags.known, p.loss.identity(),
-                      self.algorithm, p.ranking_algorithm)
+                      self.algorithm.name, p.ranking_algorithm.name)
 
 
 class LatentRankingCompleted(StructuredModel):

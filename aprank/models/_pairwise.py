@@ -66,7 +66,7 @@ class _Pairwise:
         if self.Phi.shape[0] != self.graph.n_edges:
             raise ValueError(f"Phi has {self.Phi.shape[0]} rows for {self.graph.n_edges} pairs")
         self.eta = float(eta)
-        self.algorithm = resolve(get_loss("pairwise-zero-one"), algorithm).name
+        self.algorithm = resolve(get_loss("pairwise-zero-one"), algorithm)
 
     @property
     def size_joint_feature(self) -> int:
@@ -141,8 +141,8 @@ class HOBModel(_Pairwise, StructuredModel):
         # the model's Psi is Psi / Z: scores and pair scores scale alike
         t0 = time.perf_counter()
         # the most violated labelling needs only the maximum, not the max-marginals
-        r = self.problem.solve(self.unary(w) / self.Z, self.pair(w) / self.Z, self.algorithm,
-                               marginals=False)
+        r = self.problem.solve(self.unary(w) / self.Z, self.algorithm,
+                               edge_scores=self.pair(w) / self.Z, marginals=False)
         seconds = time.perf_counter() - t0
         g = (self.psi_truth - self.psi(r.labelling)) / self.Z
         return Constraint(g, r.loss, float(r.objective), seconds, r,
@@ -170,7 +170,7 @@ class HOAPModel(_Pairwise, LatentModel):
                  ranking_algorithm="qs"):
         super().__init__(X, labels, edges, Phi, eta, algorithm)
         self.ranking = RankingProblem(labels, "ap", n_samples=X.shape[0])
-        self.ranking_algorithm = resolve(get_loss("ap"), ranking_algorithm).name
+        self.ranking_algorithm = resolve(get_loss("ap"), ranking_algorithm)
         self.is_pos = self.ranking.is_pos
         # components of the pairs that can score (eta > 0, Phi_ab != 0): membership of samples
         # and of pairs, to restrict Psi to one component

@@ -51,7 +51,8 @@ class RankingModel(StructuredModel):
         self.X = (sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X)
                   else np.ascontiguousarray(X, dtype=np.float64))
         self.problem = RankingProblem(labels, loss, qid=qid, empty=empty, n_samples=X.shape[0])
-        self.algorithm = resolve(self.problem.loss, algorithm).name
+        #: the registry Algorithm, resolved once for every solve of the fit
+        self.algorithm = resolve(self.problem.loss, algorithm)
         # Psi and Delta are means over the queries used; outside them coef and truth are 0
         self.n_used = max(int(self.problem.used.sum()), 1)
         self._all_used = bool(self.problem.used.all())

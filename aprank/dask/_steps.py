@@ -1,5 +1,5 @@
 """The pieces of exact AP / NDCG inference for one query whose negatives are split into parts
-(machines, files, chunks), used by ``aprank.dask``.
+(machines, files, chunks), run by ``aprank.dask``'s models (``_models.py``, ``_split.py``).
 
 Why a split solve can be exact (paper 004 Observation 2 and section 4): the j-th negative in
 rank order, with score s, gets the interleaving rank opt_j, a function of s, j and the
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from aprank import validation
-from aprank.inference import _split_cy
+from aprank.dask import _split_cy
 from aprank.losses import get_loss
 
 __all__ = ["rank_order", "split_buckets", "optimal_ranks", "negative_coef", "split_outcome"]

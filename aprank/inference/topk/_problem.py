@@ -16,36 +16,18 @@ twice per solve (loss-augmented, and for the reference).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from itertools import combinations
-from typing import Optional
-
 import numpy as np
 import scipy.sparse as sp
 
 from aprank import validation
-from aprank.inference import _cstar_cy
-from aprank.inference._problem import (BatchResult, InferenceResult, Instance, QueryProblem,
-                                      random_size, with_ties)
-from aprank.inference._registry import resolve
-from aprank.losses import PrecisionAtK, get_loss
+from aprank.inference._base import BatchResult, InferenceResult, QueryProblem
+from aprank.inference._registry import as_algorithm
+from aprank.losses import get_loss
 
-__all__ = ["TopKProblem", "TopKInstance", "TopKCall", "run_cstar", "run_brute", "MAX_CORE",
-           "BRUTE_MAX_SAMPLES"]
+__all__ = ["TopKProblem", "TopKCall", "MAX_CORE"]
 
 #: 2^C states are visited; beyond this core size that is not a practical model.
 MAX_CORE = 20
-BRUTE_MAX_SAMPLES = 16
-
-
-@dataclass(frozen=True)
-class TopKInstance(Instance):
-    """Seeded inputs of one cross-check of the top-k kind (one query): an :class:`Instance`
-    with its subset size ``k``, ``core`` and ``interactions`` (None without a core)."""
-
-    k: int = 1
-    core: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    interactions: Optional[np.ndarray] = None
 
 
 class TopKCall:
@@ -63,32 +45,6 @@ class TopKCall:
     @property
     def n_queries(self) -> int:
         return self.k.shape[0]
-
-
-def run_cstar(call: TopKCall) -> None:
-    """The compiled c-star kernel (``_cstar.hpp``), every query in one call without the GIL."""
-    p = call.problem
-    _cstar_cy.cstar_queries(call.unary, call.clamp, call.k, call.offsets, p.core, p.W, p.Fcc,
-                            p.in_core, call.t, call.value)
-
-
-def run_brute(call: TopKCall) -> None:
-    """Enumerate every subset of k items (the oracle): f(t) = t'u + t'Ft straight from F."""
-    F = call.problem.interactions
-    F = F.toarray() if sp.issparse(F) else F
-    for q in range(call.n_queries):
-        a, b = call.offsets[q], call.offsets[q + 1]
-        u, clamp, k = call.unary[a:b], call.clamp[a:b], int(call.k[q])
-        best, best_t = -np.inf, np.zeros(b - a, dtype=np.uint8)
-        for subset in combinations(range(b - a), k):
-            t = np.zeros(b - a)
-            t[list(subset)] = 1.0
-            if np.any((clamp > 0) & (t == 0)) or np.any((clamp < 0) & (t == 1)):
-                continue
-            value = t @ u + (0.0 if F is None else t @ F @ t)
-            if value > best:
-                best, best_t = value, t.astype(np.uint8)
-        call.t[a:b], call.value[q] = best_t, best
 
 
 class TopKProblem(QueryProblem):
@@ -202,12 +158,12 @@ class TopKProblem(QueryProblem):
         return np.where(k_le_R, np.where(self.z > 0, 0, -1), np.where(self.z > 0, 1, 0)).astype(np.int8)
 
     # ------------------------------------------------------------------------ solving
-    def maximise(self, scores, algorithm: str = "cstar", clamp=None, k=None):
+    def maximise(self, scores, algorithm=None, clamp=None, k=None):
         """The model's prediction without the loss: per query the subset t maximising
         t's + t'Ft with |t| = k (default: the problem's k), items clamped by ``clamp`` (1 in,
         -1 out, 0 free; input order). Returns (t as int8 in input order, value per query);
         a query the clamps leave without a subset of size k has value -inf and t all 0."""
-        algo = resolve(self.loss, algorithm)
+        algo = as_algorithm(self.loss, algorithm)
         s = self._grouped(validation.as_scores(scores))
         self._check_size(s, algo)
         c = np.zeros(s.shape[0], np.int8) if clamp is None else self._grouped(self._as_clamp(clamp))
@@ -244,14 +200,26 @@ class TopKProblem(QueryProblem):
                              f"queries of more than {algo.max_samples} items "
                              f"(got {self.max_query_size})")
 
-    def solve(self, scores, algorithm: str = "cstar") -> BatchResult:
-        """Loss-augmented inference for every query (see the module docstring). ``coef`` and
-        ``labelling`` hold the most violated subset t*, ``truth_coef`` the reference subset;
-        ``ranks`` are 1 for the items of t* and k + 1 for the others."""
-        return self._solve_checked(validation.as_scores(scores), resolve(self.loss, algorithm))
+    def solve(self, scores, algorithm=None) -> BatchResult:
+        """Loss-augmented inference for every query (see the module docstring).
 
-    def _solve_checked(self, scores: np.ndarray, algo) -> BatchResult:
-        """``solve`` for scores validated by ``validation.as_scores`` and a resolved algorithm."""
+        Parameters
+        ----------
+        scores : array-like (n,)
+            One score per item, in input order.
+        algorithm : str, Algorithm or None
+            A registry algorithm of the kind; None: "cstar".
+
+        Returns
+        -------
+        BatchResult
+            ``coef`` and ``labelling`` hold the most violated subset t*, ``truth_coef`` the
+            reference subset; ``ranks`` are 1 for the items of t* and k + 1 for the others.
+        """
+        return self._solve(validation.as_scores(scores), as_algorithm(self.loss, algorithm))
+
+    def _solve(self, scores: np.ndarray, algo) -> BatchResult:
+        """``solve`` for validated scores and a resolved algorithm."""
         s = self._grouped(scores)
         self._check_size(s, algo)
         k_item = self._per_item(self.k).astype(np.float64)
@@ -273,72 +241,23 @@ class TopKProblem(QueryProblem):
         return BatchResult(self._ungrouped(ranks), t_in, self._ungrouped(ref), loss, objective,
                            self.query_ids, self.used, algo.name, t_in.astype(np.int8))
 
-    def solve_one(self, scores, algorithm: str = "cstar") -> InferenceResult:
-        """As :meth:`solve` for a problem of one query (what :func:`aprank.infer` returns)."""
-        return self._one_checked(validation.as_scores(scores), resolve(self.loss, algorithm))
+    def solve_one(self, scores, algorithm=None) -> InferenceResult:
+        """As :meth:`solve` for a problem of one query (what :func:`aprank.infer` returns).
 
-    def _one_checked(self, scores: np.ndarray, algo) -> InferenceResult:
+        Parameters
+        ----------
+        scores : array-like (n,)
+            One score per item.
+        algorithm : str, Algorithm or None
+            As for :meth:`solve`.
+
+        Returns
+        -------
+        InferenceResult
+        """
+        algo = as_algorithm(self.loss, algorithm)
         if self.n_queries != 1:
             raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
-        r = self._solve_checked(scores, algo)
+        r = self._solve(validation.as_scores(scores), algo)
         return InferenceResult(r.ranks, r.coef, float(r.loss[0]), float(r.objective[0]),
                                r.algorithm, r.labelling)
-
-    # ------------------------------------------------------------------------ cross-checks
-    @staticmethod
-    def random_instance(seed: int, trial: int, max_n: int = 2000) -> TopKInstance:
-        """Seeded instance number ``trial``: half with at most 12 items (for the oracle), core
-        of 0-3 items, k anywhere in 1..n, scores and interactions with and without ties."""
-        rng = np.random.default_rng([seed, trial, 1001])
-        n = random_size(rng, max_n)
-        labels = rng.random(n) < rng.choice([0.2, 0.5, 0.8])
-        labels[int(rng.integers(n))] = True
-        k = int(rng.integers(1, n + 1))
-        C = int(rng.integers(0, min(3, n) + 1))
-        core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
-        F = np.zeros((n, n))
-        F[core, :] = rng.standard_normal((C, n))
-        F[:, core] = rng.standard_normal((n, C))
-        ties, (scores, F) = with_ties(rng, rng.standard_normal(n), F)
-        desc = f"n={n} k={k} C={C} R={int(labels.sum())} ties={ties}"
-        return TopKInstance(scores, labels, desc, seed, trial, max_n, k=k, core=core,
-                            interactions=F if C else None)
-
-    @staticmethod
-    def bench_instance(P: int, N: int, shift: float, seed: int = 0, n_core: int = 2) -> TopKInstance:
-        """The benchmark's instance of a cell: P relevant items ~ N(shift, 1) among P + N,
-        k = P, a core of ``n_core`` items with standard normal interactions."""
-        rng = np.random.default_rng(seed)
-        n = P + N
-        labels = np.zeros(n, dtype=bool)
-        labels[rng.choice(n, P, replace=False)] = True
-        scores = rng.standard_normal(n) + shift * labels
-        # Interactions as sparse core rows; past 2e6 items the benchmark drops them (C = 0:
-        # plain top-k selection) to keep its memory small.
-        C = n_core if n <= 2_000_000 else 0
-        core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
-        F = None
-        if C:
-            F = sp.csr_matrix((rng.standard_normal(C * n), (np.repeat(core, n), np.tile(np.arange(n), C))),
-                              shape=(n, n))
-        return TopKInstance(scores, labels, f"P={P} N={N} C={C}", seed, 0, n, k=P, core=core,
-                            interactions=F)
-
-    @classmethod
-    def solve_instance(cls, instance: TopKInstance, loss, algorithm: str) -> InferenceResult:
-        """The instance fixes k: the break-even loss of the registry becomes PrecisionAtK(k)."""
-        loss = get_loss(loss)
-        if getattr(loss, "k", None) is None:
-            loss = PrecisionAtK(instance.k)
-        core = instance.core if instance.interactions is not None else None
-        return cls(instance.labels, loss, interactions=instance.interactions,
-                   core=core).solve_one(instance.scores, algorithm)
-
-    @staticmethod
-    def disagreement(result, reference, instance) -> Optional[str]:
-        # ties make several subsets optimal; the objective is what exact algorithms share
-        return None
-
-    @classmethod
-    def reproducer(cls, instance: TopKInstance, loss: str, algorithm: str) -> str:
-        return cls.seeded_reproducer(instance, loss, algorithm)

@@ -1,0 +1,168 @@
+"""What the problem kinds share: the result types of the query kinds (ranking, labelling,
+top-k), the validated labels and query groups of :class:`QueryProblem`, and the seeded
+:class:`Instance` with the size and tie helpers the kinds' instance generators use."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional
+
+import numpy as np
+
+from aprank import validation
+from aprank.inference._protocol import Problem
+from aprank.losses import Loss, get_loss
+
+__all__ = ["QueryProblem", "Instance", "InferenceResult", "BatchResult", "random_size",
+           "with_ties", "read_only"]
+
+
+@dataclass(frozen=True)
+class InferenceResult:
+    """The most violated ranking of one query.
+
+    ranks : int64, one per sample in input order. A negative's interleaving rank is 1 + the
+        number of positives ranked above it (1 ... P+1); a positive's is 1 + the number of
+        negatives ranked above it. (For the 0-1 loss, see ``aprank.losses.ZeroOne``: the
+        labelling is reported as a two-block ranking.)
+    coef : float64, one per sample: Psi(X, R) = sum_k coef[k] psi(x_k) for the returned ranking.
+    loss : Delta(R*, R).
+    objective : Delta(R*, R) + w'Psi(X, R) - w'Psi(X, R*), the constraint violation (>= 0 for an
+        exact algorithm, since R* itself scores 0).
+    algorithm : name of the algorithm used, as named ("auto" for "auto", whichever kernel it
+        ran: every candidate returns the same result).
+    labelling : for the 0-1 loss, int8 per sample, 1 where the most violated labelling marks
+        the sample relevant; None for ranking losses.
+    """
+
+    ranks: np.ndarray
+    coef: np.ndarray
+    loss: float
+    objective: float
+    algorithm: str
+    labelling: Optional[np.ndarray] = None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The most violated ranking of every query (see :class:`InferenceResult`).
+
+    ranks, coef, labelling : per sample, in input order (coef is per query's joint feature).
+    truth_coef : per sample, the coefficients of Psi(X, R*) of its query (read-only; shared by
+        every result of the same problem).
+    loss, objective : per query, in the order of ``query_ids``.
+    used : per query; False for queries without positives left out under ``empty="skip"``
+        (their loss, objective and coefficients are 0).
+    """
+
+    ranks: np.ndarray
+    coef: np.ndarray
+    truth_coef: np.ndarray
+    loss: np.ndarray
+    objective: np.ndarray
+    query_ids: Optional[np.ndarray]
+    used: np.ndarray
+    algorithm: str
+    labelling: Optional[np.ndarray] = None
+
+    @property
+    def mean_loss(self) -> float:
+        return float(self.loss[self.used].mean())
+
+    @property
+    def mean_objective(self) -> float:
+        return float(self.objective[self.used].mean())
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Seeded inputs of one cross-check: ``scores`` and ``labels`` of one query."""
+
+    scores: np.ndarray
+    labels: np.ndarray
+    description: str
+    seed: int
+    trial: int
+    max_n: int
+
+    @property
+    def size(self) -> int:
+        return self.scores.size
+
+
+def random_size(rng, max_n: int, smallest: int = 1) -> int:
+    """A cross-check instance's size: half the time at most 12 (small enough for a kind's
+    oracle), else log-uniform from 13 up to ``max_n``."""
+    if rng.random() < 0.5 or max_n <= 12:
+        return int(rng.integers(smallest, min(12, max_n) + 1))
+    return int(np.exp(rng.uniform(np.log(13), np.log(max(max_n, 14)))))
+
+
+TIE_LEVELS = ("none", "some", "heavy")
+
+
+def with_ties(rng, *arrays):
+    """(level, arrays): the arrays as they are, rounded to 0.1 ("some" ties) or to integers
+    ("heavy"), one level drawn for all of them."""
+    level = int(rng.integers(3))
+    decimals = (None, 1, 0)[level]
+    return TIE_LEVELS[level], [a if decimals is None else np.round(a, decimals) for a in arrays]
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+class QueryProblem(Problem):
+    """What every problem type of grouped samples shares: the loss, binary labels validated
+    once, the query groups, the positives per query and the queries left out.
+
+    ``empty``: a query without positives under a loss that needs them is a ValueError naming
+    it ("error") or left out ("skip": zero loss, objective and coefficients; ``used`` False).
+    """
+
+    def __init__(self, labels, loss, *, qid=None, empty="error", n_samples=None):
+        self.loss: Loss = get_loss(loss)
+        if empty not in ("error", "skip"):
+            raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
+        if n_samples is None:
+            n_samples = np.shape(labels)[0] if np.ndim(labels) == 1 else -1
+        self.is_pos = validation.as_labels(labels, n_samples)
+        self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
+        self.positives = self._positives_per_query()
+        self.n_pos = int(self.positives.sum())
+        self.used = np.ones(self.n_queries, dtype=bool)
+        if self.loss.needs_positives:
+            self.used = self.positives > 0
+            if not self.used.all() and (empty == "error" or not self.used.any()):
+                where = "any sample" if qid is None else (
+                    f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
+                    + ("" if empty == "error" else " or any other"))
+                raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
+                                 f"and {where} has none" +
+                                 ("; pass empty='skip' to leave such queries out"
+                                  if qid is not None and empty == "error" else ""))
+
+    @property
+    def n_samples(self) -> int:
+        return self.is_pos.shape[0]
+
+    @property
+    def n_queries(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    @cached_property
+    def max_query_size(self) -> int:
+        return int(np.diff(self.offsets).max())
+
+    @cached_property
+    def largest_query(self) -> tuple:
+        """(most positives, most negatives) of any query used: a cost model's worst case."""
+        negatives = np.diff(self.offsets) - self.positives
+        return (int(self.positives[self.used].max(initial=0)),
+                int(negatives[self.used].max(initial=0)))
+
+    def _positives_per_query(self) -> np.ndarray:
+        grouped = self.is_pos if self.order is None else self.is_pos[self.order]
+        return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])

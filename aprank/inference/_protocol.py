@@ -1,0 +1,163 @@
+"""The shape every problem kind has: an abstract problem type and an abstract set of instances.
+
+A kind is a folder of :mod:`aprank.inference` with the same modules as every other kind:
+
+* ``_problem.py`` -- the validated problem type (a subclass of :class:`Problem`), its call (what
+  an algorithm's ``run(call)`` fills) and its result type;
+* ``_algorithms.py`` -- the registry entries of the kind: its :class:`~aprank.inference.ProblemKind`
+  (``KINDS``) and its :class:`~aprank.inference.Algorithm` s (``ALGORITHMS``), with their cost
+  models and the compiled kernels' runners;
+* ``_oracle.py`` -- the brute-force algorithm every exact one is checked against;
+* ``_instances.py`` -- the seeded inputs of cross-checks and benchmarks (a subclass of
+  :class:`Instances`);
+
+plus its compiled kernels (``_<name>_cy.pyx``). Adding a kind means copying a folder's shape
+and naming the folder in ``aprank/inference/_builtin.py``.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Optional
+
+__all__ = ["Problem", "Instances"]
+
+
+class Problem(ABC):
+    """The validated problem of one kind: everything about its samples except the scores.
+
+    A problem is built once from the labels, the loss and the kind's own inputs (query ids,
+    links, bags, interactions), which are validated then; it is solved for many scores (a
+    learner solves it every iteration), checking only the scores.
+
+    Every kind's problem type takes ``(labels, loss, *, qid=None, empty="error",
+    n_samples=None, **inputs)`` and implements:
+
+    * :meth:`solve` ``(scores, algorithm=None, **inputs)`` -- loss-augmented inference for
+      every query; the result type is the kind's;
+    * :meth:`solve_one` ``(scores, algorithm=None)`` -- the same for a problem of one query,
+      returning what :func:`aprank.infer` returns.
+
+    ``algorithm`` is a registry name, an :class:`~aprank.inference.Algorithm` (resolved once, by
+    a model, for many solves) or None (the kind's default for the loss).
+    """
+
+    loss = None
+
+    @property
+    def kind(self) -> str:
+        """The name of the problem kind (the loss's)."""
+        return self.loss.kind
+
+    @abstractmethod
+    def solve(self, scores, algorithm=None, **inputs):
+        """Loss-augmented inference for every query of the problem.
+
+        Parameters
+        ----------
+        scores : array-like
+            One score per sample (per row for the latent kind).
+        algorithm : str, Algorithm or None
+            The registry algorithm; None: the kind's default for the loss.
+        **inputs
+            The kind's own per-solve inputs (e.g. the pairwise kind's ``edge_scores``).
+        """
+
+    @abstractmethod
+    def solve_one(self, scores, algorithm=None):
+        """Loss-augmented inference for a problem of one query (what :func:`aprank.infer`
+        returns).
+
+        Parameters
+        ----------
+        scores : array-like
+            One score per sample.
+        algorithm : str, Algorithm or None
+            The registry algorithm; None: the kind's default for the loss.
+        """
+
+
+class Instances(ABC):
+    """The seeded inputs of one kind, for cross-checks and benchmarks.
+
+    :func:`aprank.crosscheck` runs every algorithm of a kind on :meth:`random_instance` s and
+    compares them with :meth:`compare`; the benchmarks time :meth:`bench_instance` s. Both reach
+    them through :func:`aprank.checks.random_instance`, :func:`aprank.checks.bench_instance` and
+    :func:`aprank.checks.solve_instance`.
+    """
+
+    #: The name of the kind whose instances these are.
+    kind: str = ""
+
+    @abstractmethod
+    def random_instance(self, seed: int, trial: int, max_n: int = 2000):
+        """The seeded cross-check instance number ``trial``: a function of its arguments only.
+
+        Half of the instances must be small enough for the kind's oracle; the rest may grow up
+        to ``max_n`` samples. They should cover ties and the kind's edge cases.
+
+        Parameters
+        ----------
+        seed, trial : int
+            Seed of the series and number of the instance in it.
+        max_n : int
+            Largest number of samples.
+        """
+
+    @abstractmethod
+    def bench_instance(self, P: int, N: int, shift: float, seed: int = 0, **options):
+        """The benchmark's instance of a cell of P positives and N negatives.
+
+        Parameters
+        ----------
+        P, N : int
+            Positives and negatives (bags for the latent kind).
+        shift : float
+            How far the positives' scores are shifted above the negatives' (N(0, 1)).
+        seed : int
+            Random seed.
+        **options
+            The kind's own (documented by each kind).
+        """
+
+    @abstractmethod
+    def solve(self, instance, loss, algorithm):
+        """Solve ``instance`` for ``loss`` with the registry algorithm ``algorithm``.
+
+        Parameters
+        ----------
+        instance : Instance
+            Made by :meth:`random_instance` or :meth:`bench_instance`.
+        loss : str or Loss
+            A loss of the kind.
+        algorithm : str or Algorithm
+            A registry algorithm of the kind.
+        """
+
+    @abstractmethod
+    def compare(self, result, reference, instance) -> Optional[str]:
+        """How two exact results of the same instance differ beyond their objective (which
+        :func:`aprank.crosscheck` compares itself), or None when they agree where the kind
+        defines the solution uniquely.
+
+        Parameters
+        ----------
+        result, reference : the kind's result type
+            Two exact results for ``instance``.
+        instance : Instance
+            What both solved.
+        """
+
+    def reproducer(self, instance, loss: str, algorithm: str) -> str:
+        """One line of Python (given ``import aprank``) that rebuilds ``instance`` and solves
+        it, for a cross-check's report.
+
+        Parameters
+        ----------
+        instance : Instance
+            A :meth:`random_instance`.
+        loss, algorithm : str
+            Names of the loss and the algorithm.
+        """
+        return (f"i = aprank.checks.random_instance({self.kind!r}, seed={instance.seed}, "
+                f"trial={instance.trial}, max_n={instance.max_n}); "
+                f"aprank.checks.solve_instance(i, {loss!r}, {algorithm!r})")

@@ -1,0 +1,44 @@
+"""The labelling kind's registry entries: the compiled weighted 0-1 kernel and the oracle."""
+from __future__ import annotations
+
+from aprank.inference._registry import Algorithm, ProblemKind
+from aprank.inference.labelling import _zero_one_cy
+from aprank.inference.labelling._instances import LabellingInstances
+from aprank.inference.labelling._oracle import MAX_SAMPLES, run_brute
+from aprank.inference.labelling._problem import LabellingProblem
+
+__all__ = ["run_zero_one", "KINDS", "ALGORITHMS"]
+
+
+def run_zero_one(call) -> None:
+    """The compiled kernel: per query, every sample whose flip raises the objective is flipped
+    (paper 002 eq. 7), all queries in one call."""
+    J = call.loss.J
+    _zero_one_cy.zero_one_queries(
+        call.scores, call.is_pos.view("uint8"), call.order, call.offsets,
+        -1.0 if J is None else J, call.labelling, call.ranks, call.coef, call.query_loss,
+        call.query_objective,
+    )
+
+
+def _linear_cost(P, N):
+    return N + P
+
+
+def _brute_labelling_cost(P, N):
+    return 2 ** (P + N) * (P + N)
+
+
+KINDS = (
+    ProblemKind("labelling", "scores and binary labels per query -> the most violated "
+                "labelling (the weighted 0-1 loss)", LabellingProblem, LabellingInstances(),
+                oracle="brute", default="zero-one"),
+)
+
+ALGORITHMS = (
+    Algorithm("zero-one", "labelling", ("zero-one",), True, "O(N + P)",
+              "paper 002 eq. 7 (weighted 0-1 loss)", run_zero_one, cost=_linear_cost),
+    Algorithm("brute", "labelling", None, True, "O(2^n n)",
+              "exhaustive over labellings: the oracle", run_brute, cost=_brute_labelling_cost,
+              max_samples=MAX_SAMPLES),
+)

@@ -1,0 +1,68 @@
+"""The latent kind's oracle: every ranking of the bags and every latent choice enumerated."""
+from __future__ import annotations
+
+from itertools import permutations, product
+
+import numpy as np
+
+__all__ = ["MAX_SAMPLES", "MAX_BAGS", "MAX_WORK", "run_brute"]
+
+MAX_SAMPLES = 18      # rows
+MAX_BAGS = 7
+MAX_WORK = 4_000_000  # rankings x latent choices enumerated
+
+
+def run_brute(call) -> None:
+    """The oracle: every ranking of the bags and every latent choice left free, each scored
+    from the definitions (AP by precision at each positive, Psi by its pairs). "latent-ap":
+    positives at their H_P, each negative's row shared by both terms; "latent-ssvm": every
+    bag free, minus the ground truth minimised over the negatives' rows by enumeration too."""
+    problem, s, bags = call.problem, call.scores, call.bags
+    P, N, B = problem.P, problem.N, bags.n_bags
+    pos = bags.is_pos
+    joint = problem.loss.name == "latent-ssvm"
+    choices = [bags.candidates(b) if (joint or not pos[b]) else call.impute[b:b + 1]
+               for b in range(B)]
+    n_choices = int(np.prod([c.size for c in choices]))
+    n_rankings = int(np.prod(np.arange(1, B + 1)))
+    if B > MAX_BAGS or n_choices * n_rankings > MAX_WORK:
+        raise ValueError(f"brute enumerates {n_rankings} rankings x {n_choices} latent choices "
+                         f"of {B} bags: too many (at most {MAX_BAGS} bags and "
+                         f"{MAX_WORK} in all)")
+    H = np.array(list(product(*choices)), dtype=np.int64)          # (K, B) rows
+    S = s[H]
+    truth = np.zeros(B)
+    if N:
+        truth = np.where(pos, 1.0 / P, -1.0 / N)
+    if joint and N:
+        # min over the negatives' rows of the ground truth, positives at H_P
+        neg_choices = [call.impute[b:b + 1] if pos[b] else bags.candidates(b) for b in range(B)]
+        T = s[np.array(list(product(*neg_choices)), dtype=np.int64)]
+        truth_value = float((T @ truth).min())
+    best, best_perm, best_k = -np.inf, None, 0
+    for perm in permutations(range(B)):
+        place = np.empty(B, dtype=np.int64)
+        place[list(perm)] = np.arange(B)
+        if N:
+            Y = np.where(place[pos][:, None] < place[~pos][None, :], 1.0, -1.0)    # (P, N)
+            c = np.zeros(B)
+            c[pos] = Y.sum(axis=1) / (P * N)
+            c[~pos] = -Y.sum(axis=0) / (P * N)
+            positions = np.sort(place[pos]) + 1
+            delta = 1.0 - float(np.mean(np.arange(1, P + 1) / positions))
+        else:
+            c, delta = np.zeros(B), 0.0
+        values = delta + S @ c - (0.0 if joint else S @ truth)
+        k = int(np.argmax(values))
+        if values[k] > best:
+            best, best_perm, best_k = float(values[k]), perm, k
+    place = np.empty(B, dtype=np.int64)
+    place[list(best_perm)] = np.arange(B)
+    if N:
+        above_pos = (place[~pos][None, :] < place[pos][:, None]).sum(axis=1)
+        above_neg = (place[pos][None, :] < place[~pos][:, None]).sum(axis=1)
+        call.ranks[pos] = 1 + above_pos
+        call.ranks[~pos] = 1 + above_neg
+    else:
+        call.ranks[:] = 1
+    call.h[:] = H[best_k]

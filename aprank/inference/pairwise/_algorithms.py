@@ -1,0 +1,224 @@
+"""The pairwise kind's registry entries: max-marginals by compiled enumeration of small
+components and by graph cuts (PyMaxflow's Boykov-Kolmogorov, dynamic or from scratch)."""
+from __future__ import annotations
+
+import maxflow
+import numpy as np
+import scipy.sparse as sp
+
+from aprank.inference._registry import Algorithm, ProblemKind
+from aprank.inference.pairwise import _enumerate_cy
+from aprank.inference.pairwise._instances import PairwiseInstances
+from aprank.inference.pairwise._oracle import MAX_SAMPLES, run_brute
+from aprank.inference.pairwise._problem import ENUMERATE_UP_TO, PairwiseProblem
+
+__all__ = ["run_graphcut", "run_graphcut_dynamic", "run_graphcut_static", "KINDS", "ALGORITHMS"]
+
+
+class _Components:
+    """The samples of ``call`` grouped by the components its non-zero pairs link.
+
+    Samples of components of two or more ("linked") come first, as nodes 0..n_linked-1,
+    component by component (``offsets``); their pairs are sorted by component (``e_off``). The
+    single samples follow: their max-marginals are closed form.
+    """
+
+    def __init__(self, call):
+        graph = call.graph
+        active = call.pair != 0            # a pair scoring 0 links nothing
+        e = graph.edges[active]
+        self.order, self.offsets, _ = graph.components(active)   # sample at each position
+        self.n_linked = nl = int(self.offsets[-1])
+        node = np.empty(graph.n, dtype=np.int64)
+        node[self.order] = np.arange(graph.n)
+        sizes = np.diff(self.offsets)
+        self.cid = np.repeat(np.arange(sizes.size), sizes)      # component of each node
+        ea, eb = node[e[:, 0]], node[e[:, 1]]
+        by = np.argsort(self.cid[ea], kind="stable")
+        self.ea, self.eb = ea[by], eb[by]
+        self.c = call.pair[active][by]                          # pair scores, <= 0
+        self.e_off = np.searchsorted(self.cid[self.ea], np.arange(sizes.size + 1))
+        self.s = call.unary[self.order[:nl]]                    # unary scores of the nodes
+
+    def graph(self, c: int):
+        """(PyMaxflow graph of component c, its constant): y = 1 is the source side. The cut
+        minimises sum_i [y_i = 1] max(-s_i, 0) + [y_i = 0] max(s_i, 0) - sum_cut c_ab, which
+        is the constant sum_i max(s_i, 0) minus the score."""
+        a, b = self.offsets[c], self.offsets[c + 1]
+        s = self.s[a:b]
+        ea, eb = self.ea[self.e_off[c]:self.e_off[c + 1]] - a, self.eb[self.e_off[c]:self.e_off[c + 1]] - a
+        w = -self.c[self.e_off[c]:self.e_off[c + 1]]
+        g = maxflow.Graph[float](b - a, ea.size)
+        g.add_nodes(b - a)
+        g.add_grid_tedges(np.arange(b - a), np.maximum(s, 0.0), np.maximum(-s, 0.0))
+        g.add_edges(ea, eb, w, w)
+        return g, float(np.maximum(s, 0.0).sum()), ea, eb, w
+
+
+def _neighbours(parts: _Components):
+    """CSR of each node's neighbours and pair scores (a pair listed at both ends)."""
+    nl = parts.n_linked
+    rows = np.r_[parts.ea, parts.eb]
+    by = np.argsort(rows, kind="stable")
+    ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=nl))].astype(np.int64)
+    return ptr, np.r_[parts.eb, parts.ea][by], np.r_[parts.c, parts.c][by]
+
+
+def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
+    """Components ``comps`` by the compiled enumeration (:mod:`_enumerate_cy`)."""
+    nl = parts.n_linked
+    ptr, nbr, nbr_c = _neighbours(parts)
+    best_code = np.zeros(best.size, dtype=np.int64)
+    other_code = np.zeros(nl, dtype=np.int64)
+    _enumerate_cy.enumerate_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
+                                       parts.e_off, ptr, nbr, nbr_c, comps, best_code, best,
+                                       other_code, other, call.want_marginals)
+    sizes = np.diff(parts.offsets)
+    nodes = np.flatnonzero(np.isin(parts.cid, comps))
+    q = parts.cid[nodes]
+    position = nodes - parts.offsets[q]
+    y_nodes[nodes] = (best_code[q] >> position) & 1
+    if call.want_flips:
+        changed = other_code[nodes] ^ best_code[q]
+        for bit in range(int(sizes[comps].max()) if comps.size else 0):
+            hit = ((changed >> bit) & 1).astype(bool)
+            rows.append(parts.order[nodes[hit]])
+            cols.append(parts.order[parts.offsets[q[hit]] + bit])
+
+
+def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
+    """Per linked component one cut for the maximum; then, for the max-marginals, each sample
+    clamped in turn to the label it does not take. ``dynamic`` re-solves each clamp from the
+    previous flow and search trees (and removes the clamp again, which the next re-solve
+    absorbs); otherwise both clamped cuts of every sample are built and cut from scratch (the
+    2n cuts of the naive method). Components of at most ``small`` samples are enumerated by the
+    compiled kernel instead."""
+    call.require_submodular(name)
+    n = call.graph.n
+    parts = _Components(call)
+    nl = parts.n_linked
+    sizes = np.diff(parts.offsets)
+    best = np.zeros(sizes.size)
+    other = np.zeros(nl)       # per node: its component's maximum with the node's label flipped
+    y_nodes = np.zeros(nl, dtype=bool)
+    rows, cols = [], []
+    enumerated = np.flatnonzero(sizes <= small)
+    if enumerated.size:
+        _enumerate_small(call, parts, enumerated, y_nodes, best, other, rows, cols)
+    for c in np.flatnonzero(sizes > small):
+        a, b = int(parts.offsets[c]), int(parts.offsets[c + 1])
+        k = b - a
+        g, base, ea, eb, w = parts.graph(c)
+        best[c] = base - g.maxflow()
+        everyone = np.arange(k)
+        y = ~g.get_grid_segments(everyone)           # segment False = source side = label 1
+        y_nodes[a:b] = y
+        if not call.want_marginals:
+            continue
+        # A clamp beyond what the label can gain (|s_i| + its pair weights) decides it; a
+        # small one leaves little flow to push and push back.
+        reach = np.abs(parts.s[a:b]) + np.bincount(ea, w, k) + np.bincount(eb, w, k)
+        clamp = 1.0 + 2.0 * reach
+        src = np.where(y, 0.0, clamp).tolist()
+        snk = np.where(y, clamp, 0.0).tolist()
+        flows = []
+        segments = np.empty((k, k), dtype=bool) if call.want_flips else None
+        for i in range(k):
+            if dynamic:
+                g.add_tedge(i, src[i], snk[i])
+                g.mark_node(i)
+                flows.append(g.maxflow(reuse_trees=True))
+                h = g
+            else:
+                h = parts.graph(c)[0]
+                h.add_tedge(i, src[i], snk[i])
+                flows.append(h.maxflow())
+            if segments is not None:
+                segments[i] = h.get_grid_segments(everyone)
+            if dynamic:
+                g.add_tedge(i, -src[i], -snk[i])
+                g.mark_node(i)
+            else:                  # the naive method computes the other max-marginal too
+                h = parts.graph(c)[0]
+                h.add_tedge(i, snk[i], src[i])
+                h.maxflow()
+        other[a:b] = base - np.asarray(flows)
+        if segments is not None:
+            # segment True = sink side = label 0: equal to y exactly where the label changed
+            r, q = np.nonzero(segments == y[None, :])
+            rows.append(parts.order[a + r])
+            cols.append(parts.order[a + q])
+    singles = parts.order[nl:]
+    s_single = call.unary[singles]
+    call.labelling[parts.order[:nl]] = y_nodes
+    call.labelling[singles] = s_single > 0
+    call.value = float(best.sum() + np.maximum(s_single, 0.0).sum())
+    if not call.want_marginals:
+        return
+    # a sample's max-marginal of the label it does not take: its component's clamped maximum
+    # plus every other component's maximum
+    flipped = np.empty(n)
+    flipped[parts.order[:nl]] = call.value - best[parts.cid] + other
+    flipped[singles] = call.value - np.maximum(s_single, 0.0) + np.minimum(s_single, 0.0)
+    y_all = call.labelling.astype(bool)
+    call.m_plus = np.where(y_all, call.value, flipped)
+    call.m_minus = np.where(y_all, flipped, call.value)
+    if call.want_flips:
+        rows.append(singles)
+        cols.append(singles)
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        call.flips = sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)),
+                                   shape=(n, n))
+
+
+def run_graphcut(call) -> None:
+    """Compiled enumeration for components of at most ``call.enumerate_up_to`` samples (default
+    ENUMERATE_UP_TO), dynamic graph cuts (:func:`run_graphcut_dynamic`) for larger ones."""
+    _run(call, "graphcut", dynamic=True, small=call.enumerate_up_to)
+
+
+def run_graphcut_dynamic(call) -> None:
+    """Max-marginals by dynamic graph cuts (Kohli and Torr 2005; PyMaxflow's Boykov-Kolmogorov
+    with ``reuse_trees``): one cut per component, then one clamp per sample, re-solved from the
+    previous flow and search trees."""
+    _run(call, "graphcut-dynamic", dynamic=True)
+
+
+def run_graphcut_static(call) -> None:
+    """The baseline of dynamic cuts: both max-marginals of every sample by a cut from scratch
+    (2n cuts, plus one per component for the maximum)."""
+    _run(call, "graphcut-static", dynamic=False)
+
+
+def _graphcut_cost(P, N):
+    return P + N      # linear: a bounded number of cuts per sample of bounded components
+
+
+def _brute_labelling_cost(P, N):
+    return 2 ** (P + N) * (P + N)
+
+
+KINDS = (
+    ProblemKind("pairwise", "unary scores, linked pairs and binary labels -> the most violated "
+                "labelling and every max-marginal (weighted 0-1 loss, HOB-SVM)", PairwiseProblem,
+                PairwiseInstances(), oracle="brute", default="graphcut"),
+)
+
+ALGORITHMS = (
+    Algorithm("graphcut", "pairwise", ("pairwise-zero-one",), True,
+              f"O(2^k k) per component of k <= {ENUMERATE_UP_TO}; larger: as "
+              "graphcut-dynamic",
+              "compiled enumeration of small components, else graphcut-dynamic; pair scores <= 0",
+              run_graphcut, cost=_graphcut_cost),
+    Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
+              "one s-t min cut per component + one dynamic re-cut per sample",
+              "paper 002 sec. 3; Boykov-Kolmogorov (PyMaxflow), dynamic cuts of Kohli-Torr 2005; "
+              "pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost),
+    Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
+              "2 s-t min cuts from scratch per sample",
+              "the baseline of dynamic cuts; pair scores <= 0", run_graphcut_static,
+              cost=_graphcut_cost),
+    Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
+              "exhaustive over labellings: the oracle", run_brute,
+              cost=_brute_labelling_cost, max_samples=MAX_SAMPLES),
+)

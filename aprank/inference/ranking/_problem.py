@@ -1,0 +1,209 @@
+"""The validated problem of the ranking and labelling kinds, built once, solved for many scores.
+
+:class:`RankingProblem` holds everything about a set of queries except the scores: the labels,
+the query groups, the loss, the queries left out, the ground-truth coefficients. Building it
+validates once; :meth:`RankingProblem.solve` then only checks the scores, so a learner that
+calls inference every iteration with new scores pays for the query structure once per fit.
+:class:`Call` is what one solve hands a registry algorithm's ``run(call)`` to fill.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Optional
+
+import numpy as np
+
+from aprank import validation
+from aprank.inference._base import BatchResult, InferenceResult, QueryProblem, read_only
+from aprank.inference._registry import as_algorithm, warn_if_slow
+
+__all__ = ["RankingProblem", "Call"]
+
+
+class RankingProblem(QueryProblem):
+    """Scores of samples with binary relevance, grouped in queries: the problem type of the
+    "ranking" kind (losses AP, NDCG) and of the "labelling" kind (the weighted 0-1 loss).
+
+    Parameters
+    ----------
+    labels : array-like (n,)
+        Relevance as bool, {0, 1} or {-1, +1}.
+    loss : str or Loss
+    qid : array-like (n,), optional
+        Query of each sample; a query's samples need not be contiguous. None: one query.
+    empty : {"error", "skip"}
+        A query without positives under a loss that needs them: ValueError naming it, or left
+        out (zero loss, objective and coefficients; ``used`` False).
+    n_samples : int, optional
+        Expected number of samples (checked against the labels).
+
+    The caller's arrays are never modified.
+    """
+
+    def __init__(self, labels, loss="ap", *, qid=None, empty="error", n_samples=None):
+        super().__init__(labels, loss, qid=qid, empty=empty, n_samples=n_samples)
+
+    # ------------------------------------------------------------------------ structure
+    def per_sample(self, values: np.ndarray) -> np.ndarray:
+        """Spread one value per query to the query's samples (in input order)."""
+        out = np.empty(self.n_samples, dtype=np.asarray(values).dtype)
+        spread = np.repeat(values, np.diff(self.offsets))
+        if self.order is None:
+            out[:] = spread
+        else:
+            out[self.order] = spread
+        return out
+
+    @cached_property
+    def truth_coef(self) -> np.ndarray:
+        """Coefficients of Psi(X, R*) for every sample, query by query (0 in skipped queries)."""
+        sizes = np.diff(self.offsets)
+        coef = self.loss.truth_coef(self.is_pos, self.per_sample(self.positives),
+                                    self.per_sample(sizes - self.positives))
+        if not self.used.all():
+            coef[~self.per_sample(self.used)] = 0.0
+        return read_only(coef)
+
+    @cached_property
+    def last_rank(self) -> np.ndarray:
+        """Per sample: P+1 of its query for a negative (the rank below every positive), 0 for a
+        positive (which no rank equals)."""
+        return np.where(self.is_pos, 0, self.per_sample(self.positives + 1))
+
+    def query_indices(self, q: int) -> np.ndarray:
+        """Input indices of the samples of query q, in input order."""
+        a, b = self.offsets[q], self.offsets[q + 1]
+        return np.arange(a, b) if self.order is None else self.order[a:b]
+
+    # ------------------------------------------------------------------------ solving
+    def solve(self, scores, algorithm=None) -> BatchResult:
+        """Loss-augmented inference for these scores, every query (see
+        :func:`aprank.infer_batch`).
+
+        Parameters
+        ----------
+        scores : array-like (n,)
+            One score per sample, in input order.
+        algorithm : str, Algorithm or None
+            A registry algorithm of the loss's kind; None: the kind's default ("qs" for AP and
+            NDCG, "zero-one" for the 0-1 loss).
+
+        Returns
+        -------
+        BatchResult
+        """
+        algo = as_algorithm(self.loss, algorithm)
+        return self._batch(self._run(validation.as_scores(scores), algo), algo)
+
+    def solve_one(self, scores, algorithm=None) -> InferenceResult:
+        """As :meth:`solve` for a problem of one query, without the ground-truth coefficients
+        (what :func:`aprank.infer` returns).
+
+        Parameters
+        ----------
+        scores : array-like (n,)
+            One score per sample.
+        algorithm : str, Algorithm or None
+            As for :meth:`solve`.
+
+        Returns
+        -------
+        InferenceResult
+        """
+        algo = as_algorithm(self.loss, algorithm)
+        if self.n_queries != 1:
+            raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
+        return self._one(self._run(validation.as_scores(scores), algo, truth=False), algo)
+
+    def _batch(self, call: "Call", algo) -> BatchResult:
+        truth = self.__dict__.get("truth_coef")
+        if truth is None and call.truth_coef is not None:
+            # written by the driver in its pass (Call.truth_out); the cached_property's value
+            truth = self.__dict__["truth_coef"] = read_only(call.truth_coef)
+        return BatchResult(call.ranks, call.coef, self.truth_coef if truth is None else truth,
+                           call.query_loss,
+                           call.query_objective, self.query_ids, self.used, algo.name,
+                           call.labelling)
+
+    @staticmethod
+    def _one(call: "Call", algo) -> InferenceResult:
+        return InferenceResult(call.ranks, call.coef, float(call.query_loss[0]),
+                               float(call.query_objective[0]), algo.name, call.labelling)
+
+    def _run(self, scores: np.ndarray, algo, truth: bool = True) -> "Call":
+        """Run ``algo`` on scores already validated by ``validation.as_scores``; ``truth``: the
+        result needs the ground truth's coefficients (a batch's does, a single query's not)."""
+        if algo.max_samples is not None and self.max_query_size > algo.max_samples:
+            raise ValueError(
+                f"algorithm {algo.name!r} enumerates every ranking and refuses queries of more "
+                f"than {algo.max_samples} samples (got {self.max_query_size})")
+        if scores.shape[0] != self.n_samples:
+            raise ValueError(f"scores has {scores.shape[0]} entries but the problem has "
+                             f"{self.n_samples} samples")
+        # the cost check once per problem and algorithm: a learner solves one problem often
+        checked = self.__dict__.setdefault("_cost_checked", set())
+        if algo.name not in checked:
+            checked.add(algo.name)
+            warn_if_slow(algo, self.loss, *self.largest_query, stacklevel=4)
+        call = Call(self, scores, truth and "truth_coef" not in self.__dict__)
+        algo.run(call)
+        call.clear_unused()
+        return call
+
+class Call:
+    """One solve: the problem's structure, validated scores and the output arrays that a
+    registry algorithm's ``run(call)`` fills."""
+
+    def __init__(self, problem: RankingProblem, scores: np.ndarray, want_truth: bool = False):
+        self.problem = problem
+        self.want_truth = want_truth
+        #: the ground truth's coefficients when the compiled driver wrote them (truth_out)
+        self.truth_coef = None
+        self.scores = scores
+        self.loss = problem.loss
+        self.is_pos, self.order, self.offsets = problem.is_pos, problem.order, problem.offsets
+        self.n_pos, self.used = problem.n_pos, problem.used
+        n = scores.shape[0]
+        self.ranks = np.empty(n, dtype=np.int64)
+        self.coef = np.empty(n, dtype=np.float64)
+        self.labelling = np.empty(n, dtype=np.int8) if self.loss.labelling else None
+        self.query_loss = np.zeros(problem.n_queries)
+        self.query_objective = np.zeros(problem.n_queries)
+
+    @property
+    def n_queries(self) -> int:
+        return self.problem.n_queries
+
+    @property
+    def max_query_size(self) -> int:
+        return self.problem.max_query_size
+
+    def truth_out(self) -> Optional[np.ndarray]:
+        """An array for the compiled driver to write the ground truth's coefficients into, or
+        None: when the result does not need them (a single query's), the problem holds them
+        already (a learner's later solves), or the loss's are not the driver's
+        (``Loss.class_mean_truth``). A batch of small queries then gets them from the driver's
+        own pass instead of the NumPy passes of ``Loss.truth_coef`` (which once took most of
+        its time)."""
+        if self.want_truth and self.truth_coef is None and self.loss.class_mean_truth:
+            self.truth_coef = np.empty(self.scores.shape[0], dtype=np.float64)
+        return self.truth_coef
+
+    @property
+    def positives(self) -> np.ndarray:
+        return self.problem.positives
+
+    def query_indices(self, q: int) -> np.ndarray:
+        return self.problem.query_indices(q)
+
+    def clear_unused(self) -> None:
+        """Zero the outputs of skipped queries: ground-truth ranks, no loss, no constraint."""
+        if self.used.all():
+            return
+        skipped = ~self.problem.per_sample(self.used)
+        self.ranks[skipped] = 1
+        self.coef[skipped] = 0.0
+        if self.labelling is not None:
+            self.labelling[skipped] = self.is_pos[skipped]
+        self.query_loss[~self.used] = 0.0
+        self.query_objective[~self.used] = 0.0
