@@ -14,6 +14,7 @@ value, whatever bytes they hold.
 from __future__ import annotations
 
 import warnings
+from math import isfinite
 
 import numpy as np
 
@@ -52,6 +53,13 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
     raise a :class:`PrecisionWarning`. Any finite magnitude is accepted: inference scales
     scores near the float64 limit itself (see ``aprank.infer``).
     """
+    if (type(scores) is np.ndarray and scores.dtype == np.float64 and scores.ndim == 1
+            and scores.shape[0] and isfinite(np.minimum.reduce(scores))
+            and isfinite(np.maximum.reduce(scores))):
+        # already valid (e.g. validated by the caller): NaN propagates through both reductions
+        # and an infinity is an extreme, so finite extremes mean every score is finite, without
+        # isfinite's array (on small queries validation would otherwise cost more than a kernel)
+        return scores
     arr = _one_dimensional(scores, name)
     if arr.size == 0:
         raise ValueError(f"{name} is empty: there is nothing to rank")

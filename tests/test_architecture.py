@@ -1,5 +1,7 @@
-"""The import graph, read from the code: layers stay apart, no private names cross package
-seams, no cycles, no late imports of aprank modules, no import tricks."""
+"""The architecture, read from the code: layers stay apart, no private names cross package
+seams, no cycles, no late imports of aprank modules, no import tricks; every problem kind is a
+folder of aprank/inference with the same modules, reached by the others only through the names
+its __init__ exports, and its problem type and instances implement the abstract ones."""
 import ast
 from pathlib import Path
 
@@ -124,3 +126,77 @@ def test_no_import_cycle():
 def test_no_import_tricks(trick):
     bad = [str(f) for f in FILES if trick in f.read_text()]
     assert not bad, f"{trick} in {bad}"
+
+
+# ---------------------------------------------------------------------------- problem kinds
+INFERENCE = ROOT / "inference"
+#: The modules every kind folder has (``aprank/inference/_protocol.py`` says what each holds).
+KIND_MODULES = {"__init__.py", "_problem.py", "_algorithms.py", "_oracle.py", "_instances.py"}
+
+
+def kind_folders():
+    return sorted(p for p in INFERENCE.iterdir() if (p / "__init__.py").exists())
+
+
+def test_every_kind_folder_has_the_same_modules():
+    folders = kind_folders()
+    assert {f.name for f in folders} == {"ranking", "labelling", "topk", "pairwise", "latent"}
+    for folder in folders:
+        modules = {p.name for p in folder.glob("*.py")}
+        assert modules == KIND_MODULES, f"{folder.name}: {sorted(modules ^ KIND_MODULES)}"
+        # anything else in a kind folder is a compiled kernel (or the C++ it includes)
+        others = {p.name for p in folder.iterdir() if p.is_file() and p.suffix in (".pyx", ".hpp",
+                                                                                    ".pxd")}
+        assert all(name.startswith("_") for name in others), others
+
+
+def test_kinds_reach_each_other_only_through_their_exports():
+    """A kind folder's private modules are imported only from inside that folder."""
+    bad = []
+    for module, edges in GRAPH.items():
+        for target, attr, line, _ in edges:
+            parts = target.split(".")
+            if (len(parts) >= 4 and parts[:2] == ["aprank", "inference"]
+                    and (INFERENCE / parts[2]).is_dir() and parts[3].startswith("_")
+                    and not module.startswith(".".join(parts[:3]))):
+                bad.append(f"{module}:{line} imports {target}")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_registered_kind_implements_the_protocol():
+    import aprank
+    from aprank.inference import Instances, Problem, kinds
+
+    registered = kinds()
+    assert {k.name for k in registered} == {"ranking", "labelling", "topk", "pairwise", "latent"}
+    for kind in registered:
+        assert issubclass(kind.problem_type, Problem), kind.name
+        assert isinstance(kind.instances, Instances) and kind.instances.kind == kind.name
+        # the problem type lives in the kind's folder (labelling's is its own subclass)
+        assert kind.problem_type.__module__ == f"aprank.inference.{kind.name}._problem"
+        assert aprank.checks.random_instance(kind.name, 0, 0).size >= 1
+
+
+def test_a_kind_that_breaks_the_protocol_is_refused():
+    from aprank.inference import ProblemKind, get_kind
+    from aprank.inference._registry import add_kind
+
+    ranking = get_kind("ranking")
+    with pytest.raises(TypeError, match="must subclass aprank.inference.Problem"):
+        add_kind(ProblemKind("broken", "-", object, ranking.instances, oracle="brute"))
+    with pytest.raises(TypeError, match="Instances of that kind"):
+        add_kind(ProblemKind("broken", "-", ranking.problem_type, ranking.instances,
+                             oracle="brute"))
+
+
+def test_the_abstract_types_cannot_be_half_implemented():
+    from aprank.inference import Instances, Problem
+
+    class Half(Problem):
+        def solve(self, scores, algorithm=None, **inputs):
+            return None
+
+    with pytest.raises(TypeError, match="solve_one"):
+        Half()
+    with pytest.raises(TypeError, match="abstract"):
+        type("NoInstances", (Instances,), {"kind": "x"})()

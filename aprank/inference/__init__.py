@@ -9,8 +9,8 @@ kinds put in the registry), ``_exhaustive.py`` (what the query kinds' oracles sh
 problem kind with the same modules: ``ranking/``, ``labelling/``, ``topk/``, ``pairwise/``,
 ``latent/``.
 """
-try:
-    from aprank.inference.ranking import _driver_cy  # noqa: F401
+try:     # the ranking kind loads the compiled driver first
+    from aprank.inference import ranking  # noqa: F401
 except ImportError as err:   # a source tree whose kernels were never compiled
     raise ImportError(
         f"aprank's compiled kernels are not built in {__path__[0]}: build them in place with "

@@ -129,20 +129,32 @@ class QueryProblem(Problem):
         if n_samples is None:
             n_samples = np.shape(labels)[0] if np.ndim(labels) == 1 else -1
         self.is_pos = validation.as_labels(labels, n_samples)
-        self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
-        self.positives = self._positives_per_query()
-        self.n_pos = int(self.positives.sum())
-        self.used = np.ones(self.n_queries, dtype=bool)
-        if self.loss.needs_positives:
-            self.used = self.positives > 0
-            if not self.used.all() and (empty == "error" or not self.used.any()):
-                where = "any sample" if qid is None else (
-                    f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
-                    + ("" if empty == "error" else " or any other"))
-                raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
-                                 f"and {where} has none" +
-                                 ("; pass empty='skip' to leave such queries out"
-                                  if qid is not None and empty == "error" else ""))
+        if qid is None:
+            # one query (infer's case): its counts without the per-query reductions, which
+            # cost more than a kernel on a small query
+            n = self.is_pos.shape[0]
+            self.order, self.offsets, self.query_ids = None, np.array([0, n], dtype=np.int64), None
+            self.n_pos = int(np.count_nonzero(self.is_pos))
+            self.positives = np.array([self.n_pos], dtype=np.int64)
+            self.__dict__["max_query_size"] = n
+            #: every query used (no query without positives left out)
+            self.all_used = self.n_pos > 0 or not self.loss.needs_positives
+            self.used = np.array([self.all_used])
+        else:
+            self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
+            self.positives = self._positives_per_query()
+            self.n_pos = int(self.positives.sum())
+            self.used = (self.positives > 0 if self.loss.needs_positives
+                         else np.ones(self.n_queries, dtype=bool))
+            self.all_used = bool(self.used.all())
+        if not self.all_used and (empty == "error" or not self.used.any()):
+            where = "any sample" if qid is None else (
+                f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
+                + ("" if empty == "error" else " or any other"))
+            raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
+                             f"and {where} has none" +
+                             ("; pass empty='skip' to leave such queries out"
+                              if qid is not None and empty == "error" else ""))
 
     @property
     def n_samples(self) -> int:
@@ -159,6 +171,8 @@ class QueryProblem(Problem):
     @cached_property
     def largest_query(self) -> tuple:
         """(most positives, most negatives) of any query used: a cost model's worst case."""
+        if self.n_queries == 1:
+            return (self.n_pos, self.n_samples - self.n_pos) if self.all_used else (0, 0)
         negatives = np.diff(self.offsets) - self.positives
         return (int(self.positives[self.used].max(initial=0)),
                 int(negatives[self.used].max(initial=0)))

@@ -198,7 +198,7 @@ class Call:
 
     def clear_unused(self) -> None:
         """Zero the outputs of skipped queries: ground-truth ranks, no loss, no constraint."""
-        if self.used.all():
+        if self.problem.all_used:
             return
         skipped = ~self.problem.per_sample(self.used)
         self.ranks[skipped] = 1
