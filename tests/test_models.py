@@ -1,5 +1,6 @@
 """The models layer: a model validates once and forms the cut; the learners take any model;
 CCCP drives a latent model; a source tree without compiled kernels says how to build them."""
+import pickle
 import shutil
 import subprocess
 import sys
@@ -150,11 +151,14 @@ def test_the_iteration_split_runs(capsys):
     assert "x inference" in capsys.readouterr().out
 
 
-def test_models_hold_algorithm_names_and_answer_like_infer_batch(digits):
+def test_models_hold_the_resolved_algorithm_and_answer_like_infer_batch(digits):
+    """A model resolves its algorithm once (the registry's entry, which pickles by name) and
+    every solve of the fit uses that entry."""
     X, y = digits
     qid = np.arange(X.shape[0]) % 5
     model = RankingModel(X, y == 6, "ap", qid=qid, algorithm="select")
-    assert model.algorithm == "select" and isinstance(model.algorithm, str)
+    assert model.algorithm is aprank.inference.get_algorithm("select", "ranking")
+    assert pickle.loads(pickle.dumps(model)).algorithm is model.algorithm
     assert APSVM(algorithm="select").get_params()["algorithm"] == "select"
     w = np.random.default_rng(2).standard_normal(X.shape[1])
     a = model.loss_augmented_inference(w)

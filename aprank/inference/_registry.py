@@ -283,7 +283,9 @@ def resolve(loss: Loss, algorithm) -> Algorithm:
         The algorithm does not serve the loss (the message names the algorithms that do).
     """
     if isinstance(algorithm, Algorithm):
-        algorithm = algorithm.name
+        if algorithm.supports(loss):
+            return algorithm        # resolved already (a model holds the entry)
+        algorithm = algorithm.name  # the errors below name what serves the loss
     get_kind(loss.kind)
     named = [a for (k, n), a in _TABLE.items() if n == algorithm]
     if not named:
@@ -302,10 +304,6 @@ def as_algorithm(loss: Loss, algorithm) -> Algorithm:
     """The :class:`Algorithm` a problem solves ``loss`` with: ``algorithm`` itself when it is
     one already (resolved once, e.g. by a model, for many solves), the kind's default for the
     loss when None, else the entry of that name (see :func:`resolve`)."""
-    if isinstance(algorithm, Algorithm):
-        if not algorithm.supports(loss):
-            return resolve(loss, algorithm.name)        # the error naming what serves the loss
-        return algorithm
     if algorithm is None:
         algorithm = get_kind(loss.kind).default_for(loss)
     return resolve(loss, algorithm)

@@ -127,8 +127,9 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------------------- validation
     def _check_params(self):
         """What ``_parameter_constraints`` cannot say: the loss's own parameters, and whether
-        the algorithm exists (ValueError) and serves the loss (NotImplementedError)."""
-        resolve(self._loss(), self._algorithm())
+        the algorithm exists (ValueError) and serves the loss (NotImplementedError). Returns
+        the resolved registry entry, which the fit's model then holds (resolved once)."""
+        return resolve(self._loss(), self._algorithm())
 
     def _check_classes(self, classes):
         if classes.shape[0] != 2:
@@ -159,9 +160,12 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
 
     # --------------------------------------------------------------------------- training
-    def _model(self, X, is_pos, qid, empty=None, sample_weight=None) -> RankingModel:
-        """The model of design matrix X (labels and queries validated here, once per fit)."""
-        return RankingModel(X, is_pos, self._loss(), qid=qid, algorithm=self._algorithm(),
+    def _model(self, X, is_pos, qid, empty=None, sample_weight=None,
+               algorithm=None) -> RankingModel:
+        """The model of design matrix X (labels and queries validated here, once per fit);
+        ``algorithm``: the entry ``_check_params`` resolved (else the parameter's name)."""
+        return RankingModel(X, is_pos, self._loss(), qid=qid,
+                            algorithm=self._algorithm() if algorithm is None else algorithm,
                             empty=self.empty if empty is None else empty,
                             sample_weight=sample_weight)
 
@@ -216,10 +220,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         """Learn w from samples X (dense or CSR), binary labels y, optional query ids and
         optional ``sample_weight`` (non-negative; see the class docstring for what a weight
         means; zero drops a sample)."""
-        self._check_params()
+        algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         res, warm = self._train(self._model(self._design(data.X), data.is_pos, data.qid,
-                                            sample_weight=data.sample_weight))
+                                            sample_weight=data.sample_weight,
+                                            algorithm=algorithm))
         self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes))
         return self
 
