@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from aprank.dask._data import DaskData, as_dask_array, as_dask_data
 from aprank.dask._models import GiantQueryModel, QueriesModel
-from aprank.learn import APSVM, NDCGSVM, BinarySVM, atomic_fit, relevance
+from aprank.learn import APSVM, NDCGSVM, BinarySVM
 from aprank.metrics import average_precision, ndcg
 
 __all__ = ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"]
@@ -36,7 +36,6 @@ class _OnDask:
     #: pivots per open range and round of the split inference (one giant query)
     split_samples = 64
 
-    @atomic_fit
     def fit(self, X, y, qid=None):
         """Learn w from X (dask array (n, d) or DataFrame, dense), labels y and optional query
         ids qid (dask arrays or Series partitioned like X; NumPy arrays are accepted too).
@@ -45,6 +44,9 @@ class _OnDask:
         No ``sample_weight``: the distributed models have no weighting (a TypeError, not a
         silent unweighted fit).
         """
+        return self._fit_atomically(_OnDask._fit_on_dask, X, y, qid)
+
+    def _fit_on_dask(self, X, y, qid):
         self._check_params()
         data = as_dask_data(X, y, qid)
         self._check_classes(data.classes)
@@ -85,7 +87,7 @@ class _OnDask:
         check_is_fitted(self)
         scores, y = dask.compute(self.decision_function(X), y)
         scores = np.asarray(scores)
-        return relevance(_gather(y), self.classes_, scores.shape[0], type(self).__name__), \
+        return self._relevance(_gather(y), scores.shape[0]), \
             scores, None if qid is None else _gather(qid)
 
     def score(self, X, y, qid=None):

@@ -20,13 +20,14 @@ import time
 
 import dask
 import numpy as np
+from dask.base import tokenize
 from dask.sizeof import sizeof
 
 from aprank.dask._data import Block, DaskData
 from aprank.dask._split import gather_positives, settle, split_part, tally
 from aprank.dask._steps import negative_coef, split_outcome
 from aprank.losses import ZeroOne, get_loss
-from aprank.models import Constraint, RankingModel, StructuredModel, digest
+from aprank.models import Constraint, RankingModel, StructuredModel
 
 __all__ = ["QueriesModel", "GiantQueryModel"]
 
@@ -92,7 +93,7 @@ class QueriesModel(StructuredModel):
                  one_query=False, intercept=None):
         loss = get_loss(loss)
         self.dim = data.n_features + (intercept is not None)
-        self.key = digest(data.token, positive, loss.identity(), algorithm, empty, intercept)
+        self.key = tokenize(data.token, positive, loss.identity(), algorithm, empty, intercept)
         if one_query:
             if not isinstance(loss, ZeroOne):
                 raise ValueError("one query over many blocks is the 0-1 loss's case; AP and "
@@ -188,7 +189,7 @@ class GiantQueryModel(StructuredModel):
             raise ValueError("GiantQueryModel needs the blocks in input order (no qid)")
         self.blocks, self.positive, self.samples = data.blocks, positive, int(samples)
         self.dim = data.n_features
-        self.key = digest(data.token, positive, self.loss.identity(), "giant")
+        self.key = tokenize(data.token, positive, self.loss.identity(), "giant")
         got = dask.compute(*[dask.delayed(_positive_rows)(b, positive) for b in self.blocks])
         self.pos_X = np.concatenate([g[0] for g in got]).reshape(-1, self.dim)
         self.pos_rows = np.concatenate([g[1] for g in got])     # ascending: blocks in order

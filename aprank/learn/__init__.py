@@ -1,10 +1,8 @@
 """Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
 the scikit-learn estimators built on them (HOBSVM and HOAPSVM of paper 002 among them), and
 the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
-of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM). ``atomic_fit`` and ``relevance`` are the
-checks every estimator shares (estimators built on these, e.g. ``aprank.dask``'s, use them)."""
+of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM)."""
 from aprank.learn._cccp import CCCPResult, cccp
-from aprank.learn._checks import atomic_fit, relevance
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
@@ -13,5 +11,4 @@ from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "cutting_plane", "CuttingPlaneResult",
            "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
-           "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "atomic_fit",
-           "relevance"]
+           "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM"]

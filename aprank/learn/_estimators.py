@@ -23,6 +23,7 @@ fit that fails or is interrupted leaves the estimator as it was (``_checks.atomi
 from __future__ import annotations
 
 import copy
+import hashlib
 import warnings
 from numbers import Real
 from typing import NamedTuple, Optional
@@ -43,7 +44,7 @@ from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSI
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
-from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
+from aprank.models import Constraint, RankingModel, StructuredModel, query_weights
 from aprank.validation import as_query_groups
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
@@ -73,7 +74,7 @@ class _HardOnly(StructuredModel):
         return Constraint(np.zeros(self.dim), 0.0, 0.0)
 
     def fingerprint(self) -> str:
-        return digest("hard-only", self.dim)
+        return hashlib.sha1(f"hard-only|{self.dim}".encode()).hexdigest()
 
 
 class _FitData(NamedTuple):
@@ -125,6 +126,17 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return self.algorithm
 
     # --------------------------------------------------------------------------- validation
+    def _fit_atomically(self, fit, *args, **kwargs):
+        """Run ``fit(self, *args, **kwargs)`` as :func:`atomic_fit` runs a ``fit``: parameters
+        checked first, every attribute put back if it raises. For subclasses whose ``fit``
+        takes other data (``aprank.dask``'s estimators)."""
+        return atomic_fit(fit)(self, *args, **kwargs)
+
+    def _relevance(self, y, n: int) -> np.ndarray:
+        """Labels y of n scored samples as booleans (relevant: ``classes_[1]``); ValueError for
+        a label outside ``classes_``."""
+        return relevance(y, self.classes_, n, type(self).__name__)
+
     def _check_params(self):
         """What ``_parameter_constraints`` cannot say: the loss's own parameters, and whether
         the algorithm exists (ValueError) and serves the loss (NotImplementedError). Returns
@@ -176,7 +188,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         if self.warm_start:
             # the working set's constraints hold only for the same data, structure, loss and
             # hard constraints, which the fingerprint covers (computed only when needed)
-            fingerprint = digest(model.fingerprint(), hard, upper)
+            fingerprint = model.fingerprint_with(hard, upper)
             if getattr(self, "_fingerprint", None) == fingerprint:
                 # a copy: the learner grows it, and an interrupted fit must not change ours
                 working_set = copy.deepcopy(self._working_set)
@@ -259,7 +271,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples."""
         check_is_fitted(self)
         scores = self.decision_function(X)
-        relevant = relevance(y, self.classes_, scores.shape[0], type(self).__name__)
+        relevant = self._relevance(y, scores.shape[0])
         qid = _check_qid(qid, scores.shape[0])
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "digest"]
+__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "digest"]  # digest: models only
 
 
 @dataclass
@@ -66,6 +66,18 @@ class StructuredModel(Model):
     @abstractmethod
     def fingerprint(self) -> str:
         """Digest of the data, structure and loss that the constraints depend on."""
+
+    def fingerprint_with(self, *extra) -> str:
+        """:meth:`fingerprint` extended by ``extra`` (arrays or values): what a learner's
+        constraints depend on beyond the model's (e.g. its hard constraints), so that a warm
+        start knows whether its working set still holds.
+
+        Parameters
+        ----------
+        *extra
+            Arrays (hashed by dtype, shape and bytes), sparse matrices or values (by repr).
+        """
+        return digest(self.fingerprint(), *extra)
 
 
 class LatentModel(Model):
