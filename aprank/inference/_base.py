@@ -19,20 +19,28 @@ __all__ = ["QueryProblem", "Instance", "InferenceResult", "BatchResult", "random
 
 @dataclass(frozen=True)
 class InferenceResult:
-    """The most violated ranking of one query.
+    """The most violated ranking of one query (what :func:`aprank.infer` returns).
 
-    ranks : int64, one per sample in input order. A negative's interleaving rank is 1 + the
-        number of positives ranked above it (1 ... P+1); a positive's is 1 + the number of
-        negatives ranked above it. (For the 0-1 loss, see ``aprank.losses.ZeroOne``: the
-        labelling is reported as a two-block ranking.)
-    coef : float64, one per sample: Psi(X, R) = sum_k coef[k] psi(x_k) for the returned ranking.
-    loss : Delta(R*, R).
-    objective : Delta(R*, R) + w'Psi(X, R) - w'Psi(X, R*), the constraint violation (>= 0 for an
-        exact algorithm, since R* itself scores 0).
-    algorithm : name of the algorithm used, as named ("auto" for "auto", whichever kernel it
-        ran: every candidate returns the same result).
-    labelling : for the 0-1 loss, int8 per sample, 1 where the most violated labelling marks
-        the sample relevant; None for ranking losses.
+    Parameters
+    ----------
+    ranks : ndarray of int64 (n,)
+        One per sample in input order. A negative's interleaving rank is 1 + the number of
+        positives ranked above it (1 ... P+1); a positive's is 1 + the number of negatives
+        ranked above it. (For the 0-1 loss, see ``aprank.losses.ZeroOne``: the labelling is
+        reported as a two-block ranking.)
+    coef : ndarray of float64 (n,)
+        Psi(X, R) = sum_k coef[k] psi(x_k) for the returned ranking.
+    loss : float
+        Delta(R*, R).
+    objective : float
+        Delta(R*, R) + w'Psi(X, R) - w'Psi(X, R*), the constraint violation (>= 0 for an exact
+        algorithm, since R* itself scores 0).
+    algorithm : str
+        Name of the algorithm used, as named ("auto" for "auto", whichever kernel it ran:
+        every candidate returns the same result).
+    labelling : ndarray of int8 (n,) or None
+        For the 0-1 loss, 1 where the most violated labelling marks the sample relevant; None
+        for ranking losses.
     """
 
     ranks: np.ndarray
@@ -45,14 +53,27 @@ class InferenceResult:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """The most violated ranking of every query (see :class:`InferenceResult`).
+    """The most violated ranking of every query (what :func:`aprank.infer_batch` returns).
 
-    ranks, coef, labelling : per sample, in input order (coef is per query's joint feature).
-    truth_coef : per sample, the coefficients of Psi(X, R*) of its query (read-only; shared by
-        every result of the same problem).
-    loss, objective : per query, in the order of ``query_ids``.
-    used : per query; False for queries without positives left out under ``empty="skip"``
-        (their loss, objective and coefficients are 0).
+    Parameters
+    ----------
+    ranks, coef : ndarray (n,)
+        Per sample, in input order, as in :class:`InferenceResult` (coef is per query's joint
+        feature).
+    truth_coef : ndarray of float64 (n,)
+        Per sample, the coefficients of Psi(X, R*) of its query (read-only; shared by every
+        result of the same problem).
+    loss, objective : ndarray of float64 (n_queries,)
+        Per query, in the order of ``query_ids``.
+    query_ids : ndarray or None
+        The query ids in the order of the per-query arrays (None for one query).
+    used : ndarray of bool (n_queries,)
+        False for queries without positives left out under ``empty="skip"`` (their loss,
+        objective and coefficients are 0).
+    algorithm : str
+        Name of the algorithm used.
+    labelling : ndarray of int8 (n,) or None
+        As in :class:`InferenceResult`.
     """
 
     ranks: np.ndarray
@@ -67,16 +88,30 @@ class BatchResult:
 
     @property
     def mean_loss(self) -> float:
+        """The mean loss over the queries used."""
         return float(self.loss[self.used].mean())
 
     @property
     def mean_objective(self) -> float:
+        """The mean objective over the queries used."""
         return float(self.objective[self.used].mean())
 
 
 @dataclass(frozen=True)
 class Instance:
-    """Seeded inputs of one cross-check: ``scores`` and ``labels`` of one query."""
+    """Seeded inputs of one cross-check or benchmark: ``scores`` and ``labels`` of one query.
+
+    Parameters
+    ----------
+    scores : ndarray of float64 (n,)
+        The scores.
+    labels : ndarray of bool (n,)
+        The labels.
+    description : str
+        What was drawn (sizes, regime, ties), for reports.
+    seed, trial, max_n : int
+        The arguments that made it (``Instances.random_instance``), which rebuild it.
+    """
 
     scores: np.ndarray
     labels: np.ndarray
@@ -87,6 +122,7 @@ class Instance:
 
     @property
     def size(self) -> int:
+        """The number of samples (rows for the latent kind)."""
         return self.scores.size
 
 
@@ -118,8 +154,19 @@ class QueryProblem(Problem):
     """What every problem type of grouped samples shares: the loss, binary labels validated
     once, the query groups, the positives per query and the queries left out.
 
-    ``empty``: a query without positives under a loss that needs them is a ValueError naming
-    it ("error") or left out ("skip": zero loss, objective and coefficients; ``used`` False).
+    Parameters
+    ----------
+    labels : array-like (n,)
+        Relevance as bool, {0, 1} or {-1, +1}.
+    loss : str or Loss
+        A loss of the problem type's kind.
+    qid : array-like (n,), optional
+        Query of each sample; a query's samples need not be contiguous. None: one query.
+    empty : {"error", "skip"}
+        A query without positives under a loss that needs them is a ValueError naming it
+        ("error") or left out ("skip": zero loss, objective and coefficients; ``used`` False).
+    n_samples : int, optional
+        Expected number of samples (checked against the labels).
     """
 
     def __init__(self, labels, loss, *, qid=None, empty="error", n_samples=None):

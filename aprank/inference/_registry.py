@@ -74,13 +74,37 @@ class ProblemKind:
 class Algorithm:
     """One entry of the registry.
 
-    kind : the name of the problem kind it solves.
-    losses : names of the losses it serves; None for a kind's oracle, which works from the
-        losses' definitions and so serves every loss of its kind.
-    run : ``run(call)`` fills the outputs of one validated call (see ``_problem.py``).
-    cost : optional model of the running time up to a constant, ``cost(P, N)``, used by the
-        benchmark and figures to skip cells predicted to be too slow.
-    max_samples : largest query the algorithm accepts (None: no limit).
+    Parameters
+    ----------
+    name : str
+        Its name (letters, digits and ``_.+-``): what ``algorithm=`` takes.
+    kind : str
+        The name of the problem kind it solves.
+    losses : tuple of str or None
+        Names of the losses it serves; None for a kind's oracle, which works from the losses'
+        definitions and so serves every loss of its kind.
+    exact : bool
+        Whether it returns an optimum (checked against the kind's oracle by
+        :func:`aprank.crosscheck`) or only a lower bound of it.
+    complexity : str
+        Its running time, for the table.
+    reference : str
+        Where it comes from (paper, section), for the table.
+    run : callable
+        ``run(call)`` fills the outputs of one validated call (the call type of the kind's
+        ``_problem.py``).
+    cost : callable, optional
+        Model of the running time up to a constant, ``cost(P, N)``: it decides the warning of
+        a long call and lets the benchmark skip cells predicted to be too slow.
+    max_samples : int, optional
+        Largest query the algorithm accepts (None: no limit).
+    builtin : bool
+        False for a user's algorithm (``aprank.register``).
+
+    Notes
+    -----
+    An entry pickles as its (name, kind) and unpickles as the entry of that name in the
+    receiving process.
     """
 
     name: str
@@ -105,7 +129,13 @@ class Algorithm:
 
 
 class AlgorithmTable(tuple):
-    """The registry as a table: a tuple of :class:`Algorithm` that prints as a text table."""
+    """The registry as a table: a tuple of :class:`Algorithm` that prints as a text table.
+
+    Parameters
+    ----------
+    iterable : iterable of Algorithm
+        The rows.
+    """
 
     COLUMNS = ("kind", "name", "losses", "exact", "complexity", "reference")
 
@@ -161,7 +191,22 @@ def add_kind(kind: ProblemKind) -> ProblemKind:
 
 
 def get_kind(name: str) -> ProblemKind:
-    """The problem kind called ``name``; ValueError listing the kinds otherwise."""
+    """The problem kind called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A kind's name ("ranking", "labelling", "topk", "pairwise", "latent").
+
+    Returns
+    -------
+    ProblemKind
+
+    Raises
+    ------
+    ValueError
+        An unknown name (the message lists the kinds).
+    """
     try:
         return _KINDS[name]
     except (KeyError, TypeError):
@@ -232,8 +277,25 @@ def remove(name: str, kind: Optional[str] = None) -> None:
 
 
 def get(name: str, kind: Optional[str] = None) -> Algorithm:
-    """The algorithm called ``name`` (in ``kind``, which a name shared by several kinds needs,
-    e.g. each kind's oracle ``brute``); ValueError listing the valid names otherwise."""
+    """The algorithm called ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Its name.
+    kind : str, optional
+        Its kind, which a name shared by several kinds needs (e.g. each kind's oracle
+        ``brute``).
+
+    Returns
+    -------
+    Algorithm
+
+    Raises
+    ------
+    ValueError
+        An unknown or ambiguous name (the message lists the valid names).
+    """
     if kind is not None:
         get_kind(kind)
         found = [_TABLE[kind, name]] if isinstance(name, str) and (kind, name) in _TABLE else []
@@ -250,8 +312,21 @@ def get(name: str, kind: Optional[str] = None) -> Algorithm:
 
 
 def algorithms(kind: Optional[str] = None, loss=None, exact: Optional[bool] = None) -> AlgorithmTable:
-    """The registered algorithms as a table (print it), optionally only those of a kind, those
-    serving a loss (a name or a Loss), or only exact or approximate ones."""
+    """The registered algorithms as a table (print it).
+
+    Parameters
+    ----------
+    kind : str, optional
+        Only those of this problem kind.
+    loss : str or Loss, optional
+        Only those serving this loss.
+    exact : bool, optional
+        Only exact (True) or only approximate (False) ones.
+
+    Returns
+    -------
+    AlgorithmTable
+    """
     from_loss = None if loss is None else get_loss(loss)
     if kind is not None:
         get_kind(kind)

@@ -14,12 +14,32 @@ def register(name: str, func: Callable, *, losses, exact: bool, complexity: str 
              reference: str = "", replace: bool = False) -> Algorithm:
     """Add a user algorithm of the ranking kind; it then takes part in ``crosscheck``.
 
-    ``func(pos_scores, neg_scores, loss)`` receives float64 arrays with the scores of the
-    positives and of the negatives of one query (input order) and the
-    :class:`~aprank.losses.RankingLoss`; it returns the interleaving rank (1 ... P+1) of every
-    negative. aprank computes coefficients, loss and objective from those ranks with the
-    compiled driver, so the losses must be ones it knows (``KernelSpec``).
+    Parameters
+    ----------
+    name : str
+        Its name: letters, digits and ``_.+-`` (no spaces), not a built-in algorithm's.
+    func : callable
+        ``func(pos_scores, neg_scores, loss)`` receives float64 arrays with the scores of the
+        positives and of the negatives of one query (input order) and the
+        :class:`~aprank.losses.RankingLoss`; it returns the interleaving rank (1 ... P+1) of
+        every negative. aprank computes coefficients, loss and objective from those ranks with
+        the compiled driver, so the losses must be ones it knows (``KernelSpec``).
+    losses : str or iterable of str
+        The ranking losses it serves.
+    exact : bool
+        Whether it claims to return an optimum (``crosscheck`` then holds it to the oracle).
+    complexity, reference : str
+        For the table.
+    replace : bool
+        Replace an earlier user algorithm of that name.
 
+    Returns
+    -------
+    Algorithm
+        The new entry.
+
+    Notes
+    -----
     A user algorithm declared ``exact=True`` is held to the same standard as the built-in ones
     by ``aprank.crosscheck``. ``replace=True`` replaces an earlier user algorithm of that name;
     built-in algorithms are never replaced or removed, and a user algorithm takes a name of its
@@ -46,5 +66,11 @@ def register(name: str, func: Callable, *, losses, exact: bool, complexity: str 
 
 
 def unregister(name: str) -> None:
-    """Remove a user algorithm (built-in algorithms cannot be removed)."""
+    """Remove a user algorithm (built-in algorithms cannot be removed).
+
+    Parameters
+    ----------
+    name : str
+        The name it was registered under.
+    """
     remove(name, "ranking")

@@ -17,7 +17,17 @@ __all__ = ["LatentInstance", "LatentInstances"]
 @dataclass(frozen=True)
 class LatentInstance(Instance):
     """Seeded inputs of one cross-check of the latent kind: an :class:`Instance` (scores and
-    labels per row) with each row's bag and the mask of known rows."""
+    labels per row) with each row's bag and the mask of known rows.
+
+    Parameters
+    ----------
+    scores, labels, description, seed, trial, max_n
+        As for :class:`~aprank.inference.Instance`.
+    bags : ndarray (M,)
+        The bag of each row.
+    h : ndarray of bool (M,) or None
+        The known rows.
+    """
 
     bags: np.ndarray = None
     h: Optional[np.ndarray] = None

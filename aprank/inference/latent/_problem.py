@@ -51,10 +51,15 @@ _AP = AveragePrecision()
 class LatentBags:
     """Rows grouped in bags, one label per bag, and the known h of some bags; validated once.
 
-    bags : (M,) bag id of each row (integers or strings); None: every row is its own bag.
-    is_pos : (M,) bool label of each row; the rows of a bag must agree.
-    h : known rows, as a dict {bag id: row index} or an (M,) bool mask marking at most one row
-        per bag; None: no h is known.
+    Parameters
+    ----------
+    bags : array-like (M,) or None
+        Bag id of each row (integers or strings); None: every row is its own bag.
+    is_pos : ndarray of bool (M,)
+        Label of each row; the rows of a bag must agree.
+    h : dict or array-like of bool (M,), optional
+        Known rows, as a dict {bag id: row index} or a bool mask marking at most one row per
+        bag; None: no h is known.
     """
 
     def __init__(self, bags, is_pos: np.ndarray, h=None):
@@ -184,17 +189,28 @@ class LatentCall:
 class LatentResult:
     """The most violated (ranking, latent choice) of a set of bags.
 
-    bag_ids : the bags, sorted (the order of every per-bag array).
-    ranks : per bag, interleaving rank (a negative: 1 + positives above it; a positive: 1 +
+    Parameters
+    ----------
+    bag_ids : ndarray (B,)
+        The bags, sorted (the order of every per-bag array).
+    ranks : ndarray of int64 (B,)
+        Per bag, its interleaving rank (a negative: 1 + positives above it; a positive: 1 +
         negatives above it).
-    h : per bag, the row scoring it in the loss-augmented term.
-    truth_h : per bag, the row scoring it in the ground-truth term.
-    coef, truth_coef : per row, w'Psi(Y, H) = coef . scores and w'Psi(Y*, H*) = truth_coef .
-        scores (zero on rows no term uses).
-    loss : Delta(Y*, Y), the AP loss of the ranking of bags.
-    value : Delta + w'Psi(Y, H), the loss-augmented score.
-    objective : the constraint violation, value - w'Psi(Y*, H*) (>= 0 for an exact algorithm).
-    algorithm : name of the algorithm.
+    h : ndarray of int64 (B,)
+        Per bag, the row scoring it in the loss-augmented term.
+    truth_h : ndarray of int64 (B,)
+        Per bag, the row scoring it in the ground-truth term.
+    coef, truth_coef : ndarray of float64 (M,)
+        Per row, w'Psi(Y, H) = coef . scores and w'Psi(Y*, H*) = truth_coef . scores (zero on
+        rows no term uses).
+    loss : float
+        Delta(Y*, Y), the AP loss of the ranking of bags.
+    value : float
+        Delta + w'Psi(Y, H), the loss-augmented score.
+    objective : float
+        The constraint violation, value - w'Psi(Y*, H*) (>= 0 for an exact algorithm).
+    algorithm : str
+        Name of the algorithm.
     """
 
     bag_ids: np.ndarray
@@ -215,14 +231,27 @@ class LatentProblem(Problem):
 
     Parameters
     ----------
-    labels : (M,) per row, bool, {0, 1} or {-1, +1}; the rows of a bag share their label.
-    loss : "latent-ap" or "latent-ssvm".
-    bags : (M,) bag id of each row; None: every row is a bag of one (then "latent-ap" is AP
+    labels : array-like (M,)
+        Per row, bool, {0, 1} or {-1, +1}; the rows of a bag share their label.
+    loss : str
+        "latent-ap" or "latent-ssvm".
+    qid : None
+        Must be None: the bags form one ranking.
+    empty : {"error", "skip"}
+        Accepted for the shape every problem type has; a problem without a positive bag is
+        refused either way.
+    n_samples : int, optional
+        Expected number of rows (checked against the labels).
+    bags : array-like (M,), optional
+        Bag id of each row; None: every row is a bag of one (then "latent-ap" is AP
         inference).
-    h : known rows: {bag id: row} or an (M,) bool mask (at most one row per bag).
-    ranking_algorithm : exact AP algorithm of the ranking kind for ``latent-ap``'s second step.
-    qid : must be None: the bags form one ranking.
+    h : dict or array-like of bool (M,), optional
+        Known rows: {bag id: row} or a bool mask (at most one row per bag).
+    ranking_algorithm : str or Algorithm
+        Exact AP algorithm of the ranking kind for ``latent-ap``'s second step.
 
+    Notes
+    -----
     The caller's arrays are never modified.
     """
 

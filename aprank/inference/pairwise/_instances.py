@@ -17,7 +17,17 @@ __all__ = ["PairwiseInstance", "PairwiseInstances", "group_instance"]
 @dataclass(frozen=True)
 class PairwiseInstance(Instance):
     """Seeded inputs of one cross-check of the pairwise kind: an :class:`Instance` with its
-    ``edges`` and ``edge_scores``."""
+    ``edges`` and ``edge_scores``.
+
+    Parameters
+    ----------
+    scores, labels, description, seed, trial, max_n
+        As for :class:`~aprank.inference.Instance`.
+    edges : ndarray of int64 (m, 2)
+        The linked pairs.
+    edge_scores : ndarray of float64 (m,)
+        The score of cutting each pair.
+    """
 
     edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     edge_scores: np.ndarray = field(default_factory=lambda: np.zeros(0))

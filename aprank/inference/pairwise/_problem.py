@@ -46,10 +46,15 @@ __all__ = ["PairwiseGraph", "PairwiseCall", "PairwiseProblem", "PairwiseResult",
 class PairwiseGraph:
     """n samples and the linked pairs E, validated once.
 
-    edges : (m, 2) integer array of pairs (i, j), i != j, or an (n, n) scipy.sparse adjacency
-        matrix (its non-zero pattern, made symmetric, gives the pairs i < j; the values are
-        ignored), or None (no pairs). Each row of an array is one term of the sum over E: a
-        pair listed twice counts twice.
+    Parameters
+    ----------
+    n : int
+        Number of samples.
+    edges : array-like (m, 2), sparse matrix (n, n) or None
+        Integer pairs (i, j), i != j, or a scipy.sparse adjacency matrix (its non-zero
+        pattern, made symmetric, gives the pairs i < j; the values are ignored), or None (no
+        pairs). Each row of an array is one term of the sum over E: a pair listed twice counts
+        twice.
     """
 
     def __init__(self, n: int, edges=None):
@@ -157,15 +162,25 @@ def _as_enumerate_up_to(k) -> int:
 class PairwiseResult:
     """A maximised labelling and its max-marginals.
 
-    labelling : int8 (n,), 1 where the maximising labelling marks the sample relevant.
-    value : the maximum (of the score, plus the loss when loss-augmented).
-    m_plus, m_minus : (n,) max-marginals of the same function (eqs. 9-10); max of the two is
-        ``value`` for every sample. None when not asked for (``marginals=False``).
-    loss : Delta(Y*, Y) of the labelling (0 without labels).
-    objective : value - score(Y*) for loss-augmented inference (the constraint violation, >= 0);
-        the value itself otherwise.
-    flips : CSR (n, n) or None, see :class:`PairwiseCall`.
-    algorithm : name of the algorithm.
+    Parameters
+    ----------
+    labelling : ndarray of int8 (n,)
+        1 where the maximising labelling marks the sample relevant.
+    value : float
+        The maximum (of the score, plus the loss when loss-augmented).
+    m_plus, m_minus : ndarray (n,) or None
+        Max-marginals of the same function (eqs. 9-10); the max of the two is ``value`` for
+        every sample. None when not asked for (``marginals=False``).
+    loss : float
+        Delta(Y*, Y) of the labelling (0 without labels).
+    objective : float
+        value - score(Y*) for loss-augmented inference (the constraint violation, >= 0); the
+        value itself otherwise.
+    algorithm : str
+        Name of the algorithm.
+    flips : scipy.sparse.csr_matrix (n, n) or None
+        Per sample, the samples that change label in its other max-marginal labelling (see
+        ``PairwiseCall``).
     """
 
     labelling: np.ndarray
@@ -202,18 +217,34 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
     """Maximise sum_i y_i s_i + sum_{pairs cut} c over labellings and return the labelling and
     every max-marginal (no labels, no loss: HOB-SVM's prediction).
 
-    scores : (n,) unary scores s_i (of y_i = 1 over y_i = 0).
-    edges : pairs, see :class:`PairwiseGraph`; or pass ``graph``, a PairwiseGraph built once
-        (what a learner does: the pairs are validated and stored once).
-    edge_scores : (m,) score of cutting each pair (a scalar broadcasts); <= 0 for "graphcut".
-    algorithm : a name of the "pairwise" kind ("graphcut", "graphcut-static", "brute").
-    flips : also return, per sample, the samples that change label in its other max-marginal
+    Parameters
+    ----------
+    scores : array-like (n,)
+        Unary scores s_i (of y_i = 1 over y_i = 0).
+    edges : array-like (m, 2) or sparse matrix, optional
+        The pairs, see :class:`PairwiseGraph`; or pass ``graph``.
+    edge_scores : array-like (m,) or float, optional
+        Score of cutting each pair (a scalar broadcasts); <= 0 for "graphcut".
+    algorithm : str or Algorithm
+        An algorithm of the "pairwise" kind ("graphcut", "graphcut-dynamic",
+        "graphcut-static", "brute").
+    flips : bool
+        Also return, per sample, the samples that change label in its other max-marginal
         labelling.
-    graph : a PairwiseGraph built earlier, instead of ``edges``.
-    enumerate_up_to : "graphcut" enumerates components of at most this many samples (default
+    graph : PairwiseGraph, optional
+        A graph built once, instead of ``edges`` (what a learner does: the pairs are validated
+        and stored once).
+    enumerate_up_to : int, optional
+        "graphcut" enumerates components of at most this many samples (default
         ENUMERATE_UP_TO = 10, the crossover on cliques; at most 24) and cuts larger ones.
 
-    Example: two linked samples; the second is pulled up by the first.
+    Returns
+    -------
+    PairwiseResult
+
+    Examples
+    --------
+    Two linked samples; the second is pulled up by the first.
 
     >>> r = max_marginals([2.0, -0.5], [[0, 1]], -1.0)
     >>> r.labelling.tolist(), r.scores.tolist()
@@ -265,12 +296,21 @@ class PairwiseProblem(QueryProblem):
 
     Parameters
     ----------
-    labels : (n,) bool, {0, 1} or {-1, +1}.
-    loss : "pairwise-zero-one" or ``PairwiseZeroOne(J)``.
-    edges : the pairs E (see :class:`PairwiseGraph`), or a PairwiseGraph built earlier.
-    edge_scores : (m,) default score of cutting each pair (0 if None); ``solve`` may pass others.
-    qid : must be None: the samples form one labelling (the graph's components play the part
-        of queries).
+    labels : array-like (n,)
+        Relevance as bool, {0, 1} or {-1, +1}.
+    loss : str or PairwiseZeroOne
+        "pairwise-zero-one" or ``PairwiseZeroOne(J)``.
+    qid : None
+        Must be None: the samples form one labelling (the graph's components play the part of
+        queries).
+    empty : {"error", "skip"}
+        As for :class:`~aprank.inference.QueryProblem`.
+    n_samples : int, optional
+        Expected number of samples (checked against the labels).
+    edges : array-like, sparse matrix or PairwiseGraph, optional
+        The pairs E (see :class:`PairwiseGraph`), or a PairwiseGraph built earlier.
+    edge_scores : array-like (m,) or float, optional
+        Default score of cutting each pair (0 if None); ``solve`` may pass others.
     """
 
     def __init__(self, labels, loss="pairwise-zero-one", *, qid=None, empty="error",
@@ -369,8 +409,18 @@ class PairwiseProblem(QueryProblem):
 
 
 def group_pairs(groups) -> np.ndarray:
-    """(m, 2) array of every pair (i, j), i < j, of samples with equal ``groups`` entries,
-    group by group (in sorted group order)."""
+    """Every pair (i, j), i < j, of samples with equal ``groups`` entries.
+
+    Parameters
+    ----------
+    groups : array-like (n,)
+        The group of each sample (e.g. its recording).
+
+    Returns
+    -------
+    ndarray of int64 (m, 2)
+        The pairs, group by group (in sorted group order).
+    """
     groups = np.asarray(groups)
     if groups.ndim != 1:
         raise ValueError(f"groups must be 1-D, got shape {groups.shape}")

@@ -58,12 +58,24 @@ cdef int _simd = cpu_simd_level()
 
 def set_simd(level=True):
     """Choose the partition path of the kernels; results are identical on every path, so this
-    exists to test and time them. Returns the previous setting (pass it back to restore it).
+    exists to test and time them.
 
-    level: True (the default) for the fastest path this CPU runs, False or ``"portable"`` for
-    the portable one, ``"avx2"`` or ``"avx512"`` for that path (ValueError where this CPU, or
-    this build, lacks it). The setting belongs to the process that makes it: worker processes
-    (joblib, Dask, multiprocessing) start with the default."""
+    Parameters
+    ----------
+    level : bool or str
+        True (the default) for the fastest path this CPU runs, False or ``"portable"`` for
+        the portable one, ``"avx2"`` or ``"avx512"`` for that path (ValueError where this CPU,
+        or this build, lacks it).
+
+    Returns
+    -------
+    object
+        The previous setting (pass it back to restore it).
+
+    Notes
+    -----
+    The setting belongs to the process that makes it: worker processes (joblib, Dask,
+    multiprocessing) start with the default."""
     global _simd, _requested
     cdef int chosen
     if isinstance(level, str):

@@ -19,7 +19,19 @@ __all__ = ["TopKInstance", "TopKInstances"]
 @dataclass(frozen=True)
 class TopKInstance(Instance):
     """Seeded inputs of one cross-check of the top-k kind (one query): an :class:`Instance`
-    with its subset size ``k``, ``core`` and ``interactions`` (None without a core)."""
+    with its subset size, core and interactions.
+
+    Parameters
+    ----------
+    scores, labels, description, seed, trial, max_n
+        As for :class:`~aprank.inference.Instance`.
+    k : int
+        The subset size.
+    core : ndarray of int64 (C,)
+        The core items.
+    interactions : ndarray or sparse matrix (n, n), or None
+        F, None without a core.
+    """
 
     k: int = 1
     core: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))

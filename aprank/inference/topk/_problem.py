@@ -53,16 +53,24 @@ class TopKProblem(QueryProblem):
 
     Parameters
     ----------
-    labels : array-like (n,): relevance as bool, {0, 1} or {-1, +1}.
-    loss : "precision@k" (break-even: k = number of relevant items per query) or
+    labels : array-like (n,)
+        Relevance as bool, {0, 1} or {-1, +1}.
+    loss : str or PrecisionAtK
+        "precision@k" (break-even: k = number of relevant items per query) or
         ``PrecisionAtK(k)``.
-    qid : query of each item (None: one query). With interactions every query must hold the
-        same L items in the same order (item i of a query is label i, say).
-    interactions : array (L, L), optional: F. Non-zero only in the rows and columns of ``core``.
-    core : indices (within a query, 0 <= c < L) of the core items; required with
-        ``interactions`` (at most MAX_CORE of them).
-    empty : {"error", "skip"}: a query without relevant items has no break-even k (as
+    qid : array-like (n,), optional
+        Query of each item (None: one query). With interactions every query must hold the same
+        L items in the same order (item i of a query is label i, say).
+    empty : {"error", "skip"}
+        A query without relevant items has no break-even k (as
         :class:`~aprank.inference.QueryProblem`).
+    n_samples : int, optional
+        Expected number of items (checked against the labels).
+    interactions : array-like or sparse matrix (L, L), optional
+        F. Non-zero only in the rows and columns of ``core``.
+    core : array-like of int, optional
+        Indices (within a query, 0 <= c < L) of the core items; required with
+        ``interactions`` (at most MAX_CORE of them).
     """
 
     def __init__(self, labels, loss="precision@k", *, qid=None, empty="error", n_samples=None,
