@@ -6,7 +6,7 @@ A component of k samples has 2^k labellings. Walking them in Gray-code order cha
 per step, so a step updates the score in O(degree of that sample) and the 2k running
 max-marginals in O(k): O(2^k k) per component, with no graph to build. On the components of a
 few samples that real groupings have (segments of one recording, boxes of one image) this is
-faster than any cut (measured: ``python -m aprank bench --pairwise``).
+faster than any cut (measured: ``python -m benchmarks --pairwise``).
 
 Labellings are kept as bit codes (bit i: the label of the component's i-th sample). The winners'
 values are evaluated again from scratch at the end, so what is reported carries no rounding

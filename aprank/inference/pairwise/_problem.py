@@ -144,7 +144,7 @@ class PairwiseCall:
 
 #: Components of at most this many samples are enumerated by "graphcut" (2^k k steps against
 #: k dynamic re-cuts with a Python call each; the crossover measured by
-#: ``python -m aprank bench --pairwise``).
+#: ``python -m benchmarks --pairwise``).
 ENUMERATE_UP_TO = 10
 
 
