@@ -16,7 +16,7 @@ from sklearn.datasets import load_digits  # noqa: E402
 
 import aprank  # noqa: E402
 from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
-from aprank.dask import bench as dask_bench  # noqa: E402
+from benchmarks import dask_bench  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM  # noqa: E402
 
 PAIRS = [(APSVM, DaskAPSVM), (NDCGSVM, DaskNDCGSVM), (BinarySVM, DaskBinarySVM)]
