@@ -21,15 +21,15 @@ except ModuleNotFoundError as missing:
 
 PROG = "python -m benchmarks"
 
-DESCRIPTION = """Time every inference algorithm against numpy.argsort: the full benchmark, or one
-of its sections alone. Prints timing tables; --out also writes them to a file.
-Needs no data, except --fit (HJA birdsong and Yahoo LTR in the data home: $APRANK_DATA, else
-~/aprank_data); --pairwise resamples HJA birdsong group sizes when the data is there, else
-uses groups of 9. Takes: the full run about 13 minutes (the main table, latent bags, partition
-paths, many small queries, metrics over many queries); each of --iteration, --cstar,
---pairwise, --latent, --torch, --fit (about 2 minutes; 3 with --before) alone runs only its own
-table. The quick check of an install is python -m aprank bench --quick; the Dask cluster
-benchmark is python -m benchmarks.dask_bench (its own --help)."""
+DESCRIPTION = """Time every inference algorithm against numpy.argsort: the full benchmark,
+or one of its sections alone. Prints timing tables; --out also writes them to a file.
+Needs no data, except --fit (HJA birdsong and Yahoo LTR in the data home: $APRANK_DATA,
+else ~/aprank_data); --pairwise resamples HJA birdsong group sizes when the data is there,
+else uses groups of 9. Takes: the full run about 13 minutes (the main table, latent bags,
+partition paths, many small queries, metrics over many queries); each of --iteration,
+--cstar, --pairwise, --latent, --torch, --fit (about 2 minutes; 3 with --before) alone runs
+only its own table. The quick check of an install is python -m aprank bench --quick; the
+Dask cluster benchmark is python -m benchmarks.dask_bench (its own --help)."""
 
 
 def build_parser() -> Parser:

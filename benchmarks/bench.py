@@ -59,7 +59,6 @@ from benchmarks.machine import machine
 
 FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_000_000),
               (100, 10_000_000))
-QUICK_CELLS = ((100, 10_000), (1_000, 100_000))
 REGIMES = {"overlapping": 1.0, "separated": 6.0}
 #: Kinds benched in a section of their own, in cells of their size (see latent_scaling).
 OWN_SECTION = ("latent",)
@@ -400,7 +399,6 @@ def format_pairwise(rows, source, crossover) -> str:
 
 #: Cells of the latent kind's benchmark: (positive bags, negative bags), 4 rows per bag.
 LATENT_CELLS = ((25, 100), (50, 200), (100, 400), (200, 800))
-QUICK_LATENT_CELLS = ((25, 100), (50, 200))
 LATENT_ALGORITHMS = (("latent-ap", "latent-ap"), ("latent-ssvm", "latent-greedy"))
 
 

@@ -70,7 +70,8 @@ def build_parser() -> Parser:
     p = Parser(PROG, (
         "Run an experiment on real data and write its table.\n"
         "Prints the Markdown table and writes it to OUT/NAME.md (NAME-quick.md with\n"
-        f"--quick); OUT is --out, by default {DEFAULT_OUT}.\n"
+        "--quick); OUT is --out, by default the repository's figures/tables (the\n"
+        "README's tables, whatever the current directory).\n"
         "Missing data files are downloaded into the data home ($APRANK_DATA, else\n"
         "~/aprank_data); without them it stops with one line saying how to set\n"
         "APRANK_DATA. --quick runs take a minute or two.\n\n"
@@ -83,7 +84,8 @@ def build_parser() -> Parser:
                    help="digits and birds: classes in this many processes (same table, "
                         "other timings)")
     p.add_argument("--out", default=DEFAULT_OUT,
-                   help=f"folder for the Markdown table (default: {DEFAULT_OUT})")
+                   help="folder for the Markdown table (default: the repository's "
+                   "figures/tables)")
     return p
 
 
