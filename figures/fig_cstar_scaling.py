@@ -8,8 +8,8 @@ says is linear in N whatever C.
 """
 import sys
 
-from aprank.bench import cstar_scaling
-from aprank.figure_tools import script_main
+from _tools import script_main  # first: it makes benchmarks/ importable
+from benchmarks.bench import cstar_scaling
 
 NAME = "fig_cstar_scaling"
 CORES = (0, 2, 5, 8)

@@ -9,8 +9,8 @@ everywhere) and "graphcut-static" (2n cuts from scratch); medians of repeated ca
 """
 import sys
 
-from aprank.bench import pairwise_scaling
-from aprank.figure_tools import script_main
+from _tools import script_main  # first: it makes benchmarks/ importable
+from benchmarks.bench import pairwise_scaling
 
 NAME = "fig_pairwise_scaling"
 

@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 
-from aprank.bench import REGIMES, make_scores, median_time
-from aprank.figure_tools import fit_slope, script_main
+from _tools import fit_slope, script_main  # first: it makes benchmarks/ importable
 from aprank.inference import algorithms, get_algorithm, get_kind, infer
+from benchmarks.bench import REGIMES, make_scores, median_time
 
 NAME = "fig_scaling"
 MAX_SECONDS = 3.0

@@ -14,8 +14,8 @@ import warnings
 
 import numpy as np
 
+from _tools import script_main
 from aprank.datasets import load_hja_bags
-from aprank.figure_tools import script_main
 from aprank.learn import LatentAPSVM, LatentSVM
 
 NAME = "fig_supervision"

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from aprank.figure_tools import fit_slope, script_main
+from _tools import fit_slope, script_main
 from aprank.inference import algorithms
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 

@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+from _tools import run
 from aprank.datasets import ChecksumError, DataUnavailableError
-from aprank.figure_tools import run
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,9 +1,9 @@
-"""The many-query section of ``python -m aprank bench``: its rows and its table (times are
+"""The many-query section of ``python -m benchmarks``: its rows and its table (times are
 reported, never asserted)."""
 import numpy as np
 import pytest
 
-from aprank import bench
+from benchmarks import bench
 
 
 def test_equal_queries_layouts_hold_the_same_queries():

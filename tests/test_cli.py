@@ -1,6 +1,8 @@
-"""The command line: one clear line per error (exit 2 for usage, 1 for missing data), the
+"""The command lines: one clear line per error (exit 2 for usage, 1 for missing data), the
 traceback only with --debug, help texts that say what a command needs, writes and takes, and
-tables written where --out says."""
+tables written where --out says. The package's own (``python -m aprank``: algorithms, check,
+bench --quick) and the repository's tools beside it (``python -m benchmarks``, ``python -m
+experiments``), which the package's bench and experiment commands point to."""
 import os
 import re
 import subprocess
@@ -11,34 +13,68 @@ import pytest
 
 import aprank
 from aprank import __main__ as cli
+from benchmarks import __main__ as bench_cli
+from experiments import __main__ as experiment_cli
 
 CLOSED = "http://127.0.0.1:9"      # nothing listens: a download fails at once
+REPOSITORY = Path(__file__).resolve().parents[1]
+MAINS = {"aprank": cli.main, "benchmarks": bench_cli.main, "experiments": experiment_cli.main}
 
 
-def _usage_error(argv, capsys):
+def _usage_error(main, argv, capsys):
     with pytest.raises(SystemExit) as info:
-        cli.main(argv)
+        main(argv)
     return info.value.code, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv,says", [
-    (["check", "--max-n", "0"], "--max-n: must be at least 2"),
-    (["check", "--max-n", "1"], "--max-n: must be at least 2"),
-    (["check", "--n-trials", "0"], "--n-trials: must be at least 1"),
-    (["check", "--n-trials", "ten"], "expected an integer"),
-    (["bench", "--cstar", "--repeats", "0"], "--repeats: must be at least 1"),
-    (["bench", "--cstar", "--max-seconds", "nan"], "--max-seconds: must be at least 0"),
-    (["experiment", "nope"], "invalid choice: 'nope'"),
-    (["experiment", "digits", "--jobs", "0"], "--jobs: must be at least 1"),
-    (["experiment"], "required: NAME"),
-    (["bench", "--frobnicate"], "unrecognized arguments: --frobnicate"),
-    (["nope"], "invalid choice: 'nope'"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
-def test_usage_errors_are_one_line_and_exit_2(argv, says, capsys):
-    code, err = _usage_error(argv, capsys)
+@pytest.mark.parametrize("tool,argv,says", [
+    ("aprank", ["check", "--max-n", "0"], "--max-n: must be at least 2"),
+    ("aprank", ["check", "--max-n", "1"], "--max-n: must be at least 2"),
+    ("aprank", ["check", "--n-trials", "0"], "--n-trials: must be at least 1"),
+    ("aprank", ["check", "--n-trials", "ten"], "expected an integer"),
+    ("aprank", ["bench", "--quick", "--repeats", "0"], "--repeats: must be at least 1"),
+    ("aprank", ["bench", "--frobnicate"], "unrecognized arguments: --frobnicate"),
+    ("aprank", ["bench", "--cstar"], "python -m benchmarks"),      # where the sections went
+    ("aprank", ["nope"], "invalid choice: 'nope'"),
+    ("benchmarks", ["--cstar", "--repeats", "0"], "--repeats: must be at least 1"),
+    ("benchmarks", ["--cstar", "--max-seconds", "nan"], "--max-seconds: must be at least 0"),
+    ("benchmarks", ["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    ("benchmarks", ["--before", "elsewhere"], "--before applies to --fit only"),
+    ("experiments", ["nope"], "invalid choice: 'nope'"),
+    ("experiments", ["digits", "--jobs", "0"], "--jobs: must be at least 1"),
+    ("experiments", [], "required: NAME"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_usage_errors_are_one_line_and_exit_2(tool, argv, says, capsys):
+    code, err = _usage_error(MAINS[tool], argv, capsys)
     assert code == 2
     assert len(err.strip().splitlines()) == 1, err
     assert says in err and "--help" in err
+
+
+@pytest.mark.parametrize("argv,names", [
+    (["bench"], "python -m benchmarks"),
+    (["experiment"], "python -m experiments NAME"),
+    (["experiment", "birds", "--quick", "--out", "x"], "python -m experiments NAME"),
+])
+def test_the_moved_tools_are_one_line_naming_their_command(argv, names, capsys):
+    """The full benchmark and the experiments left the package: exit 2, and where they are."""
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert names in err and "repository tool" in err
+
+
+def test_the_quick_bench_times_every_kind_but_latent():
+    from aprank import _quick_bench
+    rows = _quick_bench.timing_rows(cells=((5, 60),), repeats=1)
+    kinds = {kind.name for kind in aprank.kinds()} - set(_quick_bench.LEFT_OUT)
+    timed = {loss for _, _, _, loss, _, _, _ in rows}
+    assert timed == {"-"} | {loss for kind in aprank.kinds() if kind.name in kinds
+                             for loss in kind.losses()}
+    assert rows[0][4] == "numpy.argsort" and rows[0][6] == 1.0
+    assert all(seconds > 0 and ratio > 0 for *_, seconds, ratio in rows)
+    table = _quick_bench.format_rows(rows)
+    assert table.count("\n") == len(rows) + 1 and "| overlapping | 5 | 60 | ap | qs |" in table
 
 
 @pytest.fixture
@@ -51,9 +87,9 @@ def no_data(tmp_path, monkeypatch):
 
 
 def test_missing_data_is_one_line_and_exit_1(no_data):
-    out = subprocess.run([sys.executable, "-m", "aprank", "experiment", "birds", "--quick",
+    out = subprocess.run([sys.executable, "-m", "experiments", "birds", "--quick",
                           "--out", str(no_data / "tables")], capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, cwd=REPOSITORY)
     assert out.returncode == 1
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "hja_birdsong" in out.stderr and "export APRANK_DATA=" in out.stderr
@@ -64,10 +100,10 @@ def test_missing_data_is_one_line_and_exit_1(no_data):
 def test_debug_shows_the_traceback(no_data, where):
     from aprank.datasets import DataUnavailableError
 
-    argv = ["experiment", "birds", "--quick", "--out", str(no_data / "tables")]
+    argv = ["birds", "--quick", "--out", str(no_data / "tables")]
     argv = ["--debug"] + argv if where == "before" else argv + ["--debug"]
     with pytest.raises(DataUnavailableError, match="APRANK_DATA"):
-        cli.main(argv)
+        experiment_cli.main(argv)
 
 
 def test_an_unexpected_error_is_one_line_too(monkeypatch, capsys):
@@ -84,12 +120,15 @@ def test_an_unexpected_error_is_one_line_too(monkeypatch, capsys):
 
 
 def test_acceptance_c_no_data_no_network_from_a_clean_directory(tmp_path):
-    """A clean clone in a directory with no ../shared and no network: `experiment birds --quick`
-    prints one line saying how to point APRANK_DATA at the data, and exits non-zero."""
+    """A clean clone in a directory with no ../shared and no network: `python -m experiments
+    birds --quick` prints one line saying how to point APRANK_DATA at the data, and exits
+    non-zero."""
     env = {k: v for k, v in os.environ.items() if k != "APRANK_DATA"}
+    # this aprank, and the tools beside it (the current directory is elsewhere)
     env.update(HOME=str(tmp_path / "home"), APRANK_DATA_URL=CLOSED,
-               PYTHONPATH=str(Path(aprank.__file__).resolve().parents[1]))   # this aprank
-    out = subprocess.run([sys.executable, "-m", "aprank", "experiment", "birds", "--quick"],
+               PYTHONPATH=os.pathsep.join([str(Path(aprank.__file__).resolve().parents[1]),
+                                           str(REPOSITORY)]))
+    out = subprocess.run([sys.executable, "-m", "experiments", "birds", "--quick"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     line, = out.stderr.strip().splitlines()
@@ -103,10 +142,13 @@ HELP_TAKES = re.compile(r"\btakes?\b", re.I)
 SPHINX = re.compile(r":(func|mod|class|data|meth|attr):`|``")
 
 
-@pytest.mark.parametrize("command", ["algorithms", "check", "bench", "experiment"])
-def test_help_says_what_a_command_needs_writes_and_takes(command, capsys):
+@pytest.mark.parametrize("tool,argv", [("aprank", ["algorithms"]), ("aprank", ["check"]),
+                                       ("aprank", ["bench"]), ("aprank", ["experiment"]),
+                                       ("benchmarks", []), ("experiments", [])],
+                         ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_help_says_what_a_command_needs_writes_and_takes(tool, argv, capsys):
     with pytest.raises(SystemExit) as info:
-        cli.main([command, "--help"])
+        MAINS[tool](argv + ["--help"])
     assert info.value.code == 0
     text = capsys.readouterr().out
     for what in (HELP_NEEDS, HELP_WRITES, HELP_TAKES):
@@ -114,40 +156,63 @@ def test_help_says_what_a_command_needs_writes_and_takes(command, capsys):
     assert not SPHINX.search(text)
 
 
-def test_top_level_help_has_no_sphinx_markup(capsys):
+@pytest.mark.parametrize("tool", ["aprank", "benchmarks", "experiments"])
+def test_top_level_help_has_no_sphinx_markup(tool, capsys):
     with pytest.raises(SystemExit):
-        cli.main(["--help"])
+        MAINS[tool](["--help"])
     text = capsys.readouterr().out
     assert not SPHINX.search(text) and "--debug" in text
 
 
+def test_the_package_help_names_the_tools_commands(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "python -m benchmarks" in text and "python -m experiments NAME" in text
+
+
 def test_experiment_help_names_every_experiments_data(capsys):
     with pytest.raises(SystemExit):
-        cli.main(["experiment", "--help"])
+        experiment_cli.main(["--help"])
     text = capsys.readouterr().out
-    for name in cli.EXPERIMENT_NEEDS:
+    for name in experiment_cli.EXPERIMENT_NEEDS:
         assert re.search(rf"^\s+{re.escape(name)}\s+needs ", text, re.M), name
-    assert set(cli.EXPERIMENT_NEEDS) >= set(cli.EXPERIMENTS)
+    assert set(experiment_cli.EXPERIMENT_NEEDS) >= set(experiment_cli.EXPERIMENTS)
 
 
-def test_experiment_writes_where_out_says_and_never_a_figures_folder(monkeypatch, tmp_path,
-                                                                     capsys):
-    monkeypatch.setitem(cli.EXPERIMENTS, "digits", lambda quick: "| a table |\n")
-    monkeypatch.chdir(tmp_path)
-    assert cli.main(["experiment", "digits", "--quick", "--out", str(tmp_path / "mine")]) == 0
+def test_experiment_writes_where_out_says_and_by_default_into_figures_tables(monkeypatch,
+                                                                              tmp_path, capsys):
+    """The default is the folder the README includes the tables from, whatever the current
+    directory: nothing is written under the current directory."""
+    assert experiment_cli.DEFAULT_OUT == REPOSITORY / "figures" / "tables"
+    monkeypatch.setitem(experiment_cli.EXPERIMENTS, "digits", lambda quick: "| a table |\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert experiment_cli.main(["digits", "--quick", "--out", str(tmp_path / "mine")]) == 0
     assert (tmp_path / "mine" / "digits-quick.md").read_text() == "| a table |\n"
-    assert cli.main(["experiment", "digits"]) == 0                  # the documented default
-    assert (tmp_path / cli.experiments.DEFAULT_OUT / "digits.md").exists()
-    assert not (tmp_path / "figures").exists()
+    # the documented default, pointed away from the checkout's own tables for the test
+    monkeypatch.setattr(experiment_cli, "DEFAULT_OUT", tmp_path / "figures" / "tables")
+    assert experiment_cli.main(["digits"]) == 0
+    assert (tmp_path / "figures" / "tables" / "digits.md").exists()
+    assert sorted(work.iterdir()) == []
     assert "written to" in capsys.readouterr().out
 
 
 def test_jobs_is_refused_for_an_experiment_that_runs_in_one_process(capsys):
-    assert cli.main(["experiment", "yahoo", "--jobs", "2", "--out", "unused"]) == 2
+    assert experiment_cli.main(["yahoo", "--jobs", "2", "--out", "unused"]) == 2
     assert capsys.readouterr().err.strip().endswith("--jobs applies to digits, birds only, not yahoo")
 
 
 def test_before_is_refused_without_fit(capsys):
     # it would otherwise be ignored, and the full benchmark would run instead
-    assert cli.main(["bench", "--before", "elsewhere"]) == 2
-    assert capsys.readouterr().err.strip().endswith("--before applies to --fit only")
+    code, err = _usage_error(bench_cli.main, ["--before", "elsewhere"], capsys)
+    assert code == 2 and "--before applies to --fit only" in err
+
+
+def test_a_benchmark_section_writes_its_table_where_out_says(tmp_path, capsys):
+    out = tmp_path / "iteration.md"
+    argv = ["--iteration", "--n", "20000", "--n-queries", "20", "--d", "4", "--out", str(out)]
+    assert bench_cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert out.read_text() == printed and "x inference" in printed

@@ -15,9 +15,11 @@ import pandas as pd  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
 import aprank  # noqa: E402
+import aprank.dask  # noqa: E402
 from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
-from aprank.dask import bench as dask_bench  # noqa: E402
+from benchmarks import dask_bench  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM  # noqa: E402
+from aprank.models import RankingModel  # noqa: E402
 
 PAIRS = [(APSVM, DaskAPSVM), (NDCGSVM, DaskNDCGSVM), (BinarySVM, DaskBinarySVM)]
 
@@ -165,6 +167,23 @@ def test_split_inference_refuses_bad_input(client):
 
 
 # ------------------------------------------------------------------------ c) the benchmark
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
+@pytest.mark.parametrize("queries", ["many", "one"])
+def test_ranking_model_cuts_as_one_machine(client, digits, loss, queries):
+    """aprank.dask.ranking_model (what the benchmark times): the single-machine model's cut."""
+    X, y, qid = digits
+    qid = qid if queries == "many" else None
+    w = np.random.default_rng(1).standard_normal(X.shape[1])
+    algorithm = "zero-one" if loss == "zero-one" else "qs"
+    ref = RankingModel(X, y == 1, loss, qid=qid, algorithm=algorithm).most_violated(w)
+    Xd, yd, qd = _split(X, y, qid, 230)
+    got = aprank.dask.ranking_model(Xd, yd, loss, qid=qd, algorithm=algorithm).most_violated(w)
+    assert np.abs(got.g - ref.g).max() <= 1e-9 * np.linalg.norm(ref.g)
+    assert got.b == pytest.approx(ref.b, rel=1e-9)
+    with pytest.raises(ValueError, match="exactly 2 classes"):
+        aprank.dask.ranking_model(Xd, da.zeros_like(yd), loss, qid=qd)
+
+
 def test_benchmark_runs_and_its_cuts_agree(client):
     table = dask_bench.run(n=100_000, d=4, partitions=(1, 2), repeats=1, client=client)
     lines = table.splitlines()

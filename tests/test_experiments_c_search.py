@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
-from aprank.experiments import C_GRID, C_LIMITS, _cross_validated_C, one_standard_error_choice
+from experiments.supervised import C_GRID, C_LIMITS, _cross_validated_C, one_standard_error_choice
 
 
 class _Peaked:
@@ -78,7 +78,7 @@ def test_a_flat_edge_stops_the_search_and_is_reported_as_flat():
 
 
 def test_classes_in_processes_give_the_same_choices_and_test_ap():
-    from aprank.experiments import digits
+    from experiments.supervised import digits
     one, two = digits(quick=True, log=lambda *a: None), digits(quick=True, log=print, jobs=2)
     # the first table (choices and test AP) is identical; timings below it may differ
     assert one.split("### Digits: loss-augmented")[0] == two.split("### Digits: loss-augmented")[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import aprank
-from aprank import datasets, figure_tools
+from aprank import datasets
 
 
 FIGURES = Path(__file__).resolve().parents[1] / "figures"
@@ -89,4 +89,4 @@ def test_figures_go_beside_the_scripts_by_default(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(FIGURES))
     monkeypatch.chdir(tmp_path)
     module = importlib.import_module("fig_cstar_scaling")
-    assert figure_tools.default_out(module) == FIGURES / "out"
+    assert importlib.import_module("_tools").default_out(module) == FIGURES / "out"

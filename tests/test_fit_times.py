@@ -1,11 +1,11 @@
-"""The fit-time tool (``python -m aprank bench --fit``): it fits what the estimators fit, and its
+"""The fit-time tool (``python -m benchmarks --fit``): it fits what the estimators fit, and its
 LinearSVC problem is BinarySVM's."""
 import numpy as np
 import pytest
 
-from aprank import fit_times
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 from aprank.models import RankingModel
+from benchmarks import fit_times
 
 
 @pytest.fixture(scope="module")

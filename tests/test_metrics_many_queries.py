@@ -320,7 +320,7 @@ def test_graded_gains_only_for_ndcg():
 # ---- the benchmark section (timed there, never asserted here) -----------------------------------
 
 def test_many_query_bench_rows_are_measured():
-    from aprank import bench
+    from benchmarks import bench
     scores, labels, qid = bench.many_queries(3_000, 1_000)
     counts = np.bincount(qid)
     assert counts.size == 1_000 and counts.min() >= 1 and counts.max() > 2 * counts.min()

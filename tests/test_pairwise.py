@@ -347,7 +347,7 @@ def test_enumerate_up_to_is_checked():
 
 
 def test_pairwise_bench_rows_are_measured():
-    from aprank import bench
+    from benchmarks import bench
     rows, source = bench.pairwise_scaling(sizes=(600,), repeats=1)
     assert [r[2] for r in rows] == list(bench.PAIRWISE_ALGORITHMS)
     assert all(r[0] == 600 and r[1] > 0 and r[3] > 0 and r[4] > 0 for r in rows)
@@ -358,7 +358,7 @@ def test_pairwise_bench_rows_are_measured():
 
 
 def test_main_bench_times_the_pairwise_kind(monkeypatch):
-    from aprank import bench
+    from benchmarks import bench
     rows = bench.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
                        log=lambda line: None)
     pairwise = {r.algorithm: r for r in rows if r.kind == "pairwise"}

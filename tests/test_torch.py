@@ -287,7 +287,7 @@ def test_readme_example_runs():
 def test_training_experiment_runs_at_a_small_size():
     """Acceptance c: the README's experiment, quick (3 epochs, one seed), on the real data."""
     from aprank.datasets import data_dir
-    from aprank.torch.tools import mlp_experiment
+    from experiments.torch_mlp import mlp_experiment
     try:
         data_dir()
     except FileNotFoundError as exc:
@@ -300,7 +300,7 @@ def test_training_experiment_runs_at_a_small_size():
 
 
 def test_bench_rows_are_measured():
-    from aprank.torch.tools import bench
+    from benchmarks.torch_bench import bench
     rows = bench(repeats=1, budget=0.0)
     assert {r[3] for r in rows} == {"kernels", "torch"}
     assert all(r[4] > 0 and r[5] > 0 for r in rows)

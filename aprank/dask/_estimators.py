@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from aprank.dask._data import DaskData, as_dask_array, as_dask_data
-from aprank.dask._models import GiantQueryModel, QueriesModel
+from aprank.dask._models import model_of
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 from aprank.metrics import average_precision, ndcg
 
@@ -60,11 +60,10 @@ class _OnDask:
         return self
 
     def _dask_model(self, data: DaskData, positive, one_query: bool):
-        if one_query and self._loss().kind == "ranking":
-            return GiantQueryModel(data, positive, self._loss(), samples=self.split_samples)
-        return QueriesModel(data, positive, self._loss(), algorithm=self._algorithm(),
-                            empty=self.empty, one_query=one_query,
-                            intercept=self.intercept_scaling if self._has_intercept else None)
+        return model_of(data, positive, self._loss(), one_query=one_query,
+                        algorithm=self._algorithm(), empty=self.empty,
+                        intercept=self.intercept_scaling if self._has_intercept else None,
+                        samples=self.split_samples)
 
     def decision_function(self, X):
         """Scores w'x (+ bias) as a dask array (lazy), one per row of X."""

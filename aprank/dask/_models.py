@@ -23,13 +23,13 @@ import numpy as np
 from dask.base import tokenize
 from dask.sizeof import sizeof
 
-from aprank.dask._data import Block, DaskData
+from aprank.dask._data import Block, DaskData, as_dask_data
 from aprank.dask._split import gather_positives, settle, split_part, tally
 from aprank.dask._steps import negative_coef, split_outcome
 from aprank.losses import ZeroOne, get_loss
 from aprank.models import Constraint, RankingModel, StructuredModel
 
-__all__ = ["QueriesModel", "GiantQueryModel"]
+__all__ = ["QueriesModel", "GiantQueryModel", "ranking_model", "model_of"]
 
 
 def _design(block: Block, intercept):
@@ -229,3 +229,57 @@ class GiantQueryModel(StructuredModel):
 
     def fingerprint(self) -> str:
         return self.key
+
+
+def model_of(data: DaskData, positive, loss, *, one_query: bool, algorithm="qs", empty="error",
+             intercept=None, samples=64) -> StructuredModel:
+    """The model of persisted ``data``: one giant query (AP, NDCG without qid) by split
+    inference, else queries whole within blocks (or the 0-1 loss over one query)."""
+    loss = get_loss(loss)
+    if one_query and loss.kind == "ranking":
+        return GiantQueryModel(data, positive, loss, samples=samples)
+    return QueriesModel(data, positive, loss, algorithm=algorithm, empty=empty,
+                        one_query=one_query, intercept=intercept)
+
+
+def ranking_model(X, y, loss="ap", *, qid=None, algorithm="qs", empty="error",
+                  samples=64) -> StructuredModel:
+    """The structured model the Dask estimators train, built on data spread over a cluster.
+
+    What :class:`aprank.models.RankingModel` is on one machine: each
+    ``most_violated(w)`` ships w to the persisted blocks and sums their part of the cut
+    (scores, exact loss-augmented inference, X'c). For timing one iteration of a fit, or for a
+    cutting plane of one's own (:func:`aprank.learn.cutting_plane`).
+
+    Parameters
+    ----------
+    X : dask array of shape (n, d), or dask DataFrame
+        Dense features (NumPy input is one partition). No bias column is added.
+    y : dask array or Series of shape (n,)
+        Labels of exactly two classes; the larger one is relevant (the estimators'
+        ``classes_[1]``).
+    loss : str or Loss, default="ap"
+        A ranking loss (AP, NDCG) or the 0-1 loss.
+    qid : dask array or Series of shape (n,), optional
+        Query of each sample; queries are kept whole within blocks (regrouped once by Dask's
+        shuffle when they straddle partitions). Without it the samples form one query: AP and
+        NDCG are solved by exact split inference over the blocks.
+    algorithm : str, default="qs"
+        Registry algorithm of each block's inference (with ``qid``, or for the 0-1 loss).
+    empty : {"error", "skip"}, default="error"
+        Queries without a relevant sample (see :func:`aprank.infer_batch`).
+    samples : int, default=64
+        Pivots per open range and round of the split inference (one giant query).
+
+    Returns
+    -------
+    StructuredModel
+        Its ``most_violated(w)`` returns the cut as an :class:`aprank.models.Constraint`; for
+        one giant query its ``info`` holds the number of ``"split_rounds"``.
+    """
+    data = as_dask_data(X, y, qid)
+    if data.classes.shape[0] != 2:
+        raise ValueError(f"y must hold exactly 2 classes (relevant and not); got "
+                         f"{data.classes.shape[0]}: {data.classes.tolist()}")
+    return model_of(data, data.classes[1], loss, one_query=qid is None, algorithm=algorithm,
+                    empty=empty, samples=samples)

@@ -1,4 +1,4 @@
-"""Fit times of the structured SVMs against liblinear (``python -m aprank bench --fit``).
+"""Fit times of the structured SVMs against liblinear (``python -m benchmarks --fit``).
 
 Per data set and C: the time of a converged APSVM (``qs``) and BinarySVM fit, split into
 products and cut (``X w``, ``X'c`` and forming the constraint: the model's ``most_violated``
@@ -22,8 +22,8 @@ qid, relevance >= 2; queries without a positive skipped; NDCGSVM too).
 
 Every fit runs with one BLAS thread (liblinear has one), timed with ``time.perf_counter``.
 ``--before PATH`` runs the same table in a subprocess on the aprank package found in PATH (an
-older checkout, built in place), this file loaded by path, so that both tables come from one
-command.
+older checkout, built in place), this file run as a script, so that both tables come from one
+command: it imports nothing of ``benchmarks``, only ``aprank``'s public names.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Support for the figure scripts in the repository's ``figures/``: caching, saving, command line.
+"""Support for the figure scripts of this folder: caching, saving, command line.
 
 Each script ``figures/fig_<topic>.py`` defines ``compute(quick) -> dict`` (JSON-serialisable
 results), ``plot(results) -> matplotlib.figure.Figure`` and ``main()``, which calls
@@ -7,33 +7,29 @@ rerun without recomputing; ``--recompute`` ignores the cache. Files go to ``--ou
 the ``out/`` folder beside the scripts (never a folder under the current directory). A script
 whose data is missing stops with one line saying how to set ``APRANK_DATA``. The package never
 loads the scripts: they import this module, and ``figures/make_figures.py`` runs them all.
+
+The scripts run by path (``python figures/fig_scaling.py``), which puts only this folder on
+``sys.path``; importing this module first also makes the repository's ``benchmarks`` (the
+timings some figures plot, and the line naming the machine) importable. Plotting needs
+matplotlib: ``pip install 'aprank[figures]'``.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# appended, not prepended: an installed aprank still wins over the checkout's source tree
+_REPOSITORY = str(Path(__file__).resolve().parents[1])
+if _REPOSITORY not in sys.path:
+    sys.path.append(_REPOSITORY)
 
-from aprank.datasets import ChecksumError, DataUnavailableError
-from aprank.inference import simd_level
+import numpy as np  # noqa: E402
 
-
-def machine() -> str:
-    """One line describing where results were computed."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, {simd_level()} partition")
+from aprank.datasets import ChecksumError, DataUnavailableError  # noqa: E402
+from benchmarks.machine import machine  # noqa: E402
 
 
 def default_out(module) -> Path:

@@ -1,4 +1,4 @@
-"""``python -m aprank bench``: time every registered algorithm against ``numpy.argsort``.
+"""``python -m benchmarks``: time every registered algorithm against ``numpy.argsort``.
 
 For each cell (P, N) and score regime, every algorithm of the registry is run on the same
 instance; the table reports the median time, its ratio to ``numpy.argsort`` of the negatives'
@@ -14,12 +14,12 @@ overlap (the kernels release the GIL).
 inference, QP and everything else (products with X included).
 
 :func:`pairwise_scaling` times every max-marginal of samples linked in groups shaped like the
-HJA birdsong recordings (``bench --pairwise``): compiled enumeration plus dynamic cuts, dynamic
-cuts alone, and 2n cuts from scratch; :func:`enumeration_crossover` finds the component size
-where enumeration stops paying.
+HJA birdsong recordings (``python -m benchmarks --pairwise``): compiled enumeration plus
+dynamic cuts, dynamic cuts alone, and 2n cuts from scratch; :func:`enumeration_crossover` finds
+the component size where enumeration stops paying.
 
-:func:`latent_scaling` times the most violated constraint of the latent learners (``bench
---latent``, and a section of the full run): the latent kind ranks bags, so its cells count
+:func:`latent_scaling` times the most violated constraint of the latent learners (``python -m
+benchmarks --latent``, and a section of the full run): the latent kind ranks bags, so its cells count
 bags (hundreds), not samples (millions), and it has none in the main table.
 
 :func:`many_query_inference` times ``infer_batch`` (its default algorithm and "auto") and a
@@ -46,19 +46,19 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from aprank.checks import bench_instance, solve_instance
 from aprank.datasets import load_hja_birdsong
-from aprank.figure_tools import machine
 from aprank.inference import (SIMD_LEVELS, LatentProblem, PairwiseProblem, RankingProblem,
-                              SlowAlgorithmWarning, TopKProblem, algorithms, get_algorithm, infer, infer_batch, kinds,
-                              max_marginals, set_simd, simd_level)
+                              SlowAlgorithmWarning, TopKProblem, algorithms, get_algorithm, infer,
+                              infer_batch, kinds, max_marginals, set_simd, simd_level)
 from aprank.learn import cutting_plane
 from aprank.losses import PrecisionAtK
 from aprank.metrics import average_precision, ndcg
 from aprank.models import RankingModel
+from benchmarks.machine import machine
 
 FULL_CELLS = ((100, 10_000), (1_000, 100_000), (1_000, 1_000_000), (10_000, 1_000_000),
               (100, 10_000_000))
-QUICK_CELLS = ((100, 10_000), (1_000, 100_000))
 REGIMES = {"overlapping": 1.0, "separated": 6.0}
 #: Kinds benched in a section of their own, in cells of their size (see latent_scaling).
 OWN_SECTION = ("latent",)
@@ -68,7 +68,7 @@ TRACE_UP_TO = 2.0     # seconds: slower calls are timed, not traced for memory  
 def make_scores(n_pos: int, n_neg: int, shift: float, seed: int = 0):
     """Shuffled scores and boolean labels: positives ~ N(shift, 1), negatives ~ N(0, 1) (the
     ranking kind's benchmark instance)."""
-    instance = RankingProblem.bench_instance(n_pos, n_neg, shift, seed)
+    instance = bench_instance("ranking", n_pos, n_neg, shift, seed)
     return instance.scores, instance.labels
 
 
@@ -163,7 +163,6 @@ def _bench(cells, regimes, repeats, max_seconds, log) -> list[Row]:
                 if kind.name in OWN_SECTION:
                     continue
                 # each kind makes its own instance of the cell, and solves it its own way
-                problem_type = kind.problem_type
                 instance = None        # made when the first algorithm runs (all may be skipped)
                 for loss, algo in ((loss, a) for loss in kind.losses()
                                    for a in algorithms(loss=loss)):
@@ -180,10 +179,10 @@ def _bench(cells, regimes, repeats, max_seconds, log) -> list[Row]:
                             continue
 
                     if instance is None:
-                        instance = problem_type.bench_instance(P, N, shift)
+                        instance = bench_instance(kind.name, P, N, shift)
 
-                    def call(problem_type=problem_type, instance=instance, loss=loss, algo=algo):
-                        return problem_type.solve_instance(instance, loss, algo.name)
+                    def call(instance=instance, loss=loss, algo=algo):
+                        return solve_instance(instance, loss, algo.name)
 
                     seconds = median_time(call, repeats, 10.0)
                     previous[key] = (P, N, seconds)
@@ -343,7 +342,7 @@ def _grouped(n: int, sizes: np.ndarray, seed: int):
     groups = rng.choice(sizes, size=2 * n // max(1, int(sizes.min())) + 1)
     groups = groups[: int(np.searchsorted(np.cumsum(groups), n)) + 1]
     groups[-1] -= int(groups.sum()) - n
-    instance = PairwiseProblem.grouped_instance(n // 10, n - n // 10, 1.0, seed, sizes=groups)
+    instance = bench_instance("pairwise", n // 10, n - n // 10, 1.0, seed, sizes=groups)
     problem = PairwiseProblem(instance.labels, edges=instance.edges,
                               edge_scores=instance.edge_scores)
     return problem, instance.scores
@@ -400,7 +399,6 @@ def format_pairwise(rows, source, crossover) -> str:
 
 #: Cells of the latent kind's benchmark: (positive bags, negative bags), 4 rows per bag.
 LATENT_CELLS = ((25, 100), (50, 200), (100, 400), (200, 800))
-QUICK_LATENT_CELLS = ((25, 100), (50, 200))
 LATENT_ALGORITHMS = (("latent-ap", "latent-ap"), ("latent-ssvm", "latent-greedy"))
 
 
@@ -413,7 +411,7 @@ def latent_scaling(cells=LATENT_CELLS, repeats: int = 3, max_seconds: float = 60
     the previous cell) to exceed ``max_seconds`` is skipped with a note."""
     rows, previous = [], {}
     for P, N in cells:
-        instance = LatentProblem.bench_instance(P, N, 1.0, seed)
+        instance = bench_instance("latent", P, N, 1.0, seed)
         for loss, name in LATENT_ALGORITHMS:
             algo = get_algorithm(name, "latent")
             if name in previous:
@@ -677,11 +675,14 @@ def partition_paths_without_numpy_avx512(repeats: int = 7) -> list[PathRow]:
     disabled = numpy_avx512_dispatch()
     if not disabled:
         return []
-    code = ("import json, dataclasses; from aprank import bench; "
+    code = ("import json, dataclasses; from benchmarks import bench; "
             f"rows = bench.partition_paths(('avx2', 'portable'), repeats={int(repeats)}, "
             "numpy_sort='AVX-512 disabled'); "
             "print(json.dumps([dataclasses.asdict(r) for r in rows]))")
-    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(disabled))
+    # the repository root on the path: this module is a tool beside the package, not in it
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NPY_DISABLE_CPU_FEATURES=" ".join(disabled),
+               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         if "avx2 partition needs" in out.stderr:

@@ -1,4 +1,4 @@
-"""``python -m aprank experiment latent``: weakly supervised ranking on multiple-instance data
+"""``python -m experiments latent``: weakly supervised ranking on multiple-instance data
 (paper 003's comparison on the public MIL sets of ``aprank.datasets``).
 
 Per data set (fox, tiger, elephant, musk1; HJA birdsong with one ranking of recordings per

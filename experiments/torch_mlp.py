@@ -1,15 +1,8 @@
-"""The torch loss's benchmark and training experiment (``python -m aprank bench --torch``,
-``python -m aprank experiment torch-mlp``).
+"""``python -m experiments torch-mlp``: the torch loss in training (needs ``aprank[torch]``).
 
-Benchmark: forward + backward of the AP hinge for a (256, 1000) score matrix (1000 rankings of
-256 samples) and for one query of 10^6 samples, through the compiled kernels and through the
-torch-ops implementation, each as a ratio to ``torch.sort`` of the same tensor on the same
-device, timed in one run.
-
-Experiment: a small MLP on frozen features (HJA birdsong segments, one output per species; each
-species ranks the minibatch) trained with the AP hinge or with binary cross-entropy, same
-optimiser, epochs and seeds; test mAP of each, time per training step and the loss's share of
-it.
+A small MLP on frozen features (HJA birdsong segments, one output per species; each species
+ranks the minibatch) trained with the AP hinge or with binary cross-entropy, same optimiser,
+epochs and seeds; test mAP of each, time per training step and the loss's share of it.
 """
 from __future__ import annotations
 
@@ -18,79 +11,13 @@ import time
 import numpy as np
 import torch
 
-from aprank.bench import median_time
 from aprank.datasets import load_hja_birdsong, recording_split
 from aprank.metrics import average_precision
 from aprank.torch import ap_hinge_loss
 
-__all__ = ["bench", "format_bench", "describe_devices", "mlp_experiment"]
+__all__ = ["mlp_experiment"]
 
 
-# ---------------------------------------------------------------------------- benchmark
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _cases(device, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    matrix = torch.randn(256, 1000, generator=g)
-    matrix_y = torch.rand(256, 1000, generator=g) < 0.1
-    matrix_y[0] = True
-    n, P = 1_000_000, 1_000
-    query_y = torch.zeros(n, dtype=torch.bool)
-    query_y[torch.randperm(n, generator=g)[:P]] = True
-    query = torch.randn(n, generator=g) + query_y.float()
-    return [("(256, 1000) matrix, a ranking per column", matrix.to(device), matrix_y.to(device), 0),
-            ("one query, n = 1e6, P = 1e3", query.to(device), query_y.to(device), -1)]
-
-
-def bench(devices=None, repeats: int = 7, budget: float = 20.0):
-    """Rows (device, case, dtype, backend, seconds, seconds of torch.sort, ratio)."""
-    if devices is None:
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    rows = []
-    for name in devices:
-        device = torch.device(name)
-        for case, scores, labels, dim in _cases(device):
-            for dtype in (torch.float32, torch.float64):
-                x = scores.to(dtype)
-
-                def sort(x=x, dim=dim, device=device):
-                    torch.sort(x, dim=dim)
-                    _sync(device)
-
-                sort()
-                t_sort = median_time(sort, repeats, budget)
-                for backend in ("kernels", "torch"):
-                    def step(x=x, labels=labels, backend=backend, device=device):
-                        s = x.detach().requires_grad_()
-                        ap_hinge_loss(s, labels, backend=backend).backward()
-                        _sync(device)
-
-                    step()
-                    t = median_time(step, repeats, budget)
-                    rows.append((name, case, str(dtype).replace("torch.", ""), backend, t, t_sort,
-                                 t / t_sort))
-    return rows
-
-
-def describe_devices() -> str:
-    cuda = (f"and {torch.cuda.get_device_name()}" if torch.cuda.is_available()
-            else "no GPU here: CPU only")
-    return f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, {cuda}"
-
-
-def format_bench(rows) -> str:
-    out = ["| device | input | dtype | backend | forward + backward (ms) | torch.sort (ms) | ratio |",
-           "|---|---|---|---|---:|---:|---:|"]
-    for device, case, dtype, backend, t, t_sort, ratio in rows:
-        out.append(f"| {device} | {case} | {dtype} | {backend} | {t * 1e3:.2f} | "
-                   f"{t_sort * 1e3:.2f} | {ratio:.1f} |")
-    return "\n".join(out)
-
-
-# ---------------------------------------------------------------------------- experiment
 def _bce(logits, targets):
     return torch.nn.functional.binary_cross_entropy_with_logits(logits, targets.float())
 

@@ -1,11 +1,11 @@
-"""Experiments on real data, one command each, writing a Markdown table the README includes.
+"""The supervised experiments on real data, one command each, writing a Markdown table the
+README includes (the latent ones: ``experiments.latent``; the torch loss: ``experiments.torch_mlp``).
 
-    python -m aprank experiment digits     # scikit-learn's load_digits, one class vs the rest
-    python -m aprank experiment birds      # HJA birdsong segments, one species vs the rest
-    python -m aprank experiment yahoo      # Yahoo LTR sample, per-query ranking with qid
-    python -m aprank experiment cstar      # HJA recordings: c-star precision@k (paper 001)
-    python -m aprank experiment high-order # HJA segments linked by recording: HOB/HOAP-SVM (paper 002)
-    python -m aprank experiment latent     # MIL sets and HJA bags: latent AP-SVM & co (paper 003)
+    python -m experiments digits      # scikit-learn's load_digits, one class vs the rest
+    python -m experiments birds       # HJA birdsong segments, one species vs the rest
+    python -m experiments yahoo       # Yahoo LTR sample, per-query ranking with qid
+    python -m experiments cstar       # HJA recordings: c-star precision@k (paper 001)
+    python -m experiments high-order  # HJA segments linked by recording: HOB/HOAP-SVM (paper 002)
 
 Digits and birds are the analogue of paper 000 Tables 1-3 / paper 004 Table 1: per class, the
 test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by 5-fold
@@ -17,8 +17,7 @@ mean per-query AP and NDCG on the test file for BinarySVM, APSVM and NDCGSVM, wi
 of the independent and the c-star (core of 5) models, automatic and after Q = 1, 5, 10
 questions. High-order is the analogue of paper 002 Table 1: per species, the test AP of
 BinarySVM, APSVM, HOBSVM and HOAPSVM on HJA segments, segments of one recording linked, C and
-eta by cross-validation on the training recordings. Latent (``aprank.latent_experiments``) is
-paper 003's comparison on multiple-instance data. Whatever wins is reported.
+eta by cross-validation on the training recordings. Whatever wins is reported.
 """
 from __future__ import annotations
 
@@ -27,13 +26,11 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 
 from aprank.datasets import load_hja_birdsong, load_hja_recordings, load_yahoo_ltr, recording_split
 from aprank.inference import algorithms
-from aprank.latent_experiments import latent
 from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, BinarySVM,
                           CStarPrecisionAtK)
 from aprank.metrics import average_precision, ndcg
@@ -523,28 +520,3 @@ def high_order(quick=False, log=print) -> str:
                    f"{np.mean([r[m][3] for r in rows]):.2f} | "
                    f"{sum(not r[m][4] for r in rows)} of {len(rows)} |")
     return "\n".join(out) + "\n"
-
-
-EXPERIMENTS = {"digits": digits, "birds": birds, "yahoo": yahoo, "cstar": cstar,
-               "high-order": high_order, "latent": latent}
-#: Experiments that can run their classes in processes (``jobs=``): results do not depend on it
-IN_PROCESSES = ("digits", "birds")
-
-
-#: Where ``python -m aprank experiment`` writes its tables unless ``--out`` says otherwise:
-#: a folder of that name in the current directory (the README's tables are written with
-#: ``--out figures/tables`` from the repository root).
-DEFAULT_OUT = "aprank_tables"
-
-
-def run(name: str, out_dir: str = DEFAULT_OUT, quick: bool = False, log=print) -> Path:
-    """Run one experiment and write its table to ``out_dir/<name>.md``."""
-    return write_table(name, EXPERIMENTS[name](quick=quick, log=log), out_dir, quick)
-
-
-def write_table(name: str, table: str, out_dir: str = DEFAULT_OUT, quick: bool = False) -> Path:
-    """Write an experiment's table to ``out_dir/<name>.md`` (``<name>-quick.md`` for a quick run)."""
-    path = Path(out_dir) / f"{name}{'-quick' if quick else ''}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(table)
-    return path

@@ -1,7 +1,7 @@
 """Benchmark: one cutting-plane iteration on a Dask LocalCluster against one process.
 
-    python -m aprank.dask.bench [--n 10000000] [--d 32] [--workers 2]
-                                [--partitions 2,4,8,16] [--repeats 5] [--out FILE]
+    python -m benchmarks.dask_bench [--n 10000000] [--d 32] [--workers 2]
+                                    [--partitions 2,4,8,16] [--repeats 5] [--out FILE]
 
 Two problems over the same synthetic rows (x ~ N(0, I_d); a sample is relevant where a hidden
 linear score is high), each generated chunk by chunk from its own seed, so one process and the
@@ -23,7 +23,6 @@ Takes about 3 minutes at n = 10^7, d = 32 on 2 cores and needs about 8 GB of mem
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import time
@@ -34,10 +33,11 @@ import dask.array as da
 import numpy as np
 from distributed import Client, LocalCluster
 
-from aprank.dask._data import as_dask_data
-from aprank.dask._models import GiantQueryModel, QueriesModel
-from aprank.figure_tools import machine
+from aprank.dask import ranking_model
 from aprank.models import RankingModel
+from benchmarks.cli import Parser, at_least
+from benchmarks.cli import run as one_line_errors
+from benchmarks.machine import machine
 
 QUERY_SIZE = 100
 GENERATED = 50_000      # rows per generation block (a multiple of QUERY_SIZE)
@@ -112,8 +112,7 @@ def on_cluster(client, n, d, rate, many, parts, seed, w, repeats):
     y = da.concatenate([da.from_delayed(p[1], (m,), np.int8) for p, (_, _, m) in zip(pieces, cuts)])
     qid = da.concatenate([da.from_delayed(p[2], (m,), np.int64) for p, (_, _, m) in zip(pieces, cuts)])
     t0 = time.perf_counter()
-    data = as_dask_data(X, y, qid if many else None)
-    model = QueriesModel(data, 1, "ap", empty="skip") if many else GiantQueryModel(data, 1, "ap")
+    model = ranking_model(X, y, "ap", qid=qid if many else None, empty="skip")
     setup = time.perf_counter() - t0
     cut = model.most_violated(w)
     seconds = timings(lambda: model.most_violated(w), repeats)
@@ -166,16 +165,20 @@ def _collect():
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m aprank.dask.bench", description=(
-        "Time one cutting-plane iteration (scores, exact AP inference, X'c) on a Dask "
-        "LocalCluster against one process, for many queries and for one giant query. "
-        "About 3 minutes and 8 GB at the defaults."))
-    parser.add_argument("--n", type=int, default=10_000_000, help="samples (default 1e7)")
-    parser.add_argument("--d", type=int, default=32, help="features (default 32)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    """``python -m benchmarks.dask_bench``: errors are one line (``benchmarks.cli``)."""
+    parser = Parser("python -m benchmarks.dask_bench", (
+        "Time one cutting-plane iteration (scores, exact AP inference, X'c) on a Dask\n"
+        "LocalCluster against one process, for many queries and for one giant query.\n"
+        "Needs the dask extra (aprank[dask]) and no data; writes the table to a file only\n"
+        "with --out; takes about 3 minutes and 8 GB at the defaults."))
+    parser.add_argument("--n", type=at_least(GENERATED), default=10_000_000,
+                        help="samples (default 1e7)")
+    parser.add_argument("--d", type=at_least(1), default=32, help="features (default 32)")
+    parser.add_argument("--workers", type=at_least(1), default=2,
+                        help="worker processes (default 2)")
     parser.add_argument("--partitions", default="2,4,8,16",
                         help="comma-separated partition counts (default 2,4,8,16)")
-    parser.add_argument("--repeats", type=int, default=5,
+    parser.add_argument("--repeats", type=at_least(1), default=5,
                         help="timed calls per cell (median and best; default 5)")
     parser.add_argument("--out", help="also write the table to this file")
     args = parser.parse_args(argv)
@@ -183,16 +186,18 @@ def main(argv=None) -> int:
         partitions = tuple(int(p) for p in args.partitions.split(","))
     except ValueError:
         parser.error(f"--partitions must be integers separated by commas, got {args.partitions!r}")
-    if min(partitions) < 1 or args.n < GENERATED * max(partitions) or args.d < 1 \
-            or args.workers < 1 or args.repeats < 1:
-        parser.error(f"need n >= {GENERATED:,} x partitions, and d, workers, repeats and every "
-                     f"partition count >= 1")
-    table = run(args.n, args.d, args.workers, partitions, args.repeats)
-    print(table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
-    return 0
+    if min(partitions) < 1 or args.n < GENERATED * max(partitions):
+        parser.error(f"need every partition count >= 1 and n >= {GENERATED:,} x partitions")
+
+    def table(args):
+        text = run(args.n, args.d, args.workers, partitions, args.repeats)
+        print(text)
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text + "\n")
+        return 0
+
+    return one_line_errors(table, args, parser.prog)
 
 
 if __name__ == "__main__":

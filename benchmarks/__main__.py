@@ -1,0 +1,193 @@
+"""``python -m benchmarks [options]``: the full benchmark, or one of its sections.
+
+Run from the repository root (the tools sit beside the package and are never installed).
+Errors are one line on stderr (exit status 2 for a usage error, 1 for missing data or a failure
+while running); ``--debug`` shows the traceback instead.
+"""
+from __future__ import annotations
+
+import sys
+
+from aprank.inference import simd_level
+from benchmarks import bench, fit_times
+from benchmarks.cli import Parser, at_least, run
+
+try:  # the optional extra aprank[torch] brings the torch loss and its benchmark
+    from benchmarks import torch_bench
+except ModuleNotFoundError as missing:
+    if missing.name != "torch":
+        raise
+    torch_bench = None
+
+PROG = "python -m benchmarks"
+
+DESCRIPTION = """Time every inference algorithm against numpy.argsort: the full benchmark,
+or one of its sections alone. Prints timing tables; --out also writes them to a file.
+Needs no data, except --fit (HJA birdsong and Yahoo LTR in the data home: $APRANK_DATA,
+else ~/aprank_data); --pairwise resamples HJA birdsong group sizes when the data is there,
+else uses groups of 9. Takes: the full run about 13 minutes (the main table, latent bags,
+partition paths, many small queries, metrics over many queries); each of --iteration,
+--cstar, --pairwise, --latent, --torch, --fit (about 2 minutes; 3 with --before) alone runs
+only its own table. The quick check of an install is python -m aprank bench --quick; the
+Dask cluster benchmark is python -m benchmarks.dask_bench (its own --help)."""
+
+
+def build_parser() -> Parser:
+    """The parser of ``python -m benchmarks``."""
+    p = Parser(PROG, DESCRIPTION)
+    p.add_argument("--repeats", type=at_least(1), default=5,
+                   help="timed runs per cell, the median is reported (at least 1; default 5)")
+    p.add_argument("--max-seconds", type=at_least(0.0, float), default=60.0,
+                   help="skip cells predicted to take longer than this (default 60)")
+    p.add_argument("--out", help="also write the tables to this file")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each timing as it is made")
+    p.add_argument("--iteration", action="store_true",
+                   help="only split one cutting-plane iteration into inference, QP and the rest")
+    p.add_argument("--n", type=at_least(2), default=1_000_000, help="samples for --iteration")
+    p.add_argument("--n-queries", type=at_least(1), default=1000,
+                   help="queries for --iteration")
+    p.add_argument("--d", type=at_least(1), default=16, help="features for --iteration")
+    p.add_argument("--cstar", action="store_true",
+                   help="only the c-star top-k kernel against N for core sizes 0, 2, 5, 8")
+    p.add_argument("--pairwise", action="store_true",
+                   help="only the max-marginals of the pairwise kind (HOB/HOAP-SVM): enumeration, "
+                   "dynamic cuts and cuts from scratch at n = 1e4, 1e5")
+    p.add_argument("--latent", action="store_true",
+                   help="only the most violated constraint of the latent learners (latent AP-SVM, "
+                   "latent SSVM, latent SVM) on bags of 4 rows, up to 200 + 800 bags")
+    p.add_argument("--torch", action="store_true",
+                   help="only the PyTorch AP hinge, both backends, against torch.sort")
+    p.add_argument("--fit", action="store_true",
+                   help="only the fit times of APSVM and BinarySVM (and NDCGSVM on Yahoo) on "
+                   "digits, an MNIST-sized set, HJA birds and Yahoo LTR at C = 0.1 ... 100, next "
+                   "to LinearSVC (needs the HJA and Yahoo data)")
+    p.add_argument("--before", metavar="PATH",
+                   help="with --fit: also the same table on the aprank package in checkout PATH "
+                   "(built in place), and how far its w are from today's")
+    return p
+
+
+def _emit(text: str, out) -> int:
+    """Print a section's text and, with --out, write it there too."""
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+    return 0
+
+
+def _full(args) -> int:
+    """Every section of the full run, each printed as it is made; --out gets them all."""
+    log = print if args.verbose else (lambda line: None)
+    print(f"Timing (median of up to {args.repeats} runs; {simd_level()} partition):")
+    rows = bench.bench(bench.FULL_CELLS, repeats=args.repeats, max_seconds=args.max_seconds,
+                       log=log)
+    sections = [bench.format_table(rows)]
+    print(sections[-1])
+    seq, par, ratio = bench.gil_overlap()
+    sections.append(f"GIL: two threads each calling infer(algorithm='qs') at P=1e3, N=1e6 took "
+                    f"{par * 1e3:.1f} ms; the same two calls one after the other "
+                    f"{seq * 1e3:.1f} ms (ratio {ratio:.2f}).")
+    print("\n" + sections[-1])
+    more = (
+        lambda: _latent_table(args),
+        # a few seconds up to about half a minute each
+        lambda: bench.format_many_query_inference(
+            *bench.many_query_inference(bench.MANY_QUERY_SIZES, args.repeats)),
+        lambda: bench.format_many_query_metrics(bench.many_query_metrics(repeats=args.repeats)),
+        # every partition path against np.sort (issue 14): about a minute
+        lambda: bench.format_partition_paths(
+            bench.partition_paths(repeats=max(7, args.repeats))
+            + bench.partition_paths_without_numpy_avx512(repeats=max(7, args.repeats))),
+    )
+    for section in more:
+        sections.append(section())
+        print("\n" + sections[-1])
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n\n".join(sections) + "\n")
+    return 0
+
+
+def _latent_table(args) -> str:
+    return bench.format_latent(bench.latent_scaling(bench.LATENT_CELLS, repeats=args.repeats,
+                                                    max_seconds=args.max_seconds))
+
+
+def _iteration(args) -> str:
+    r = bench.iteration_overhead(n=args.n, n_queries=args.n_queries, d=args.d)
+    return "\n".join([
+        f"One cutting-plane iteration of APSVM (qs), n = {r['n']:g}, {r['n_queries']} "
+        f"interleaved queries, d = {r['d']} (medians over iterations 2-{r['iterations']}; "
+        f"{simd_level()} partition):",
+        f"  inference {r['inference'] * 1e3:8.1f} ms",
+        f"  QP        {r['qp'] * 1e3:8.1f} ms",
+        f"  the rest  {r['rest'] * 1e3:8.1f} ms  ({r['rest'] / r['inference']:.2f} x inference; "
+        "products X w and X'c included)",
+        f"  building the model once: {r['setup'] * 1e3:.1f} ms"])
+
+
+def _fit_table(args) -> str:
+    """--fit: fit times (and with --before, the older checkout's and the equality of w)."""
+    log = print if args.verbose else (lambda line: None)
+    repeats = min(args.repeats, 3)
+    after = fit_times.measure(repeats=repeats, log=log)
+    before = None if args.before is None else fit_times.measure_elsewhere(args.before,
+                                                                          repeats=repeats)
+    text = [f"Fit times (ms, the run of median time of {repeats}; one BLAS thread), "
+            f"{'before (' + args.before + ') and ' if before else ''}now; split: products and "
+            "cut / working-set QP / loss-augmented inference / the rest:", "",
+            fit_times.format_table(after, before), "", "Targets:", "",
+            fit_times.format_targets(after)]
+    if args.before is not None:
+        text += ["", "w learnt now against the older checkout (every class of digits and HJA "
+                 "birds, both Yahoo thresholds; C in 0.1, 1, 10, 100):", "",
+                 fit_times.format_equality(fit_times.weights(),
+                                           fit_times.measure_elsewhere(args.before,
+                                                                       what="weights"))]
+    return "\n".join(text)
+
+
+def _torch_table(args) -> str:
+    return (f"AP hinge, forward + backward, against torch.sort of the same tensor "
+            f"({torch_bench.describe_devices()}; {simd_level()} partition):\n"
+            + torch_bench.format_bench(torch_bench.bench(repeats=args.repeats)))
+
+
+def _pairwise_table(args) -> str:
+    rows, source = bench.pairwise_scaling(repeats=args.repeats)
+    return bench.format_pairwise(rows, source, bench.enumeration_crossover(repeats=args.repeats))
+
+
+def _cstar_table(args) -> str:
+    rows, slopes = bench.cstar_scaling(repeats=args.repeats)
+    return ("c-star top-k inference (no loss term), one query, k = 100, against numpy.argsort "
+            "of the same scores:\n" + bench.format_cstar(rows, slopes))
+
+
+#: The sections that run alone, in the order their flags are looked at.
+SECTIONS = {"iteration": _iteration, "fit": _fit_table, "torch": _torch_table,
+            "pairwise": _pairwise_table, "latent": _latent_table, "cstar": _cstar_table}
+
+
+def benchmark(args) -> int:
+    """Run what the parsed arguments ask for: one section, or the full run."""
+    for name, section in SECTIONS.items():
+        if getattr(args, name):
+            return _emit(section(args), args.out)
+    return _full(args)
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; errors become one line on stderr (see the module docstring)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.before is not None and not args.fit:
+        parser.error("--before applies to --fit only")
+    if args.torch and torch_bench is None:
+        parser.error("--torch needs PyTorch: pip install 'aprank[torch]'")
+    return run(benchmark, args, PROG)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

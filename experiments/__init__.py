@@ -1,0 +1,14 @@
+"""The repository's experiments on real data: tools beside the ``aprank`` package, never
+installed with it.
+
+Run from the repository root: ``python -m experiments NAME [--quick] [--jobs N] [--out DIR]``
+(``python -m experiments --help`` lists every NAME, the data it needs and how long it takes).
+Each writes one Markdown table, by default into ``figures/tables/NAME.md``, which the README
+includes.
+
+* :mod:`experiments.supervised` -- digits, birds, yahoo, cstar, high-order;
+* :mod:`experiments.latent` -- latent (multiple-instance data);
+* :mod:`experiments.torch_mlp` -- torch-mlp (needs ``aprank[torch]``).
+
+They import only public names of ``aprank`` (``tests/test_tools_architecture.py``).
+"""
