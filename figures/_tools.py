@@ -6,12 +6,12 @@ results), ``plot(results) -> matplotlib.figure.Figure`` and ``main()``, which ca
 rerun without recomputing; ``--recompute`` ignores the cache. Files go to ``--out``, by default
 the ``out/`` folder beside the scripts (never a folder under the current directory). A script
 whose data is missing stops with one line saying how to set ``APRANK_DATA``. The package never
-loads the scripts: they import this module, and ``figures/make_figures.py`` runs them all.
+loads the scripts: they import this module, and ``figures.make_figures`` runs them all.
 
-The scripts run by path (``python figures/fig_scaling.py``), which puts only this folder on
-``sys.path``; importing this module first also makes the repository's ``benchmarks`` (the
-timings some figures plot, and the line naming the machine) importable. Plotting needs
-matplotlib: ``pip install 'aprank[figures]'``.
+The scripts run as modules of the ``figures`` package from the repository root
+(``python -m figures.fig_scaling``, ``python -m figures.make_figures``), which makes the
+repository's ``benchmarks`` (the timings some figures plot, and the line naming the machine)
+importable beside them. Plotting needs matplotlib: ``pip install 'aprank[figures]'``.
 """
 from __future__ import annotations
 
@@ -21,15 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-# appended, not prepended: an installed aprank still wins over the checkout's source tree
-_REPOSITORY = str(Path(__file__).resolve().parents[1])
-if _REPOSITORY not in sys.path:
-    sys.path.append(_REPOSITORY)
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from aprank.datasets import ChecksumError, DataUnavailableError  # noqa: E402
-from benchmarks.machine import machine  # noqa: E402
+from aprank.datasets import ChecksumError, DataUnavailableError
+from benchmarks.machine import machine
 
 
 def default_out(module) -> Path:

@@ -8,7 +8,7 @@ says is linear in N whatever C.
 """
 import sys
 
-from _tools import script_main  # first: it makes benchmarks/ importable
+from figures._tools import script_main
 from benchmarks.bench import cstar_scaling
 
 NAME = "fig_cstar_scaling"

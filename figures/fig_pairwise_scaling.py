@@ -9,7 +9,7 @@ everywhere) and "graphcut-static" (2n cuts from scratch); medians of repeated ca
 """
 import sys
 
-from _tools import script_main  # first: it makes benchmarks/ importable
+from figures._tools import script_main
 from benchmarks.bench import pairwise_scaling
 
 NAME = "fig_pairwise_scaling"

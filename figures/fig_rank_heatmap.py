@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from _tools import script_main
+from figures._tools import script_main
 from aprank.learn import APSVM, NDCGSVM
 
 NAME = "fig_rank_heatmap"

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from _tools import fit_slope, script_main  # first: it makes benchmarks/ importable
+from figures._tools import fit_slope, script_main
 from aprank.inference import algorithms, get_algorithm, get_kind, infer
 from benchmarks.bench import REGIMES, make_scores, median_time
 

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _tools import script_main
+from figures._tools import script_main
 from aprank.datasets import load_hja_bags
 from aprank.learn import LatentAPSVM, LatentSVM
 

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from _tools import fit_slope, script_main
+from figures._tools import fit_slope, script_main
 from aprank.inference import algorithms
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 

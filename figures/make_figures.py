@@ -1,8 +1,8 @@
-"""Regenerate every figure of this folder: ``python figures/make_figures.py [--quick] [--out DIR]
-[--recompute] [--only fig_scaling ...]``.
+"""Regenerate every figure of this folder: ``python -m figures.make_figures [--quick]
+[--out DIR] [--recompute] [--only fig_scaling ...]`` from the repository root.
 
-Each ``fig_*.py`` here is also a script of its own; this one imports them as the modules of
-its own folder (Python puts a script's folder first on its path) and runs them in name order.
+Each ``fig_*.py`` here is also a script of its own (``python -m figures.fig_scaling``); this
+one imports them as modules of the ``figures`` package and runs them in name order.
 Files go to ``--out``, by default ``figures/out`` beside this script. A script whose data is
 missing (and cannot be downloaded) is skipped, saying why; the others still run, and the end
 lists what was skipped (exit status 0: a missing data set is not an error here).
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from _tools import run
+from figures._tools import run
 from aprank.datasets import ChecksumError, DataUnavailableError
 
 HERE = Path(__file__).resolve().parent
@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 def scripts() -> list:
     """Every fig_*.py of this folder as a module, in name order."""
-    return [importlib.import_module(path.stem) for path in sorted(HERE.glob("fig_*.py"))]
+    return [importlib.import_module(f"figures.{path.stem}") for path in sorted(HERE.glob("fig_*.py"))]
 
 
 def main(argv=None) -> int:

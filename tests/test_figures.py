@@ -13,7 +13,8 @@ import aprank
 from aprank import datasets
 
 
-FIGURES = Path(__file__).resolve().parents[1] / "figures"
+REPOSITORY = Path(__file__).resolve().parents[1]
+FIGURES = REPOSITORY / "figures"
 SCRIPTS = sorted(FIGURES.glob("fig_*.py"))
 NEEDS_DATA = {"fig_training_time", "fig_rank_heatmap", "fig_supervision"}   # HJA birdsong
 
@@ -33,8 +34,9 @@ def test_script_runs_quick(script, tmp_path):
                    if rel.startswith("mil/birds_hja/") and not (home / rel).is_file()]
         if missing:
             pytest.skip(f"{script.stem} needs {', '.join(missing)} in the data home {home}")
-    out = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run([sys.executable, "-m", f"figures.{script.stem}", "--quick", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=600,
+                         cwd=REPOSITORY)
     assert out.returncode == 0, out.stderr
     for suffix in (".json", ".png", ".svg"):
         path = tmp_path / f"{script.stem}-quick{suffix}"
@@ -42,15 +44,15 @@ def test_script_runs_quick(script, tmp_path):
     results = json.loads((tmp_path / f"{script.stem}-quick.json").read_text())
     assert results["machine"]
     # a second run plots from the cache without recomputing
-    again = subprocess.run([sys.executable, str(script), "--quick", "--out", str(tmp_path)],
-                           capture_output=True, text=True, timeout=120)
+    again = subprocess.run([sys.executable, "-m", f"figures.{script.stem}", "--quick", "--out",
+                            str(tmp_path)], capture_output=True, text=True, timeout=120,
+                           cwd=REPOSITORY)
     assert again.returncode == 0 and json.loads(
         (tmp_path / f"{script.stem}-quick.json").read_text())["seconds"] == results["seconds"]
 
 
 def test_scaling_series_come_from_the_registry(monkeypatch):
-    monkeypatch.syspath_prepend(str(SCRIPTS[0].parent))
-    module = importlib.import_module("fig_scaling")
+    module = importlib.import_module("figures.fig_scaling")
     expected = {f"{loss}/{a.name}" for loss in ("ap", "ndcg")
                 for a in aprank.algorithms(loss=loss, exact=True) if a.max_samples is None}
     assert {f"{loss}/{name}" for loss, name in module.series()} == expected
@@ -65,9 +67,10 @@ def _without_data(tmp_path):
 
 
 def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path):
-    out = subprocess.run([sys.executable, str(FIGURES / "make_figures.py"), "--quick", "--out",
+    out = subprocess.run([sys.executable, "-m", "figures.make_figures", "--quick", "--out",
                           str(tmp_path / "out"), "--only", "fig_cstar_scaling", "fig_rank_heatmap"],
-                         capture_output=True, text=True, timeout=600, env=_without_data(tmp_path))
+                         capture_output=True, text=True, timeout=600, env=_without_data(tmp_path),
+                         cwd=REPOSITORY)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "out" / "fig_cstar_scaling-quick.png").exists()
     assert not (tmp_path / "out" / "fig_rank_heatmap-quick.png").exists()
@@ -77,16 +80,15 @@ def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path)
 
 
 def test_a_figure_script_without_its_data_says_so_in_one_line(tmp_path):
-    out = subprocess.run([sys.executable, str(FIGURES / "fig_rank_heatmap.py"), "--quick",
-                          "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=300, env=_without_data(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "figures.fig_rank_heatmap", "--quick",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                         timeout=300, env=_without_data(tmp_path), cwd=REPOSITORY)
     assert out.returncode == 1
     assert len(out.stderr.strip().splitlines()) == 1 and "APRANK_DATA" in out.stderr
 
 
 def test_figures_go_beside_the_scripts_by_default(monkeypatch, tmp_path):
     """Not into a figures/ under the current directory."""
-    monkeypatch.syspath_prepend(str(FIGURES))
     monkeypatch.chdir(tmp_path)
-    module = importlib.import_module("fig_cstar_scaling")
-    assert importlib.import_module("_tools").default_out(module) == FIGURES / "out"
+    module = importlib.import_module("figures.fig_cstar_scaling")
+    assert importlib.import_module("figures._tools").default_out(module) == FIGURES / "out"
