@@ -192,7 +192,7 @@ def write_gallery(out: Path = GENERATED, figures: Path = FIGURES):
     for stem, title, body, meta in figure_entries(figures):
         shutil.copy2(figures / "out" / f"{stem}.png", images / f"{stem}.png")
         lines += [f"## {title.rstrip('.')}", "", f"`python figures/make_figures.py --only {stem}`",
-                  "", f"![{stem}](figures/{stem}.png)", ""]
+                  "", f"![{stem}](_generated/figures/{stem}.png)", ""]
         if body:
             lines += [body.replace("``", "`"), ""]
         if meta.get("machine"):
@@ -200,7 +200,9 @@ def write_gallery(out: Path = GENERATED, figures: Path = FIGURES):
             lines += [f"Made on: {meta['machine']}{when}.", ""]
         notes = DOCS / "gallery" / f"{stem}.md"
         if notes.is_file():
-            lines += ["```{include} " + f"../gallery/{stem}.md", "```", ""]
+            # relative to docs/gallery.md, the page that includes this one (so are the links
+            # in the notes)
+            lines += ["```{include} " + f"gallery/{stem}.md", "```", ""]
     write_if_changed(out / "gallery.md", "\n".join(lines))
 
 
