@@ -109,9 +109,23 @@ def _value(obj) -> str:
     return text if len(text) <= 80 and "\n" not in text else f"a {type(obj).__name__}"
 
 
+#: the extra each optional package needs
+EXTRAS = {"aprank.torch": "torch", "aprank.dask": "dask"}
+
+
 def api_page(package: str) -> str:
-    """The reStructuredText of a package's API page."""
-    module = importlib.import_module(package)
+    """The reStructuredText of a package's API page (a note naming the extra to install where
+    an optional package cannot be imported)."""
+    try:
+        module = importlib.import_module(package)
+    except ImportError as exc:
+        if package not in EXTRAS:
+            raise
+        return "\n".join([package, "=" * len(package), "",
+                          f"This package needs the optional extra ``{EXTRAS[package]}``, which "
+                          f"was not installed when these pages were built ({exc}): install it "
+                          f"(``pip install -e \".[{EXTRAS[package]}]\"``) and build again.",
+                          ""])
     lines = [package, "=" * len(package), "", f".. automodule:: {package}", "   :no-members:",
              "", f".. currentmodule:: {package}", ""]
     groups = public_names(package)
