@@ -98,10 +98,13 @@ class CStarModel:
 
     Parameters
     ----------
-    Y : (n, L) 0/1 or bool: the relevant labels of each sample.
-    k : "bep" (k = the sample's number of relevant labels; samples without one are left out)
-        or an int.
-    core : label indices of the core (may be empty: independent labels).
+    Y : array-like of shape (n, L)
+        The relevant labels of each sample, 0/1 or bool.
+    k : "bep" or int, default "bep"
+        "bep": k = the sample's number of relevant labels (samples without one are left out);
+        an int fixes k.
+    core : sequence of int, default ()
+        Label indices of the core (may be empty: independent labels).
     """
 
     def __init__(self, Y, k="bep", core=()):

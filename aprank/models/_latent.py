@@ -116,13 +116,21 @@ class LatentRankingModel(_Bags, LatentModel):
 
     Parameters
     ----------
-    X : (M, d) rows (dense or CSR).
-    labels : (M,) per row; the rows of a bag share their label.
-    bags : (M,) bag id of each row (None: every row a bag).
-    h : known rows ({bag id: row} or an (M,) bool mask), see ``aprank.inference.LatentProblem``.
-    loss : "latent-ap" (latent AP-SVM) or "latent-ssvm" (latent SSVM).
-    algorithm : algorithm of the latent kind (default: the loss's default).
-    ranking_algorithm : exact AP algorithm of latent-ap's second step.
+    X : array or CSR matrix of shape (M, d)
+        The rows.
+    labels : array-like of shape (M,)
+        Per row; the rows of a bag share their label.
+    bags : array-like of shape (M,), optional
+        The bag id of each row (None: every row a bag).
+    h : dict or ndarray of bool, optional
+        Known rows ({bag id: row} or an (M,) bool mask), see
+        ``aprank.inference.LatentProblem``.
+    loss : {"latent-ap", "latent-ssvm"}, default "latent-ap"
+        "latent-ap" (latent AP-SVM) or "latent-ssvm" (latent SSVM).
+    algorithm : str, optional
+        Algorithm of the latent kind (default: the loss's default).
+    ranking_algorithm : str, default "qs"
+        Exact AP algorithm of latent-ap's second step.
     """
 
     def __init__(self, X, labels, bags=None, h=None, loss="latent-ap", *, algorithm=None,

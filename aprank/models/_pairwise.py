@@ -148,13 +148,20 @@ class HOBModel(_Pairwise, StructuredModel):
 
     Parameters
     ----------
-    X : (n, d1) design (bias column included).
-    labels : (n,) binary labels.
-    edges : the pairs E, or a built ``PairwiseGraph``.
-    Phi : (m, d2) pair features (see :func:`pair_features`).
-    eta : weight of the pair block.
-    loss : "pairwise-zero-one" or ``PairwiseZeroOne(J)``.
-    algorithm : a "pairwise" algorithm ("graphcut").
+    X : array-like or sparse matrix of shape (n, d1)
+        The design (bias column included).
+    labels : array-like of shape (n,)
+        Binary labels.
+    edges : ndarray of shape (m, 2) or PairwiseGraph
+        The pairs E, or a built ``PairwiseGraph``.
+    Phi : ndarray of shape (m, d2)
+        Pair features (see :func:`pair_features`).
+    eta : float, default 1.0
+        Weight of the pair block.
+    loss : str or PairwiseZeroOne, default "pairwise-zero-one"
+        "pairwise-zero-one" or ``PairwiseZeroOne(J)``.
+    algorithm : str, default "graphcut"
+        A "pairwise" algorithm.
     """
 
     def __init__(self, X, labels, edges, Phi, eta=1.0, loss="pairwise-zero-one", *,
