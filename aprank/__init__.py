@@ -12,6 +12,7 @@ from aprank.inference import (
     register, set_simd, simd_active, simd_level, unregister,
 )
 
+#: The package version (as in pyproject.toml).
 __version__ = "0.1.0"
 
 __all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "algorithms", "kinds",

@@ -24,34 +24,122 @@ __all__ = ["crosscheck", "make_instance", "random_instance", "bench_instance", "
 
 
 def random_instance(kind: str, seed: int, trial: int, max_n: int = 2000):
-    """The seeded cross-check instance number ``trial`` of the problem kind ``kind`` (a name
-    from :func:`aprank.kinds`): what :func:`crosscheck` runs every algorithm of the kind on."""
+    """The seeded cross-check instance number ``trial`` of a problem kind.
+
+    What :func:`crosscheck` runs every algorithm of the kind on.
+
+    Parameters
+    ----------
+    kind : str
+        A problem kind's name (see ``aprank.kinds()``).
+    seed : int
+        The seed of the sequence of instances.
+    trial : int
+        The instance's number in that sequence.
+    max_n : int, default 2000
+        The largest instance size drawn.
+
+    Returns
+    -------
+    object
+        The kind's instance type (for the ranking kind: scores, labels and a description).
+    """
     return get_kind(kind).instances.random_instance(seed, trial, max_n)
 
 
 def bench_instance(kind: str, P: int, N: int, shift: float, seed: int = 0, **options):
-    """The benchmark instance of the kind ``kind`` for a cell of P positives and N negatives
-    whose positives are shifted by ``shift``; ``options`` are the kind's own (pairwise:
-    ``sizes`` or ``group_size`` of the linked groups; topk: ``n_core``; latent: ``candidates``
-    rows per bag)."""
+    """The benchmark instance of a problem kind for a cell of P positives and N negatives.
+
+    Parameters
+    ----------
+    kind : str
+        A problem kind's name (see ``aprank.kinds()``).
+    P, N : int
+        The numbers of positives and negatives.
+    shift : float
+        How far the positives' scores are shifted (for the ranking kind: positives
+        ~ N(shift, 1), negatives ~ N(0, 1); the benchmark's regimes are 1, overlapping, and 6,
+        separated).
+    seed : int, default 0
+        The random seed.
+    **options
+        The kind's own: pairwise: ``sizes`` or ``group_size`` of the linked groups; topk:
+        ``n_core``; latent: ``candidates`` rows per bag.
+
+    Returns
+    -------
+    object
+        The kind's instance type.
+    """
     return get_kind(kind).instances.bench_instance(P, N, shift, seed, **options)
 
 
 def solve_instance(instance, loss, algorithm: str):
-    """Solve an instance of :func:`random_instance` or :func:`bench_instance` for ``loss``
-    with the registry algorithm ``algorithm``: the result of the loss's kind."""
+    """Solve an instance of :func:`random_instance` or :func:`bench_instance`.
+
+    Parameters
+    ----------
+    instance : object
+        The instance, of the loss's kind.
+    loss : str or Loss
+        The loss (its kind decides how the instance is solved).
+    algorithm : str
+        A registry algorithm serving the loss.
+
+    Returns
+    -------
+    object
+        The result of the loss's kind (e.g. an ``InferenceResult`` for the ranking kind).
+    """
     return get_kind(get_loss(loss).kind).instances.solve(instance, loss, algorithm)
 
 
 def make_instance(seed: int, trial: int, max_n: int = 2000):
-    """The ranking kind's seeded cross-check instance number ``trial`` as (scores, labels,
-    description); see :func:`random_instance`."""
+    """The ranking kind's seeded cross-check instance number ``trial``.
+
+    See :func:`random_instance`.
+
+    Parameters
+    ----------
+    seed : int
+        The seed of the sequence of instances.
+    trial : int
+        The instance's number in that sequence.
+    max_n : int, default 2000
+        The largest instance size drawn.
+
+    Returns
+    -------
+    scores : ndarray
+        The scores.
+    labels : ndarray
+        The binary labels.
+    description : str
+        What kind of instance it is (size, ties, regime).
+    """
     instance = random_instance("ranking", seed, trial, max_n)
     return instance.scores, instance.labels, instance.description
 
 
 @dataclass
 class Disagreement:
+    """One finding of :func:`crosscheck`: an algorithm that disagreed with the reference.
+
+    Attributes
+    ----------
+    loss : str
+        The loss's name.
+    algorithm : str
+        The algorithm that disagreed (or raised).
+    reference : str
+        The algorithm it was compared with ("(none)" when nothing exact could take the
+        instance).
+    what : str
+        What differed, or what the algorithm raised.
+    reproducer : str
+        Python code that rebuilds the instance and runs the algorithm.
+    """
+
     loss: str
     algorithm: str
     reference: str
@@ -65,6 +153,24 @@ class Disagreement:
 
 @dataclass
 class CrosscheckReport:
+    """What :func:`crosscheck` returns; ``str(report)`` is the summary the command prints.
+
+    Attributes
+    ----------
+    n_trials : int
+        Instances per loss.
+    comparisons : int
+        Comparisons made.
+    disagreements : list of Disagreement
+        Every finding, each with a reproducer.
+    algorithms : dict
+        Loss name -> the names of the algorithms checked.
+    kinds : dict
+        Loss name -> its problem kind.
+    skipped : int
+        Instances that no exact algorithm of their loss could take.
+    """
+
     n_trials: int
     comparisons: int = 0
     disagreements: list = field(default_factory=list)
@@ -74,6 +180,7 @@ class CrosscheckReport:
 
     @property
     def ok(self) -> bool:
+        """True when nothing disagreed."""
         return not self.disagreements
 
     def __str__(self) -> str:
@@ -115,16 +222,33 @@ def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int
                rtol: float = 1e-12, progress=None) -> CrosscheckReport:
     """Run every registered algorithm of each loss on ``n_trials`` seeded instances of its kind.
 
-    losses : names (or one name) of registered losses; default every registered loss.
-
     Exact algorithms must agree with the reference (the kind's oracle when the instance is small
     enough for it, else the first exact algorithm in the registry) on the objective to ``rtol``
-    (relative to max(1, |objective|)), and on the solution where the kind defines it uniquely
+    (relative to max(1, abs(objective))), and on the solution where the kind defines it uniquely
     (the ranks when no two scores are equal). Approximate ones must not exceed the reference
-    objective. Returns a report; ``report.ok`` is False when anything disagreed, and each
-    disagreement carries a reproducer. An algorithm that raises on an instance is a
-    disagreement too (what it raised), and the check goes on. Unknown loss names are refused
-    with ValueError before anything runs.
+    objective. An algorithm that raises on an instance is a disagreement too (what it raised),
+    and the check goes on. Unknown loss names are refused with ValueError before anything runs.
+
+    Parameters
+    ----------
+    losses : str or iterable of str, optional
+        Names (or one name) of registered losses; default every registered loss.
+    n_trials : int, default 200
+        Seeded instances per loss.
+    max_n : int, default 2000
+        The largest instance size drawn.
+    seed : int, default 0
+        The seed of the instances.
+    rtol : float, default 1e-12
+        The relative tolerance of the objectives' agreement.
+    progress : callable, optional
+        Called as ``progress(loss_name, trial)`` after each instance.
+
+    Returns
+    -------
+    CrosscheckReport
+        ``report.ok`` is False when anything disagreed, and each disagreement carries a
+        reproducer.
     """
     losses = tuple(LOSSES) if losses is None else (losses,) if isinstance(losses, str) else tuple(losses)
     for loss_name in losses:

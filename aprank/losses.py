@@ -48,8 +48,12 @@ __all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "Pairwi
 class KernelSpec:
     """What the compiled ranking driver needs to know of a loss.
 
-    code : the kernel's name for the loss ("ap" or "ndcg"); the driver refuses any other.
-    discount : NDCG discount table D(m) = discount[m-1] (None: the kernels compute 1/log2(1+m)).
+    Attributes
+    ----------
+    code : str
+        The kernel's name for the loss ("ap" or "ndcg"); the driver refuses any other.
+    discount : ndarray or None
+        NDCG discount table D(m) = discount[m-1] (None: the kernels compute 1/log2(1+m)).
     """
 
     code: str
@@ -291,6 +295,11 @@ class ZeroOne(Loss):
     (per query). The joint feature map is Psi(X, Y) = sum_i v_i (2 y_i - 1) psi(x_i) / (2 (J P + N))
     with v_i = J for positives and 1 for negatives, which makes the 1-slack structural SVM the
     class-weighted hinge-loss SVM.
+
+    Parameters
+    ----------
+    J : float >= 0, optional
+        The weight of a positive; None (the default) for N / P per query.
     """
 
     name = "zero-one"
@@ -332,9 +341,16 @@ class ZeroOne(Loss):
 
 
 class PairwiseZeroOne(ZeroOne):
-    """The weighted 0-1 loss of paper 002 eq. 7 over one labelling of linked samples (kind
-    "pairwise": HOB-SVM). The same Delta as :class:`ZeroOne`; the joint feature and inference
-    belong to the pairwise model (pair terms make the labelling one joint problem)."""
+    """The weighted 0-1 loss of paper 002 eq. 7 over one labelling of linked samples.
+
+    Kind "pairwise" (HOB-SVM). The same Delta as :class:`ZeroOne`; the joint feature and
+    inference belong to the pairwise model (pair terms make the labelling one joint problem).
+
+    Parameters
+    ----------
+    J : float >= 0, optional
+        The weight of a positive; None (the default) for N / P.
+    """
 
     name = "pairwise-zero-one"
     kind = "pairwise"
@@ -364,17 +380,18 @@ class LatentSSVMAP(LatentAP):
 
 
 class PrecisionAtK(Loss):
-    """1 - precision@k of a subset of k items (paper 001): Delta(t, z) = <t, 1 - z> / k, with t
-    the indicator of the k chosen items and z the relevance (ERRATA item 10).
+    """1 - precision@k of a subset of k items (paper 001).
+
+    Delta(t, z) = <t, 1 - z> / k, with t the indicator of the k chosen items and z the
+    relevance (ERRATA item 10). The output is a subset, not a ranking (kind "topk"): the loss
+    depends only on which items are in the top k, and the score function of paper 001 eq. 6 is
+    invariant to the order within and outside the top k.
 
     Parameters
     ----------
-    k : int >= 1, or None (the default) for the break-even point: k = the number of relevant
-        items of each query, so that the only loss-free subset is the relevant set.
-
-    The output is a subset, not a ranking (kind "topk"): the loss depends only on which items
-    are in the top k, and the score function of paper 001 eq. 6 is invariant to the order
-    within and outside the top k.
+    k : int >= 1, optional
+        The subset size; None (the default) for the break-even point: k = the number of
+        relevant items of each query, so that the only loss-free subset is the relevant set.
     """
 
     name = "precision@k"
@@ -419,6 +436,22 @@ def get_loss(loss) -> Loss:
     An instance whose name is registered must be of the registered loss's own class: the
     algorithms serving that name compute that loss, so an impostor (a subclass, or another class
     reusing the name) would get its answer silently. A loss of your own takes a name of its own.
+
+    Parameters
+    ----------
+    loss : str or Loss
+        A name in :data:`LOSSES` or a Loss instance.
+
+    Returns
+    -------
+    Loss
+        The registered loss of that name, or ``loss`` itself.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or an instance that takes a registered name but is not that
+        loss's class.
     """
     if isinstance(loss, Loss):
         known = LOSSES.get(loss.name)
@@ -436,8 +469,21 @@ def get_loss(loss) -> Loss:
 
 def register_loss(loss: Loss) -> Loss:
     """Make ``loss`` known by its name (``infer(..., loss=name)``, ``crosscheck``, user
-    algorithms). The name must be new: built-in losses are never replaced. Per process, like
-    every registration."""
+    algorithms).
+
+    The name must be new: built-in losses are never replaced. Per process, like every
+    registration.
+
+    Parameters
+    ----------
+    loss : Loss
+        An instance with a non-empty ``name`` of its own and its problem ``kind``.
+
+    Returns
+    -------
+    Loss
+        ``loss``.
+    """
     if not isinstance(loss, Loss):
         raise TypeError(f"register_loss takes a Loss instance, got {type(loss).__name__}")
     if not isinstance(loss.name, str) or not loss.name:
@@ -451,7 +497,13 @@ def register_loss(loss: Loss) -> Loss:
 
 
 def unregister_loss(name: str) -> None:
-    """Forget a loss added by :func:`register_loss` (built-in losses stay)."""
+    """Forget a loss added by :func:`register_loss` (built-in losses stay).
+
+    Parameters
+    ----------
+    name : str
+        The loss's name.
+    """
     if name in _BUILTIN_LOSSES:
         raise ValueError(f"{name!r} is a built-in loss and cannot be removed")
     if name not in LOSSES:

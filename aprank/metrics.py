@@ -45,6 +45,7 @@ from aprank.validation import as_labels, as_query_groups, as_scores
 
 __all__ = ["average_precision", "ndcg", "precision_at_k", "TIE_POLICIES"]
 
+#: The tie policies, the values of every metric's ``ties=``.
 TIE_POLICIES = ("sklearn", "expected", "pessimistic", "optimistic")
 
 #: Sort key breaking score ties by gain, for the policies that resolve ties that way (the sort is
@@ -281,10 +282,33 @@ def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error
     """Non-interpolated average precision of binary relevance ``y_true`` ranked by ``y_score``.
 
     AP = (1/R) * sum over relevant samples of the precision at their rank, R relevant in total.
-    ``y_true`` is bool, {0, 1} or {-1, +1}. See the module docstring for ``ties``, ``qid``,
-    ``empty`` and ``per_query``.
 
-    expected_ap_derivation: for ties="expected", take a tie block of m samples, r of them
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary relevance: bool, {0, 1} or {-1, +1}.
+    y_score : array-like of shape (n,)
+        The scores; samples are ranked by decreasing score.
+    ties : {"sklearn", "expected", "pessimistic", "optimistic"}, default "sklearn"
+        What happens to samples with equal scores (see the module docstring).
+    qid : array-like of shape (n,), optional
+        One query id per sample: the metric is computed per query and averaged. Without it the
+        whole input is one query.
+    empty : {"error", "skip", 0, 1}, default "error"
+        What a query without a defined value (no relevant sample) does: raise ValueError
+        naming it, be left out of the mean, or count as that value.
+    per_query : bool, default False
+        Return ``(query_ids, values)`` instead of the mean, skipped queries omitted (without
+        ``qid`` the single query is given id 0).
+
+    Returns
+    -------
+    float or (ndarray, ndarray)
+        The mean over the queries; with ``per_query``, the query ids and each one's value.
+
+    Notes
+    -----
+    The expected AP under ties (``ties="expected"``): take a tie block of m samples, r of them
     relevant, with N samples and R_b relevant ranked before it. In a uniformly random order of
     the block, position j (0-based in the block, rank N + j + 1) is relevant with probability
     r/m; given that, each of the other r - 1 relevant samples is in one of the j earlier slots
@@ -306,12 +330,36 @@ def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", pe
          discount=None):
     """Normalised discounted cumulative gain, as ``sklearn.metrics.ndcg_score`` computes it.
 
-    Gains are the non-negative relevances ``y_true`` themselves (graded relevance allowed;
-    binary labels in {-1, +1} give gains 0 and 1, see the module's label rule), the discount at
-    rank i is 1/log2(1 + i) unless ``discount`` gives it (``discount[i-1]``, finite and
-    non-negative, covering every position of a query), and with ``k`` only the top k ranks
-    count, for both the DCG and the ideal DCG. A query whose gains are all zero is empty. See
-    the module docstring for ``ties``, ``qid``, ``empty`` and ``per_query``.
+    A query whose gains are all zero is empty.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        The gains: the non-negative relevances themselves (graded relevance allowed; binary
+        labels in {-1, +1} give gains 0 and 1, see the module's label rule).
+    y_score : array-like of shape (n,)
+        The scores; samples are ranked by decreasing score.
+    k : int, optional
+        Only the top k ranks count, for both the DCG and the ideal DCG.
+    ties : {"sklearn", "expected", "pessimistic", "optimistic"}, default "sklearn"
+        What happens to samples with equal scores (see the module docstring).
+    qid : array-like of shape (n,), optional
+        One query id per sample: the metric is computed per query and averaged. Without it the
+        whole input is one query.
+    empty : {"error", "skip", 0, 1}, default "error"
+        What a query without a defined value (every gain zero) does: raise ValueError
+        naming it, be left out of the mean, or count as that value.
+    per_query : bool, default False
+        Return ``(query_ids, values)`` instead of the mean, skipped queries omitted (without
+        ``qid`` the single query is given id 0).
+    discount : array-like, optional
+        The discount at rank i is ``discount[i-1]`` (finite and non-negative, covering every
+        position of a query); default 1/log2(1 + i).
+
+    Returns
+    -------
+    float or (ndarray, ndarray)
+        The mean over the queries; with ``per_query``, the query ids and each one's value.
     """
     _check_options(ties, empty)
     _check_k(k, allow_none=True)
@@ -340,8 +388,32 @@ def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="erro
 
     Always divided by k, also for a query with fewer than k samples (as trec_eval does). With
     ties="expected" (and "sklearn", which means the same here) a tie block straddling rank k
-    contributes its fraction of relevant samples for each of its slots within the top k. See the
-    module docstring for ``ties``, ``qid``, ``empty`` and ``per_query``.
+    contributes its fraction of relevant samples for each of its slots within the top k.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,)
+        Binary relevance: bool, {0, 1} or {-1, +1}.
+    y_score : array-like of shape (n,)
+        The scores; samples are ranked by decreasing score.
+    k : int
+        The number of top ranks counted (>= 1).
+    ties : {"sklearn", "expected", "pessimistic", "optimistic"}, default "expected"
+        What happens to samples with equal scores (see the module docstring).
+    qid : array-like of shape (n,), optional
+        One query id per sample: the metric is computed per query and averaged. Without it the
+        whole input is one query.
+    empty : {"error", "skip", 0, 1}, default "error"
+        What a query without a defined value (no relevant sample) does: raise ValueError
+        naming it, be left out of the mean, or count as that value.
+    per_query : bool, default False
+        Return ``(query_ids, values)`` instead of the mean, skipped queries omitted (without
+        ``qid`` the single query is given id 0).
+
+    Returns
+    -------
+    float or (ndarray, ndarray)
+        The mean over the queries; with ``per_query``, the query ids and each one's value.
     """
     _check_options(ties, empty)
     _check_k(k, allow_none=False)

@@ -52,6 +52,18 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
     index, since no ranking is defined for them. Integers that float64 rounds (beyond 2^53)
     raise a :class:`PrecisionWarning`. Any finite magnitude is accepted: inference scales
     scores near the float64 limit itself (see ``aprank.infer``).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+        Real numbers, n >= 1.
+    name : str, default "scores"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The scores.
     """
     if (type(scores) is np.ndarray and scores.dtype == np.float64 and scores.ndim == 1
             and scores.shape[0] and isfinite(np.minimum.reduce(scores))
@@ -100,7 +112,22 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
 
     The result always holds the bytes 0 and 1 (kernels read it as uint8): a bool array made
     from other bytes (``np.uint8`` data viewed as bool) is read by truth value, any non-zero
-    byte being True, as NumPy's own logic does."""
+    byte being True, as NumPy's own logic does.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,)
+        Bool, {0, 1} or {-1, +1}.
+    n : int
+        The number of scores (the labels must have as many entries).
+    name : str, default "labels"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for a positive.
+    """
     arr = _one_dimensional(labels, name)
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries but there are {n} scores")
@@ -122,11 +149,24 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
 def as_query_groups(qid, n: int):
     """Group samples by query id.
 
-    Returns (order, offsets, qids): query q owns samples order[offsets[q]:offsets[q+1]], in their
-    input order; order is None when every query already occupies one contiguous block (no copy
-    needed). qids lists the query ids in the order of the groups.
-
     Query ids must be comparable with each other (numbers, or strings, not both) and not NaN.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n,) or None
+        One query id per sample; None: every sample in one query.
+    n : int
+        The number of samples.
+
+    Returns
+    -------
+    order : ndarray of int64 or None
+        Query q owns samples ``order[offsets[q]:offsets[q+1]]``, in their input order; None
+        when every query already occupies one contiguous block (no copy needed).
+    offsets : ndarray of int64
+        The groups' boundaries, n_queries + 1 of them.
+    qids : ndarray or None
+        The query ids in the order of the groups (None without ``qid``).
     """
     if qid is None:
         return None, np.array([0, n], dtype=np.int64), None
@@ -182,8 +222,20 @@ SUM_LIMIT = 2.0 ** 1016
 def check_summable(what: str, *terms) -> None:
     """Refuse values whose sums could overflow float64.
 
-    terms: (values, count) pairs; sum of max |values| times count must stay within SUM_LIMIT,
-    which bounds every sum of at most ``count`` of those values. A ValueError names ``what``.
+    The sum over the terms of max(abs(values)) times count must stay within :data:`SUM_LIMIT`,
+    which bounds every sum of at most ``count`` of those values.
+
+    Parameters
+    ----------
+    what : str
+        What the values are, named by the ValueError.
+    *terms : tuple
+        ``(values, count)`` pairs.
+
+    Raises
+    ------
+    ValueError
+        When the bound exceeds :data:`SUM_LIMIT`.
     """
     bound = 0.0
     for values, count in terms:

@@ -1,5 +1,6 @@
-"""The README stays true: its algorithm table, its CI command, its tables and figures, and
-every ```python block, which runs as written."""
+"""The README stays true and short: its algorithm table, its CI command, every ```python block
+(which runs as written), and at most 250 lines (the rest lives in docs/, which
+tests/test_docs.py checks)."""
 import importlib.util
 import re
 from pathlib import Path
@@ -32,17 +33,17 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in ci
 
 
-@pytest.mark.parametrize("name", ["digits", "birds", "yahoo", "cstar", "torch-mlp",
-                                  "high-order", "latent"])
-def test_experiment_tables_are_in_the_readme(name):
-    table = (ROOT / "figures" / "tables" / f"{name}.md").read_text().strip()
-    assert between(README, f"table: {name}", f"end table: {name}") == table
+def test_readme_is_a_landing_page():
+    """At most 250 lines: tables, benchmarks and the user guide live in docs/."""
+    n_lines = len(README.splitlines())
+    assert n_lines <= 250, f"README.md has {n_lines} lines; move detail into docs/"
 
 
-def test_readme_shows_every_committed_figure():
-    shown = between(README, "figures", "end figures")
-    for png in (ROOT / "figures" / "out").glob("fig_*.png"):
-        assert f"figures/out/{png.name}" in shown
+def test_readme_links_resolve():
+    """Every relative link of the README names a file or folder of the repository."""
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
+        if "://" not in target:
+            assert (ROOT / target).exists(), f"README links to {target}, which does not exist"
 
 
 def python_sections():
@@ -63,7 +64,7 @@ EXTRAS = {"torch": "aprank[torch]", "dask": "aprank[dask]"}
 
 
 def test_python_blocks_are_found():
-    assert len(SECTIONS) >= 8
+    assert len(SECTIONS) >= 2
     assert sum(len(blocks) for _, blocks in SECTIONS) == README.count("```python\n")
 
 

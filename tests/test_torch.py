@@ -274,18 +274,19 @@ def test_torch_compile_runs_the_loss_eagerly(backend):
         torch.testing.assert_close(g, w)
 
 
-def test_readme_example_runs():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("<!-- torch example -->")[1].split("<!-- end torch example -->")[0]
+def test_docs_example_runs():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "torch.md").read_text()
+    block = page.split("<!-- torch example -->")[1].split("<!-- end torch example -->")[0]
     code = block.split("```python\n")[1].split("```")[0]
     namespace = {}
-    exec(compile(code, "README torch example", "exec"), namespace)
+    exec(compile(code, "docs/torch.md example", "exec"), namespace)
     assert namespace["scores"].grad.shape == (256, 10)
     assert namespace["per_query"].shape == (20,)
 
 
 def test_training_experiment_runs_at_a_small_size():
-    """Acceptance c: the README's experiment, quick (3 epochs, one seed), on the real data."""
+    """Acceptance c: the docs' experiment (docs/experiments.md), quick (3 epochs, one seed), on
+    the real data."""
     from aprank.datasets import data_dir
     from experiments.torch_mlp import mlp_experiment
     try:

@@ -186,10 +186,22 @@ def tally(part: SplitPart, anchors: Anchors, n_pos: int, centre: float) -> Tally
 class SplitResult:
     """The most violated ranking of a split query (see ``aprank.InferenceResult``).
 
-    ranks, coef : dask arrays, one entry per sample in input order, chunked as the scores.
-    loss, objective : floats.
-    n_rounds : rounds of pivots the solve took; n_pivots : negatives whose rank was computed
-        on the client.
+    Attributes
+    ----------
+    ranks : dask.array.Array
+        The interleaving ranks, one per sample in input order, chunked as the scores.
+    coef : dask.array.Array
+        Psi's coefficients, one per sample in input order, chunked as the scores.
+    loss : float
+        Delta(R*, R) of the most violated ranking.
+    objective : float
+        The constraint violation (>= 0).
+    algorithm : str
+        "qs", whose result this is.
+    n_rounds : int
+        Rounds of pivots the solve took.
+    n_pivots : int
+        Negatives whose rank was computed on the client.
     """
 
     ranks: da.Array
@@ -235,15 +247,31 @@ def gather_positives(parts: list):
 
 
 def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
-    """Exact loss-augmented inference (AP or NDCG) for ONE query whose samples are split over
-    the chunks of a dask array: the result of ``aprank.infer(scores, labels, loss=loss,
-    algorithm="qs")`` without gathering the negatives (see the module docstring).
+    """Exact loss-augmented inference (AP or NDCG) for ONE query split over dask chunks.
 
-    scores : dask array (n,) (or anything ``dask.array.asarray`` takes), finite.
-    labels : dask array (n,), bool, {0, 1} or {-1, +1}; rechunked like ``scores``.
-    samples : pivots per open range and round (more: fewer rounds, more data per round).
+    The result of ``aprank.infer(scores, labels, loss=loss, algorithm="qs")`` without
+    gathering the negatives (see the module docstring).
 
-    Raises ValueError for bad input (as ``aprank.infer``) or no positive sample.
+    Parameters
+    ----------
+    scores : dask.array.Array of shape (n,)
+        Finite scores (or anything ``dask.array.asarray`` takes).
+    labels : dask.array.Array of shape (n,)
+        Bool, {0, 1} or {-1, +1}; rechunked like ``scores``.
+    loss : str or Loss, default "ap"
+        A ranking loss the kernels know: "ap", "ndcg" or an ``NDCG(discount=...)``.
+    samples : int, default 64
+        Pivots per open range and round (more: fewer rounds, more data per round).
+
+    Returns
+    -------
+    SplitResult
+        Ranks and coefficients as dask arrays, loss and objective as floats.
+
+    Raises
+    ------
+    ValueError
+        For bad input (as ``aprank.infer``) or no positive sample.
     """
     loss = get_loss(loss)
     if loss.kind != "ranking":

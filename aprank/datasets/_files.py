@@ -33,8 +33,11 @@ __all__ = [
     "file_sha256",
 ]
 
+#: The environment variable naming the data home (see :func:`get_data_home`).
 DATA_ENV_VAR = "APRANK_DATA"
+#: The environment variable naming a mirror of the data folder to download from.
 URL_ENV_VAR = "APRANK_DATA_URL"
+#: The data home when neither ``data_home=`` nor ``APRANK_DATA`` names one.
 DEFAULT_DATA_HOME = "~/aprank_data"
 TIMEOUT_SECONDS = 30
 
@@ -55,8 +58,15 @@ class ChecksumError(ValueError):
 class RemoteFile:
     """Where a data file is published and its SHA-256.
 
-    ``url`` is None for files with no verbatim public copy (the loaders derive them or say
-    where to get them: ``note``).
+    Attributes
+    ----------
+    url : str or None
+        The public URL; None for files with no verbatim public copy (the loaders derive them
+        or say where to get them: ``note``).
+    sha256 : str
+        The file's SHA-256, hexadecimal.
+    note : str
+        Where to get a file without a public URL.
     """
 
     url: str | None
@@ -120,9 +130,19 @@ REMOTE_FILES = {
 def get_data_home(data_home=None) -> Path:
     """The folder the loaders read from and download into (scikit-learn's convention).
 
-    ``data_home`` if given; else the environment variable ``APRANK_DATA`` if it is set and not
-    empty; else ``~/aprank_data``. The current directory plays no part. The folder is created
-    only when a file is downloaded into it.
+    The current directory plays no part. The folder is created only when a file is downloaded
+    into it.
+
+    Parameters
+    ----------
+    data_home : str or Path, optional
+        Used if given; else the environment variable ``APRANK_DATA`` if it is set and not
+        empty; else ``~/aprank_data``.
+
+    Returns
+    -------
+    Path
+        The data home, absolute, with ``~`` expanded.
     """
     if data_home is None:
         data_home = os.environ.get(DATA_ENV_VAR) or DEFAULT_DATA_HOME
@@ -131,6 +151,16 @@ def get_data_home(data_home=None) -> Path:
 
 def data_dir(data_home=None) -> Path:
     """:func:`get_data_home`, which must exist already (for callers that only read).
+
+    Parameters
+    ----------
+    data_home : str or Path, optional
+        See :func:`get_data_home`.
+
+    Returns
+    -------
+    Path
+        The data home.
 
     Raises
     ------
@@ -147,7 +177,18 @@ def data_dir(data_home=None) -> Path:
 
 # --------------------------------------------------------------------------- checking
 def file_sha256(path) -> str:
-    """SHA-256 of a file, read in chunks."""
+    """SHA-256 of a file, read in chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    str
+        The hexadecimal digest.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -331,7 +331,9 @@ def recording_split(recording, test_fraction: float = 0.3, seed: int = 0):
     recording : array-like of shape (n,)
         Recording (bag) id of each row, e.g. :attr:`HJABirdsong.recording`.
     test_fraction : float in (0, 1), default 0.3
+        The fraction of the recordings in the test split.
     seed : int, default 0
+        The random seed of the split.
 
     Returns
     -------
@@ -564,6 +566,7 @@ def load_hja_bags(species: int, *, data_home=None, download_if_missing: bool = T
     Parameters
     ----------
     species : int in 1..13
+        The species whose bags are positive.
     data_home : str or Path, optional
         Folder to read from and download into (see :func:`get_data_home`).
     download_if_missing : bool, default True
@@ -645,6 +648,7 @@ def load_yahoo_ltr(split: str, *, data_home=None, download_if_missing: bool = Tr
     Parameters
     ----------
     split : {"train", "test"}
+        Which file of the sample to load.
     data_home : str or Path, optional
         Folder to read from and download into (see :func:`get_data_home`).
     download_if_missing : bool, default True

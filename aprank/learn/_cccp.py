@@ -29,6 +29,25 @@ __all__ = ["cccp", "CCCPResult"]
 
 @dataclass
 class CCCPResult:
+    """What :func:`cccp` returns.
+
+    Attributes
+    ----------
+    w : ndarray of shape (d,)
+        The w_t of least objective.
+    objective : float
+        F(w); if not converged, the last convex bound at w (>= F(w)).
+    converged : bool
+        Whether the objective stopped decreasing by ``tol`` before ``max_outer``.
+    n_outer : int
+        Outer (CCCP) iterations run.
+    history : list of dict
+        One entry per outer iteration: ``outer``, ``objective`` (at w_t),
+        ``inner_iterations``, ``inner_converged``.
+    inner : CuttingPlaneResult or None
+        The inner run that produced ``w``.
+    """
+
     w: np.ndarray
     objective: float            # F(w); if not converged, the last convex bound at w (>= F(w))
     converged: bool
@@ -44,14 +63,37 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
          w0: Optional[np.ndarray] = None, inner: Callable = cutting_plane,
          inner_options: Optional[dict] = None,
          callback: Optional[Callable[[dict], None]] = None) -> CCCPResult:
-    """Minimise a latent model's objective by CCCP; stop when it decreases by less than
-    ``tol`` from one outer iteration to the next, and return the w_t of least F.
+    """Minimise a latent model's objective by CCCP.
 
-    inner : ``inner(completed_model, C, w0=w_t, **inner_options) -> CuttingPlaneResult``.
-    inner_options : keyword arguments of every inner run (e.g. its ``tol``, ``max_iter``); the
-        objective decreases only up to the inner runs' tolerance.
-    callback : called after each outer iteration with its history entry (outer, objective at
-        w_t, inner iterations, whether the inner run converged) plus ``w``, the new weights.
+    Stop when the objective decreases by less than ``tol`` from one outer iteration to the
+    next, and return the w_t of least F.
+
+    Parameters
+    ----------
+    model : LatentModel
+        The latent model: ``model.latent(w)`` imputes the hidden variables and returns the
+        completed (convex) model.
+    C : float
+        The regularisation constant (> 0).
+    tol : float, default 1e-3
+        The least decrease of the objective that continues the outer loop.
+    max_outer : int, default 50
+        The most outer iterations.
+    w0 : ndarray of shape (d,), optional
+        The first w_t (default 0).
+    inner : callable, default :func:`cutting_plane`
+        ``inner(completed_model, C, w0=w_t, **inner_options) -> CuttingPlaneResult``.
+    inner_options : dict, optional
+        Keyword arguments of every inner run (e.g. its ``tol``, ``max_iter``); the objective
+        decreases only up to the inner runs' tolerance.
+    callback : callable, optional
+        Called after each outer iteration with its history entry (outer, objective at w_t,
+        inner iterations, whether the inner run converged) plus ``w``, the new weights.
+
+    Returns
+    -------
+    CCCPResult
+        The best w_t, its objective and the history.
     """
     inner_options = dict(inner_options or {})
     w = np.zeros(model.size_joint_feature) if w0 is None else np.asarray(w0, dtype=float).copy()

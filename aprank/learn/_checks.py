@@ -42,10 +42,23 @@ NON_NEGATIVE_INT = NoBoolInterval(Integral, 0, None, closed="left")
 
 
 def atomic_fit(fit):
-    """Decorate ``fit``: parameters checked first (``_fit_context``), and on any exception,
+    """Decorate ``fit``: parameters checked first, attributes restored on any exception.
+
+    The parameters are checked as scikit-learn's ``_fit_context`` does. On any exception,
     KeyboardInterrupt included, the estimator's attributes are put back as they were (a
     failed fit never leaves ``classes_`` or ``n_features_in_`` of new data beside a stale
-    ``coef_``), then the exception propagates."""
+    ``coef_``), then the exception propagates.
+
+    Parameters
+    ----------
+    fit : callable
+        An estimator's ``fit`` method.
+
+    Returns
+    -------
+    callable
+        The decorated ``fit``.
+    """
 
     @functools.wraps(fit)
     def atomic(self, *args, **kwargs):
@@ -84,8 +97,27 @@ def positive_weights(sample_weight, X):
 
 
 def relevance(y, classes: np.ndarray, n: int, name: str) -> np.ndarray:
-    """y given to ``score`` as a relevance mask (the second class relevant): ValueError for a
-    label that is not one of ``classes`` (it would count as irrelevant without a word)."""
+    """y given to ``score`` as a relevance mask (the second class relevant).
+
+    A label that is not one of ``classes`` is a ValueError (it would count as irrelevant
+    without a word).
+
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        The labels given to ``score``.
+    classes : ndarray of shape (2,)
+        The estimator's ``classes_``; the second is the relevant one.
+    n : int
+        The number of samples of X (y must have as many labels).
+    name : str
+        The estimator's name, for the error message.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True where the label is ``classes[1]``.
+    """
     y = column_or_1d(y)
     if y.shape[0] != n:
         raise ValueError(f"y has {y.shape[0]} labels but X has {n} samples")

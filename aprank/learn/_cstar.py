@@ -15,8 +15,21 @@ __all__ = ["CStarPrecisionAtK", "break_even_precision"]
 
 
 def break_even_precision(Y, T) -> float:
-    """Mean over samples with a relevant label of |t and relevant| / k, k = the sample's number
-    of relevant labels (T: predicted subsets of that size)."""
+    """Break-even precision: the mean over samples with a relevant label of
+    #(predicted and relevant) / k, k = the sample's number of relevant labels.
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        The relevant labels, 0/1 or bool.
+    T : array-like of shape (n_samples, n_labels)
+        The predicted subsets, each of its sample's size k, 0/1 or bool.
+
+    Returns
+    -------
+    float
+        The mean over the samples with at least one relevant label.
+    """
     Y, T = np.asarray(Y, dtype=bool), np.asarray(T, dtype=bool)
     k = Y.sum(axis=1)
     used = k > 0
@@ -49,15 +62,32 @@ class CStarPrecisionAtK(BaseEstimator):
         Weight of the loss bound against the regulariser.
     kernel : None or a metric of ``sklearn.metrics.pairwise_kernels`` ("rbf", "poly", ...)
         None: linear scores on the features.
-    gamma : kernel parameter (as pairwise_kernels), used by "rbf", "poly", ...
-    learning_rate, max_iter : subgradient steps.
-    tol : stop when the best objective has improved by less than ``tol`` (relative) over the
+    gamma : float > 0 or None
+        Kernel parameter (as pairwise_kernels), used by "rbf", "poly", ...
+    learning_rate : float > 0
+        The subgradient step at iteration t is ``learning_rate / sqrt(t)``.
+    max_iter : int >= 1
+        The most subgradient steps.
+    tol : float >= 0
+        Stop when the best objective has improved by less than ``tol`` (relative) over the
         last 20 iterations.
 
     Attributes
     ----------
-    core_ : core label indices; coef_ (L, d) or dual_coef_ (L, n_train); intercept_ (L,);
-    interactions_ : F (L, L); objective_ : per iteration; n_iter_ : iterations run.
+    core_ : ndarray
+        The core label indices.
+    coef_ : ndarray of shape (L, d)
+        The label weights (linear scores).
+    dual_coef_ : ndarray of shape (L, n_train)
+        The label weights over the training samples (with a ``kernel``).
+    intercept_ : ndarray of shape (L,)
+        The label offsets v_l.
+    interactions_ : ndarray of shape (L, L)
+        F.
+    objective_ : list of float
+        The objective per iteration.
+    n_iter_ : int
+        Iterations run.
     """
 
     _parameter_constraints: dict = {

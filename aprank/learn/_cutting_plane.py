@@ -34,6 +34,30 @@ __all__ = ["cutting_plane", "CuttingPlaneResult", "WorkingSet"]
 
 @dataclass
 class CuttingPlaneResult:
+    """What :func:`cutting_plane` returns.
+
+    Attributes
+    ----------
+    w : ndarray of shape (d,)
+        The learned weights.
+    primal : float
+        The primal objective at ``w``, with the slack of exact inference at ``w``.
+    dual : float
+        The dual objective of the last working-set QP.
+    gap : float
+        ``primal - dual``.
+    converged : bool
+        Whether the stopping rule was met before ``max_iter``.
+    n_iter : int
+        Cutting-plane iterations run.
+    history : list of dict
+        One entry per iteration: ``iteration``, ``primal``, ``dual``, ``gap``, ``violation``,
+        ``working_slack``, ``hard_violation``, ``n_constraints``, ``inference_seconds``,
+        ``qp_seconds`` and what the model's cut adds.
+    working_set : WorkingSet
+        The constraints at the end, to warm-start another fit on the same model.
+    """
+
     w: np.ndarray
     primal: float
     dual: float
@@ -50,6 +74,11 @@ class WorkingSet:
     G and K live in buffers of doubling capacity (``G``, ``K`` are views of their filled
     part), so adding a constraint costs one product with the constraints held, not a copy of
     everything held; pickles and copies carry the filled part only.
+
+    Parameters
+    ----------
+    dim : int
+        The dimension of w (the length of every constraint vector).
     """
 
     def __init__(self, dim: int):
@@ -141,17 +170,42 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
                   callback: Optional[Callable[[dict], None]] = None) -> CuttingPlaneResult:
     """Train w on ``model`` (any :class:`aprank.models.StructuredModel`).
 
-    hard : optional (m, d) array or sparse matrix whose rows h_i give hard constraints
-        w'h_i >= 1.
-    w0 : where the first most violated constraint is sought (default 0).
-    working_set : constraints of an earlier fit on the same model, to start from.
-    upper : optional (d,) upper bounds of w (+inf where there is none). Each finite bound
-        w_k <= u_k is a hard constraint in the working set from the start, never pruned, and
-        w is clipped to the bounds after each QP (which meets them up to rounding).
-    callback : called after inference in every iteration with a dict: the iteration's history
-        entry plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
+    Parameters
+    ----------
+    model : StructuredModel
+        The joint feature, loss and inference: ``model.most_violated(w)`` gives the cut.
+    C : float
+        The regularisation constant (> 0).
+    tol : float, default 1e-3
+        Stop when the most violated constraint exceeds the working-set slack by at most
+        ``tol``, the primal-dual gap is at most ``tol`` and no hard constraint is violated by
+        more than ``tol``.
+    max_iter : int, default 1000
+        The most cutting-plane iterations.
+    prune_after : int, default 50
+        Drop a constraint inactive for this many iterations in a row (0: never).
+    hard : array or sparse matrix of shape (m, d), optional
+        Rows h_i giving hard constraints w'h_i >= 1.
+    w0 : ndarray of shape (d,), optional
+        Where the first most violated constraint is sought (default 0).
+    working_set : WorkingSet, optional
+        Constraints of an earlier fit on the same model, to start from.
+    upper : ndarray of shape (d,), optional
+        Upper bounds of w (+inf where there is none). Each finite bound w_k <= u_k is a hard
+        constraint in the working set from the start, never pruned, and w is clipped to the
+        bounds after each QP (which meets them up to rounding).
+    callback : callable, optional
+        Called after inference in every iteration with a dict: the iteration's history entry
+        plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
         ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
 
+    Returns
+    -------
+    CuttingPlaneResult
+        The weights, objectives, history and final working set.
+
+    Notes
+    -----
     C, tol, max_iter and prune_after are checked (scikit-learn's ``InvalidParameterError``)
     unless the caller has checked them already (an estimator's fit).
     """

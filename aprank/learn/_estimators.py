@@ -312,13 +312,19 @@ _COMMON_DOC = """
 
     Attributes
     ----------
-    coef_ : (n_features,) weights.
-    n_iter_, converged_ : iterations run and whether the stopping rule was met.
-    primal_, dual_, gap_ : final primal objective 1/2||w||^2 + C xi (xi from exact inference at
-        the final w), dual objective of the working set, and their difference.
-    history_ : list of dicts, one per iteration: primal, dual, gap, violation (exact slack),
-        working_slack, n_constraints, inference_seconds, qp_seconds, n_last_rank (negatives at
-        rank P+1), cut_seconds (the products X w and X'c and the cut's assembly).
+    coef_ : ndarray of shape (n_features,)
+        The weights.
+    n_iter_ : int
+        Iterations run.
+    converged_ : bool
+        Whether the stopping rule was met.
+    primal_, dual_, gap_ : float
+        Final primal objective 1/2||w||^2 + C xi (xi from exact inference at the final w),
+        dual objective of the working set, and their difference.
+    history_ : list of dict
+        One per iteration: primal, dual, gap, violation (exact slack), working_slack,
+        n_constraints, inference_seconds, qp_seconds, n_last_rank (negatives at rank P+1),
+        cut_seconds (the products X w and X'c and the cut's assembly).
 """
 
 
@@ -462,8 +468,10 @@ class APSVMAppx(_StructuredSVM):
         Exact AP inference algorithm.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the bias.
-""" + _COMMON_DOC + """    binary_ : the fitted first-stage BinarySVM.
-    easy_ : (n_samples,) bool, samples kept easy (hard constraints).
+""" + _COMMON_DOC + """    binary_ : BinarySVM
+        The fitted first-stage BinarySVM.
+    easy_ : ndarray of bool, shape (n_samples,)
+        The samples kept easy (hard constraints).
 """
 
     _has_intercept = True

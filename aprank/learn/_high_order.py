@@ -125,8 +125,10 @@ class HOBSVM(_HighOrder):
         Weight of a positive in the loss; default N / P.
 """ + _PAIR_DOC + _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
         A query without positives: raise, or leave it out of training and of ``score``.
-""", "") + """    coef_pairs_ : (d2,) pair weights w2 (all <= 0).
-    intercept_ : the bias.
+""", "") + """    coef_pairs_ : ndarray of shape (d2,)
+        The pair weights w2 (all <= 0).
+    intercept_ : float
+        The bias.
 """
 
     _parameter_constraints = {**_HighOrder._parameter_constraints, "J": [NON_NEGATIVE, None]}
@@ -192,12 +194,18 @@ class HOAPSVM(_HighOrder):
 """, "").replace("""    warm_start : bool
         Reuse the previous fit: its working set when the data, queries, loss and constraints
         are the same (e.g. a path over C), else its weights as the starting point.
-""", "") + """    coef_pairs_ : (d2,) pair weights w2 (all <= 0).
-    intercept_ : the bias.
-    n_outer_, converged_ : CCCP iterations and whether the objective stopped decreasing.
-    objective_ : F(w) at the returned w; ``cccp_history_``: per outer iteration, the objective
-        at its w_t and the inner iterations.
-    hob_ : the HOBSVM of ``init="hob"``.
+""", "") + """    coef_pairs_ : ndarray of shape (d2,)
+        The pair weights w2 (all <= 0).
+    intercept_ : float
+        The bias.
+    n_outer_ : int
+        CCCP iterations (``converged_``: whether the objective stopped decreasing).
+    objective_ : float
+        F(w) at the returned w.
+    cccp_history_ : list of dict
+        Per outer iteration, the objective at its w_t and the inner iterations.
+    hob_ : HOBSVM
+        The HOBSVM of ``init="hob"``.
 """
 
     _parameter_constraints = {

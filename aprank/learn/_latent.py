@@ -188,11 +188,17 @@ _LATENT_DOC = """
         CCCP iterations per start (a ConvergenceWarning is raised when reached).
 """
 
-_LATENT_ATTRS = """    n_outer_, converged_ : CCCP iterations of the kept start and whether its objective
-        stopped decreasing.
-    objective_ : the objective at the returned w; ``start_objectives_``: one per start;
-        ``cccp_history_``: per outer iteration of the kept start, the objective at its w_t.
-    train_h_ : per training bag (sorted ids), the row chosen at the returned w.
+_LATENT_ATTRS = """    n_outer_ : int
+        CCCP iterations of the kept start (``converged_``: whether its objective stopped
+        decreasing).
+    objective_ : float
+        The objective at the returned w.
+    start_objectives_ : list of float
+        The objective of each start.
+    cccp_history_ : list of dict
+        Per outer iteration of the kept start, the objective at its w_t.
+    train_h_ : ndarray of int
+        Per training bag (sorted ids), the row chosen at the returned w.
 """
 
 _COMMON_LATENT = _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
@@ -291,7 +297,8 @@ class LatentSVM(_Latent):
         objective need not decrease monotonically (the best start is still kept).
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the (regularised) bias.
-""" + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS + """    intercept_ : the bias.
+""" + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS + """    intercept_ : float
+        The bias.
 """
 
     _has_intercept = True

@@ -31,12 +31,20 @@ __all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "digest"]  #
 class Constraint:
     """The most violated constraint at w, w'g >= b - xi.
 
-    g : Psi(R*) - Psi(R_hat), mean over the queries.
-    b : Delta(R*, R_hat), mean over the queries.
-    violation : b - w'g, the exact slack of w (>= 0 when inference is exact).
-    seconds : time spent in loss-augmented inference.
-    result : what inference returned (e.g. a BatchResult, with the ranks).
-    info : model-specific diagnostics copied into the learner's history (numbers only).
+    Attributes
+    ----------
+    g : ndarray of shape (d,)
+        Psi(R*) - Psi(R_hat), mean over the queries.
+    b : float
+        Delta(R*, R_hat), mean over the queries.
+    violation : float
+        b - w'g, the exact slack of w (>= 0 when inference is exact).
+    seconds : float
+        Time spent in loss-augmented inference.
+    result : object
+        What inference returned (e.g. a BatchResult, with the ranks).
+    info : dict
+        Model-specific diagnostics copied into the learner's history (numbers only).
     """
 
     g: np.ndarray

@@ -21,13 +21,19 @@ __all__ = ["CStarModel", "CStarBound", "greedy_core"]
 class CStarBound:
     """The loss bound of eq. 8 for every sample, and its subgradient.
 
-    bound : per sample, max_t [Delta + f(t)] - f(t_ref) (0 for samples left out).
-    loss : per sample, Delta(t*, z) of the most violated subset.
-    grad_scores : (n, L), d bound / d s = t* - t_ref (eq. 9).
-    grad_interactions : (L, L), sum over samples of t* t*' - t_ref t_ref' (eq. 9, unsymmetrised:
-        f = t'Ft counts F[i, j] and F[j, i] separately), zero outside the core's rows and
-        columns.
-    used : per sample, False where it was left out (break-even k without relevant labels).
+    Attributes
+    ----------
+    bound : ndarray of shape (n,)
+        Per sample, max_t [Delta + f(t)] - f(t_ref) (0 for samples left out).
+    loss : ndarray of shape (n,)
+        Per sample, Delta(t*, z) of the most violated subset.
+    grad_scores : ndarray of shape (n, L)
+        d bound / d s = t* - t_ref (eq. 9).
+    grad_interactions : ndarray of shape (L, L)
+        The sum over samples of t* t*' - t_ref t_ref' (eq. 9, unsymmetrised: f = t'Ft counts
+        F[i, j] and F[j, i] separately), zero outside the core's rows and columns.
+    used : ndarray of bool, shape (n,)
+        Per sample, False where it was left out (break-even k without relevant labels).
     """
 
     bound: np.ndarray
@@ -50,10 +56,24 @@ def _mutual_information(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def greedy_core(Y, n_core: int) -> np.ndarray:
-    """Core labels chosen greedily for joint mutual information (paper 001 section 5): each
-    step adds the label c maximising sum over the labels j outside the core of
+    """Core labels chosen greedily for joint mutual information (paper 001 section 5).
+
+    Each step adds the label c maximising the sum over the labels j outside the core of
     I(y_j ; y_{core + c}), the information the joint state of the core carries about the rest
-    (empirical, on the training labels). Returns the indices in the order chosen."""
+    (empirical, on the training labels).
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples, n_labels)
+        The training labels, 0/1 or bool.
+    n_core : int
+        The core size (at most the number of labels is used).
+
+    Returns
+    -------
+    ndarray of int64
+        The core's label indices in the order chosen.
+    """
     Y = np.asarray(Y, dtype=bool)
     L = Y.shape[1]
     core: list[int] = []
@@ -78,10 +98,13 @@ class CStarModel:
 
     Parameters
     ----------
-    Y : (n, L) 0/1 or bool: the relevant labels of each sample.
-    k : "bep" (k = the sample's number of relevant labels; samples without one are left out)
-        or an int.
-    core : label indices of the core (may be empty: independent labels).
+    Y : array-like of shape (n, L)
+        The relevant labels of each sample, 0/1 or bool.
+    k : "bep" or int, default "bep"
+        "bep": k = the sample's number of relevant labels (samples without one are left out);
+        an int fixes k.
+    core : sequence of int, default ()
+        Label indices of the core (may be empty: independent labels).
     """
 
     def __init__(self, Y, k="bep", core=()):

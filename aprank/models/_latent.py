@@ -31,7 +31,22 @@ __all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel", 
 
 
 def bag_max(scores: np.ndarray, bags) -> tuple:
-    """(bag ids, sorted; each bag's highest score): a bag is scored by its best row."""
+    """Each bag's highest score: a bag is scored by its best row.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (M,)
+        One score per row.
+    bags : array-like of shape (M,)
+        The bag id of each row.
+
+    Returns
+    -------
+    ids : ndarray
+        The bag ids, sorted.
+    best : ndarray of shape (n_bags,)
+        Each bag's highest score, in the order of ``ids``.
+    """
     ids, inverse = np.unique(np.asarray(bags), return_inverse=True)
     best = np.full(ids.shape[0], -np.inf)
     np.maximum.at(best, inverse.ravel(), scores)
@@ -39,8 +54,26 @@ def bag_max(scores: np.ndarray, bags) -> tuple:
 
 
 def bag_means(X, bags, labels) -> tuple:
-    """(the mean row of each bag, each bag's label as bool), bags in sorted id order: the
-    non-latent view of the data (every bag scored by the mean of its rows)."""
+    """The mean row and the label of each bag: the non-latent view of the data.
+
+    Every bag is scored by the mean of its rows; bags come in sorted id order.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (M, d)
+        The rows.
+    bags : array-like of shape (M,)
+        The bag id of each row.
+    labels : array-like of shape (M,)
+        Per row; a bag is positive when its rows are.
+
+    Returns
+    -------
+    means : ndarray of shape (n_bags, d)
+        The mean row of each bag.
+    bag_labels : ndarray of bool, shape (n_bags,)
+        Each bag's label.
+    """
     _, inverse = np.unique(np.asarray(bags), return_inverse=True)
     inverse = inverse.ravel()
     counts = np.bincount(inverse)
@@ -83,13 +116,21 @@ class LatentRankingModel(_Bags, LatentModel):
 
     Parameters
     ----------
-    X : (M, d) rows (dense or CSR).
-    labels : (M,) per row; the rows of a bag share their label.
-    bags : (M,) bag id of each row (None: every row a bag).
-    h : known rows ({bag id: row} or an (M,) bool mask), see ``aprank.inference.LatentProblem``.
-    loss : "latent-ap" (latent AP-SVM) or "latent-ssvm" (latent SSVM).
-    algorithm : algorithm of the latent kind (default: the loss's default).
-    ranking_algorithm : exact AP algorithm of latent-ap's second step.
+    X : array or CSR matrix of shape (M, d)
+        The rows.
+    labels : array-like of shape (M,)
+        Per row; the rows of a bag share their label.
+    bags : array-like of shape (M,), optional
+        The bag id of each row (None: every row a bag).
+    h : dict or ndarray of bool, optional
+        Known rows ({bag id: row} or an (M,) bool mask), see
+        ``aprank.inference.LatentProblem``.
+    loss : {"latent-ap", "latent-ssvm"}, default "latent-ap"
+        "latent-ap" (latent AP-SVM) or "latent-ssvm" (latent SSVM).
+    algorithm : str, optional
+        Algorithm of the latent kind (default: the loss's default).
+    ranking_algorithm : str, default "qs"
+        Exact AP algorithm of latent-ap's second step.
     """
 
     def __init__(self, X, labels, bags=None, h=None, loss="latent-ap", *, algorithm=None,
@@ -109,8 +150,18 @@ class LatentRankingModel(_Bags, LatentModel):
 
 
 class LatentRankingCompleted(StructuredModel):
-    """The convex model of one CCCP iteration: the positives' rows fixed at ``impute`` in the
-    ground truth (for latent AP-SVM in both terms); its slack is the loss's objective."""
+    """The convex model of one CCCP iteration of :class:`LatentRankingModel`.
+
+    The positives' rows are fixed at ``impute`` in the ground truth (for latent AP-SVM in both
+    terms); its slack is the loss's objective.
+
+    Parameters
+    ----------
+    parent : LatentRankingModel
+        The latent model.
+    impute : ndarray of int
+        Per bag, the row imputed at w_t (``parent.impute(w_t)``).
+    """
 
     def __init__(self, parent: LatentRankingModel, impute: np.ndarray):
         self.parent = parent
@@ -140,11 +191,25 @@ class LatentBinaryModel(_Bags, LatentModel):
     negative bag a negative sample (its known row only, where given), the weighted 0-1 loss
     of :class:`aprank.losses.ZeroOne` (J = N / P by default, N counting negative rows).
 
-    robust : fraction c in [0, 1) of the negative rows to ignore in each CCCP iteration: those
+    X must carry the bias column (the learner's design matrix).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (M, d)
+        The rows, bias column included.
+    labels : array-like of shape (M,)
+        Per row; the rows of a bag share their label.
+    bags : array-like of shape (M,), optional
+        The bag id of each row (None: every row a bag).
+    h : dict or ndarray of bool, optional
+        Known rows ({bag id: row} or an (M,) bool mask), see
+        ``aprank.inference.LatentProblem``.
+    J : float, optional
+        The weight of a positive in the 0-1 loss (default N / P).
+    robust : float, default 0.0
+        The fraction c in [0, 1) of the negative rows to ignore in each CCCP iteration: those
         scoring highest at w_t (the most confusing), while every negative bag keeps at least
         one row (its lowest-scoring). 0 is the standard latent SVM.
-
-    X must carry the bias column (the learner's design matrix).
     """
 
     def __init__(self, X, labels, bags=None, h=None, *, J=None, robust=0.0):

@@ -33,14 +33,41 @@ __all__ = ["HOBModel", "HOAPModel", "HOAPLinearised", "pair_features", "exp_simi
 
 
 def exp_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Phi(z_a, z_b) = exp(-(z_a - z_b)^2), elementwise (paper 002 eq. 5)."""
+    """Phi(z_a, z_b) = exp(-(z_a - z_b)^2), elementwise (paper 002 eq. 5).
+
+    Parameters
+    ----------
+    a, b : ndarray
+        The rows of the two ends of each pair, of one shape.
+
+    Returns
+    -------
+    ndarray
+        The pair features, of the same shape.
+    """
     return np.exp(-np.square(a - b))
 
 
 def pair_features(X, edges: np.ndarray, phi: Optional[Callable] = None) -> np.ndarray:
-    """Phi of every pair, (m, d2): ``phi(X[a], X[b])`` on the rows of the pairs (default
-    :func:`exp_similarity`); must be finite and, for HOB-SVM's w2 <= 0 to mean "linked samples
-    agree", non-negative."""
+    """Phi of every pair, (m, d2): ``phi(X[a], X[b])`` on the rows of the pairs.
+
+    The result must be finite and, for HOB-SVM's w2 <= 0 to mean "linked samples agree",
+    non-negative (ValueError otherwise).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The samples' features.
+    edges : ndarray of shape (m, 2)
+        The pairs (a, b), sample indices.
+    phi : callable, optional
+        ``phi(X[a], X[b])`` returning an (m, d2) array; default :func:`exp_similarity`.
+
+    Returns
+    -------
+    ndarray of shape (m, d2)
+        The pair features.
+    """
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     phi = exp_similarity if phi is None else phi
     F = np.asarray(phi(X[edges[:, 0]], X[edges[:, 1]]), dtype=float)
@@ -121,13 +148,20 @@ class HOBModel(_Pairwise, StructuredModel):
 
     Parameters
     ----------
-    X : (n, d1) design (bias column included).
-    labels : (n,) binary labels.
-    edges : the pairs E, or a built ``PairwiseGraph``.
-    Phi : (m, d2) pair features (see :func:`pair_features`).
-    eta : weight of the pair block.
-    loss : "pairwise-zero-one" or ``PairwiseZeroOne(J)``.
-    algorithm : a "pairwise" algorithm ("graphcut").
+    X : array-like or sparse matrix of shape (n, d1)
+        The design (bias column included).
+    labels : array-like of shape (n,)
+        Binary labels.
+    edges : ndarray of shape (m, 2) or PairwiseGraph
+        The pairs E, or a built ``PairwiseGraph``.
+    Phi : ndarray of shape (m, d2)
+        Pair features (see :func:`pair_features`).
+    eta : float, default 1.0
+        Weight of the pair block.
+    loss : str or PairwiseZeroOne, default "pairwise-zero-one"
+        "pairwise-zero-one" or ``PairwiseZeroOne(J)``.
+    algorithm : str, default "graphcut"
+        A "pairwise" algorithm.
     """
 
     def __init__(self, X, labels, edges, Phi, eta=1.0, loss="pairwise-zero-one", *,
@@ -164,6 +198,23 @@ class HOAPModel(_Pairwise, LatentModel):
     a looser bound that gives the same scores); the result,
     :class:`HOAPLinearised`, is convex in w and its most violated ranking is exact AP inference
     on the scores of Proposition 5.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d1)
+        The design (bias column included).
+    labels : array-like of shape (n,)
+        Binary labels.
+    edges : ndarray of shape (m, 2) or PairwiseGraph
+        The pairs E, or a built ``PairwiseGraph``.
+    Phi : ndarray of shape (m, d2)
+        Pair features (see :func:`pair_features`).
+    eta : float, default 1.0
+        Weight of the pair block.
+    algorithm : str, default "graphcut"
+        The "pairwise" algorithm of the max-marginals.
+    ranking_algorithm : str, default "qs"
+        The exact AP algorithm of the most violated ranking.
     """
 
     def __init__(self, X, labels, edges, Phi, eta=1.0, *, algorithm="graphcut",
@@ -229,6 +280,14 @@ class HOAPLinearised(StructuredModel):
     positive's score has a coefficient <= 0 and a negative's one >= 0 (paper 002 eq. 15), so the
     constraint is convex and the rows v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give a
     subgradient cut at w, tight there.
+
+    Parameters
+    ----------
+    parent : HOAPModel
+        The latent model this problem linearises.
+    own_at_t : ndarray of shape (n, D)
+        Per sample, Psi (restricted to its component) of its max-marginal labelling with its
+        true label at w_t (``HOAPModel.clamped_psi(w_t)[0]``).
     """
 
     def __init__(self, parent: HOAPModel, own_at_t: np.ndarray):

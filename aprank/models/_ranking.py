@@ -22,28 +22,30 @@ __all__ = ["RankingModel"]
 class RankingModel(StructuredModel):
     """Samples X with binary labels, grouped in queries, scored by w'x.
 
+    The labels, queries and ground truth are validated and built once, here, and X is held
+    once in the layout its products want (C-contiguous float64, or CSR float64; a copy only
+    where X is not already so); each call of :meth:`most_violated` only computes scores, runs
+    inference and forms the cut.
+
     Parameters
     ----------
-    X : (n, d) array or sparse matrix
+    X : array or sparse matrix of shape (n, d)
         Features (the design matrix, bias column included when the learner has one).
-    labels : (n,) bool, {0, 1} or {-1, +1}
+    labels : array-like of shape (n,)
+        Binary labels: bool, {0, 1} or {-1, +1}.
     loss : str or Loss
         A loss of the ranking kind (AP, NDCG) or of the labelling kind (the 0-1 loss).
-    qid : (n,), optional
+    qid : array-like of shape (n,), optional
         Query of each sample.
     algorithm : str
         Name of the registry algorithm for loss-augmented inference.
     empty : {"error", "skip"}
         Queries without positives (see ``aprank.infer_batch``).
-    sample_weight : (n,) positive floats, optional
-        AP / NDCG: query weights (constant within each query; ValueError otherwise); the 0-1
-        loss: sample weights. A weight counts copies: see ``aprank.models._weights``. None is
-        every weight 1, computed as before (no reweighting at all).
-
-    The labels, queries and ground truth are validated and built once, here, and X is held
-    once in the layout its products want (C-contiguous float64, or CSR float64; a copy only
-    where X is not already so); each call of :meth:`most_violated` only computes scores, runs
-    inference and forms the cut.
+    sample_weight : array-like of shape (n,), optional
+        Positive floats. AP / NDCG: query weights (constant within each query; ValueError
+        otherwise); the 0-1 loss: sample weights. A weight counts copies: see
+        ``aprank.models._weights``. None is every weight 1, computed as before (no reweighting
+        at all).
     """
 
     def __init__(self, X, labels, loss="ap", *, qid=None, algorithm="qs", empty="error",

@@ -40,8 +40,23 @@ def as_sample_weight(sample_weight, n: int) -> np.ndarray:
 
 
 def query_weights(sample_weight: np.ndarray, order, offsets: np.ndarray, query_ids=None) -> np.ndarray:
-    """The weight of each query (grouped as ``aprank.validation.as_query_groups`` returns:
-    ``order``, ``offsets``, ``query_ids``): ValueError naming a query whose samples differ."""
+    """The weight of each query: the weight its samples share.
+
+    A query whose samples' weights differ is a ValueError naming it.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n,)
+        One weight per sample.
+    order, offsets, query_ids
+        The grouping of the samples into queries, as ``aprank.validation.as_query_groups``
+        returns it.
+
+    Returns
+    -------
+    ndarray of shape (n_queries,)
+        The weight of each query, in the grouping's order.
+    """
     grouped = sample_weight if order is None else sample_weight[order]
     low = np.minimum.reduceat(grouped, offsets[:-1])
     high = np.maximum.reduceat(grouped, offsets[:-1])

@@ -13,7 +13,10 @@ from aprank.torch._ops import hinge_terms
 __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
            "BACKENDS", "REDUCTIONS"]
 
+#: The values of ``backend=``: compiled kernels for CPU tensors and torch operations elsewhere
+#: ("auto"), or one of the two forced.
 BACKENDS = ("auto", "kernels", "torch")
+#: The values of ``reduction=``.
 REDUCTIONS = ("mean", "sum", "none")
 #: Below this many samples per thread, one thread does the whole batch (threads cost more).
 _MIN_SAMPLES_PER_THREAD = 20_000
@@ -182,23 +185,38 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
 
     Parameters
     ----------
-    scores : tensor (n,) or (B, L), floating point, any device
-        1-D: samples of the queries given by ``qid``. 2-D: L queries, one per column (a
-        multi-label batch: each class ranks the B samples).
-    labels : tensor or array of the same shape: bool, {0, 1} or {-1, +1}.
-    qid : tensor or array (n,) of integer query ids, optional (1-D scores only; None: one query).
-    reduction : "mean" (over the queries that have positives), "sum", or "none" (one value per
-        query, in the order of ``torch.unique(qid)``, or per column).
-    loss : "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
-    backend : "auto" (compiled kernels for CPU tensors, torch operations on any other device),
-        "kernels" (compiled kernels; tensors on another device are copied to the host and back),
-        or "torch" (torch operations on the tensors' device; the GPU path, also runs on CPU).
-    empty : "skip" (default: a query without positives contributes 0 and is left out of the
-        mean, as a class missing from a minibatch should be) or "error" (ValueError naming it).
-        A batch with no positive at all is always a ValueError: AP and NDCG are undefined.
-    n_threads : threads for the compiled kernels on large batches (default
+    scores : tensor of shape (n,) or (B, L)
+        Floating point, any device. 1-D: samples of the queries given by ``qid``. 2-D: L
+        queries, one per column (a multi-label batch: each class ranks the B samples).
+    labels : tensor or array of the same shape
+        Bool, {0, 1} or {-1, +1}.
+    qid : tensor or array of shape (n,), optional
+        Integer query ids (1-D scores only; None: one query).
+    reduction : {"mean", "sum", "none"}, default "mean"
+        "mean" over the queries that have positives, "sum", or "none" (one value per query,
+        in the order of ``torch.unique(qid)``, or per column).
+    loss : str or Loss, default "ap"
+        "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
+    backend : {"auto", "kernels", "torch"}, default "auto"
+        "auto" (compiled kernels for CPU tensors, torch operations on any other device),
+        "kernels" (compiled kernels; tensors on another device are copied to the host and
+        back), or "torch" (torch operations on the tensors' device; the GPU path, also runs on
+        CPU).
+    empty : {"skip", "error"}, default "skip"
+        "skip": a query without positives contributes 0 and is left out of the mean, as a
+        class missing from a minibatch should be; "error": ValueError naming it. A batch with
+        no positive at all is always a ValueError: AP and NDCG are undefined.
+    n_threads : int, optional
+        Threads for the compiled kernels on large batches (default
         ``torch.get_num_threads()``).
 
+    Returns
+    -------
+    torch.Tensor
+        A scalar, or with ``reduction="none"`` one value per query, in the scores' dtype.
+
+    Notes
+    -----
     Both backends compute the same ranks (ties follow the rule of :func:`aprank.infer`) and
     decide in float64; the result has the scores' dtype. Under ``torch.compile`` the loss runs
     eagerly (``torch.compiler.disable``): the model around it compiles, with one graph break.
@@ -232,14 +250,58 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
 
 
 def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) -> torch.Tensor:
-    """The structured hinge of the AP loss (1 - AP); see :func:`hinge_loss`."""
+    """The structured hinge of the AP loss (1 - AP); see :func:`hinge_loss`.
+
+    Parameters
+    ----------
+    scores : tensor of shape (n,) or (B, L)
+        Floating point, any device. 1-D: samples of the queries given by ``qid``. 2-D: L
+        queries, one per column (a multi-label batch: each class ranks the B samples).
+    labels : tensor or array of the same shape
+        Bool, {0, 1} or {-1, +1}.
+    qid : tensor or array of shape (n,), optional
+        Integer query ids (1-D scores only; None: one query).
+    reduction : {"mean", "sum", "none"}, default "mean"
+        "mean" over the queries that have positives, "sum", or "none" (one value per query,
+        in the order of ``torch.unique(qid)``, or per column).
+    **options
+        ``backend``, ``empty``, ``n_threads`` of :func:`hinge_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar, or with ``reduction="none"`` one value per query, in the scores' dtype.
+    """
     return hinge_loss(scores, labels, qid, reduction, loss="ap", **options)
 
 
 def ndcg_hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, discount=None,
                     **options) -> torch.Tensor:
-    """The structured hinge of the NDCG loss (1 - NDCG, binary relevance; ``discount`` as
-    ``aprank.losses.NDCG``); see :func:`hinge_loss`."""
+    """The structured hinge of the NDCG loss (1 - NDCG, binary relevance); see
+    :func:`hinge_loss`.
+
+    Parameters
+    ----------
+    scores : tensor of shape (n,) or (B, L)
+        Floating point, any device. 1-D: samples of the queries given by ``qid``. 2-D: L
+        queries, one per column (a multi-label batch: each class ranks the B samples).
+    labels : tensor or array of the same shape
+        Bool, {0, 1} or {-1, +1}.
+    qid : tensor or array of shape (n,), optional
+        Integer query ids (1-D scores only; None: one query).
+    reduction : {"mean", "sum", "none"}, default "mean"
+        "mean" over the queries that have positives, "sum", or "none" (one value per query,
+        in the order of ``torch.unique(qid)``, or per column).
+    discount : array-like, optional
+        The discount, as ``aprank.losses.NDCG`` takes it (default 1/log2(1 + i)).
+    **options
+        ``backend``, ``empty``, ``n_threads`` of :func:`hinge_loss`.
+
+    Returns
+    -------
+    torch.Tensor
+        A scalar, or with ``reduction="none"`` one value per query, in the scores' dtype.
+    """
     return hinge_loss(scores, labels, qid, reduction, loss=_ndcg(discount), **options)
 
 
@@ -261,14 +323,42 @@ class _HingeModule(torch.nn.Module):
 
 
 class APHingeLoss(_HingeModule):
-    """``nn.Module`` form of :func:`ap_hinge_loss`: ``APHingeLoss()(scores, labels, qid=None)``."""
+    """``nn.Module`` form of :func:`ap_hinge_loss`: ``APHingeLoss()(scores, labels, qid=None)``.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}, default "mean"
+        As :func:`hinge_loss`.
+    backend : {"auto", "kernels", "torch"}, default "auto"
+        "auto" (compiled kernels for CPU tensors, torch operations on any other device),
+        "kernels" (compiled kernels; tensors on another device are copied to the host and
+        back), or "torch" (torch operations on the tensors' device; the GPU path, also runs on
+        CPU).
+    empty : {"skip", "error"}, default "skip"
+        "skip": a query without positives contributes 0 and is left out of the mean, as a
+        class missing from a minibatch should be; "error": ValueError naming it. A batch with
+        no positive at all is always a ValueError: AP and NDCG are undefined.
+    n_threads : int, optional
+        Threads for the compiled kernels on large batches (default
+        ``torch.get_num_threads()``).
+    """
 
     def forward(self, scores, labels, qid=None):
         return ap_hinge_loss(scores, labels, qid, self.reduction, **self._options())
 
 
 class NDCGHingeLoss(_HingeModule):
-    """``nn.Module`` form of :func:`ndcg_hinge_loss`."""
+    """``nn.Module`` form of :func:`ndcg_hinge_loss`.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}, default "mean"
+        As :func:`hinge_loss`.
+    discount : array-like, optional
+        The discount, as ``aprank.losses.NDCG`` takes it; checked when the module is made.
+    **options
+        ``backend``, ``empty``, ``n_threads`` of :func:`hinge_loss`.
+    """
 
     def __init__(self, reduction="mean", *, discount=None, **options):
         super().__init__(reduction, **options)

@@ -34,8 +34,17 @@ __all__ = ["HingeTerms", "hinge_terms"]
 
 @dataclass
 class HingeTerms:
-    """Per query ``objective`` (float64) and per sample ``grad`` = coef(R_hat) - coef(R*)
-    (float64, input order) and ``ranks`` (int64, as ``aprank.infer`` reports them)."""
+    """What :func:`hinge_terms` returns.
+
+    Attributes
+    ----------
+    objective : torch.Tensor
+        Per query, the structured hinge (float64).
+    grad : torch.Tensor
+        Per sample, coef(R_hat) - coef(R*) (float64, input order).
+    ranks : torch.Tensor
+        Per sample, the interleaving rank (int64, as ``aprank.infer`` reports them).
+    """
 
     objective: torch.Tensor
     grad: torch.Tensor
@@ -204,12 +213,31 @@ def _solve_negatives(Q: _Queries, loss: _Loss) -> torch.Tensor:
 
 def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
                 code: str = "ap", discount=None) -> HingeTerms:
-    """The structured hinge of every query: objective max_R [Delta + w'Psi(R) - w'Psi(R*)] and
-    its subgradient coef(R_hat) - coef(R*) with respect to the scores.
+    """The structured hinge of every query, in torch operations, and its subgradient.
 
-    scores : 1-D floating tensor (any device); is_pos : bool tensor; group : int64 tensor of
-    query indices in [0, n_groups). Inputs are trusted (aprank.torch validates them). A query
+    The objective is max_R [Delta + w'Psi(R) - w'Psi(R*)], its subgradient with respect to the
+    scores coef(R_hat) - coef(R*). Inputs are trusted (aprank.torch validates them). A query
     without positives or without negatives has objective 0 and gradient 0.
+
+    Parameters
+    ----------
+    scores : torch.Tensor
+        1-D, floating point, any device.
+    is_pos : torch.Tensor
+        Bool, one per sample.
+    group : torch.Tensor
+        int64 query indices in [0, n_groups), one per sample.
+    n_groups : int
+        The number of queries.
+    code : {"ap", "ndcg"}, default "ap"
+        The loss.
+    discount : torch.Tensor or array-like, optional
+        The NDCG discount table (default 1/log2(1 + i)).
+
+    Returns
+    -------
+    HingeTerms
+        Objective per query, gradient and ranks per sample.
     """
     if code not in ("ap", "ndcg"):
         raise ValueError(f"the torch implementation computes the losses 'ap' and 'ndcg', not {code!r}")

@@ -1,0 +1,49 @@
+"""Sphinx configuration of the aprank docs: ``sphinx-build -W --keep-going -b html docs
+docs/_build/html`` from the repository root (offline: no intersphinx, no remote images).
+
+The API pages, the algorithm table and the figure gallery are written at build time by the
+local extension ``_ext/aprank_docs.py`` (into git-ignored folders)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+
+import aprank  # noqa: E402  (the package these docs describe, imported from the venv)
+
+project = "aprank"
+author = "the aprank developers"
+copyright = "2026, the aprank developers"
+release = version = aprank.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "myst_parser",
+    "aprank_docs",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "_generated", "gallery/*.md", "Thumbs.db", ".DS_Store"]
+
+# autosummary: a stub page per public name, written into docs/api/generated/ (git-ignored)
+autosummary_generate = True
+autosummary_generate_overwrite = True
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"          # numpydoc's Parameters sections say the types
+# numpydoc: the class templates list the members themselves
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# MyST: Markdown pages; headings get anchors so pages can link to sections
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+
+html_theme = "alabaster"
+html_title = f"aprank {release}"
+html_static_path = []
+html_theme_options = {"description": "exact loss-augmented inference and structured SVMs "
+                                     "for ranking losses"}
