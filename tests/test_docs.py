@@ -4,11 +4,6 @@ docstring and an entry in the API reference, and Sphinx builds them with warning
 The docs tools (Sphinx, numpydoc, MyST: ``pip install -e ".[docs]"``) are optional: without
 them the tests that need them skip, saying so, except where ``CI=true`` (``.ci/run`` sets it and
 installs the tools), where a missing tool is a failure.
-
-Names defined in ``aprank.inference`` are being restructured on another branch (issue 23); until
-their docstrings are rewritten, a name of theirs that fails the docstring check is an expected
-failure (xfail, its problems in the reason: ``pytest -rx`` lists them) and the build shows such
-a docstring verbatim (``docs/_ext/aprank_docs.py``, ``PENDING_DOCSTRINGS``).
 """
 import importlib
 import importlib.util
@@ -132,14 +127,6 @@ def test_the_required_packages_are_documented():
     assert required <= set(PACKAGES)
 
 
-def _pending(obj) -> bool:
-    """Defined in a package whose docstrings are being rewritten elsewhere (see the module
-    docstring)."""
-    module = getattr(obj, "__module__", None) or ""
-    return module.startswith(tuple(p + "." for p in aprank_docs.PENDING_DOCSTRINGS)) or \
-        module in aprank_docs.PENDING_DOCSTRINGS
-
-
 @pytest.mark.parametrize("package,name", PUBLIC, ids=[f"{p}.{n}" for p, n in PUBLIC])
 def test_public_name_has_an_api_entry(package, name):
     """The API page written from the package's __all__ lists the name: an autosummary entry
@@ -179,8 +166,6 @@ def test_public_name_has_a_numpydoc_docstring(package, name):
         assert inspect.getdoc(obj), f"{package}.{name} has no docstring"
         return
     problems = aprank_docs.docstring_problems(obj)
-    if problems and _pending(obj):
-        pytest.xfail(f"pending ({obj.__module__}): {'; '.join(problems)}")
     assert not problems, f"{package}.{name} ({obj.__module__}): {'; '.join(problems)}"
 
 

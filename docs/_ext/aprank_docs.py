@@ -205,7 +205,7 @@ def write_gallery(out: Path = GENERATED, figures: Path = FIGURES):
     lines = []
     for stem, title, body, meta in figure_entries(figures):
         shutil.copy2(figures / "out" / f"{stem}.png", images / f"{stem}.png")
-        lines += [f"## {title.rstrip('.')}", "", f"`python figures/make_figures.py --only {stem}`",
+        lines += [f"## {title.rstrip('.')}", "", f"`python -m figures.make_figures --only {stem}`",
                   "", f"![{stem}](_generated/figures/{stem}.png)", ""]
         if body:
             lines += [body.replace("``", "`"), ""]
@@ -224,13 +224,6 @@ def generate(app=None, config=None):
     write_api_pages()
     write_algorithm_table()
     write_gallery()
-
-
-#: packages whose docstrings are being rewritten elsewhere (issue 23: ``aprank.inference`` is
-#: being restructured on another branch); until then a docstring of theirs that fails
-#: :func:`docstring_problems` is shown verbatim instead of being parsed as numpydoc, and
-#: ``tests/test_docs.py`` lists those names as expected failures
-PENDING_DOCSTRINGS = ("aprank.inference",)
 
 
 def _is_record(obj) -> bool:
@@ -284,21 +277,6 @@ def docstring_problems(obj) -> list:
     return problems
 
 
-def verbatim_pending(app, what, name, obj, options, lines):
-    """Show a pending package's non-numpydoc docstring as it is written (see
-    ``PENDING_DOCSTRINGS``), so that the build stays free of warnings meanwhile."""
-    if not name.startswith(tuple(p + "." for p in PENDING_DOCSTRINGS)) or not lines:
-        return
-    if what not in ("class", "function", "method", "exception") or not docstring_problems(obj):
-        return
-    text = list(lines)
-    rest = text[1:]
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    lines[:] = [text[0]] + (["", "::", ""] + ["    " + line if line else "" for line in rest]
-                            if rest else [])
-
-
 def skip_member(app, what, name, obj, skip, options):
     """Leave out scikit-learn's generated ``set_<method>_request`` methods (metadata routing,
     documented by scikit-learn, whose docstrings refer to its own glossary)."""
@@ -309,7 +287,6 @@ def skip_member(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect("autodoc-skip-member", skip_member)
-    app.connect("autodoc-process-docstring", verbatim_pending, priority=400)   # before numpydoc
     # config-inited: before Sphinx lists the source files (autosummary reads that list)
     app.connect("config-inited", generate)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

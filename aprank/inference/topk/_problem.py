@@ -168,9 +168,27 @@ class TopKProblem(QueryProblem):
     # ------------------------------------------------------------------------ solving
     def maximise(self, scores, algorithm=None, clamp=None, k=None):
         """The model's prediction without the loss: per query the subset t maximising
-        t's + t'Ft with |t| = k (default: the problem's k), items clamped by ``clamp`` (1 in,
-        -1 out, 0 free; input order). Returns (t as int8 in input order, value per query);
-        a query the clamps leave without a subset of size k has value -inf and t all 0."""
+        ``t's + t'Ft`` with ``|t| = k``.
+
+        Parameters
+        ----------
+        scores : array-like (n,)
+            One score per item, in input order.
+        algorithm : str, Algorithm or None
+            A registry algorithm of the kind; None: "cstar".
+        clamp : array-like of {-1, 0, 1} (n,), optional
+            Items clamped in (1), out (-1) or free (0), in input order.
+        k : int or array-like of int, optional
+            The subset size per query (default: the problem's k).
+
+        Returns
+        -------
+        t : ndarray of int8 (n,)
+            The subsets, in input order.
+        value : ndarray of float64 (n_queries,)
+            Their values; a query the clamps leave without a subset of size k has value -inf
+            and t all 0.
+        """
         algo = as_algorithm(self.loss, algorithm)
         s = self._grouped(validation.as_scores(scores))
         self._check_size(s, algo)
