@@ -187,6 +187,8 @@ class QueryProblem(Problem):
             #: every query used (no query without positives left out)
             self.all_used = self.n_pos > 0 or not self.loss.needs_positives
             self.used = np.array([self.all_used])
+            self.__dict__["largest_query"] = ((self.n_pos, n - self.n_pos) if self.all_used
+                                              else (0, 0))
         else:
             self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
             self.positives = self._positives_per_query()
@@ -218,8 +220,6 @@ class QueryProblem(Problem):
     @cached_property
     def largest_query(self) -> tuple:
         """(most positives, most negatives) of any query used: a cost model's worst case."""
-        if self.n_queries == 1:
-            return (self.n_pos, self.n_samples - self.n_pos) if self.all_used else (0, 0)
         negatives = np.diff(self.offsets) - self.positives
         return (int(self.positives[self.used].max(initial=0)),
                 int(negatives[self.used].max(initial=0)))
