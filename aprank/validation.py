@@ -68,9 +68,10 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
     if (type(scores) is np.ndarray and scores.dtype == np.float64 and scores.ndim == 1
             and scores.shape[0] and isfinite(np.minimum.reduce(scores))
             and isfinite(np.maximum.reduce(scores))):
-        # already valid (e.g. validated by the caller): NaN propagates through both reductions
-        # and an infinity is an extreme, so finite extremes mean every score is finite, without
-        # isfinite's array (on small queries validation would otherwise cost more than a kernel)
+        # the common case: NaN propagates through both reductions and an infinity is an
+        # extreme, so finite extremes mean every score is finite, without isfinite's array (on
+        # small queries validation would otherwise cost more than a kernel); neither reduction
+        # can overflow or warn
         return scores
     arr = _one_dimensional(scores, name)
     if arr.size == 0:
@@ -128,6 +129,9 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
     ndarray of bool, shape (n,)
         True for a positive.
     """
+    if (type(labels) is np.ndarray and labels.dtype == np.bool_ and labels.ndim == 1
+            and labels.shape[0] == n):
+        return labels.view(np.uint8) != 0        # the common case, without the checks below
     arr = _one_dimensional(labels, name)
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries but there are {n} scores")

@@ -7,10 +7,13 @@ while running); ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import sys
+import time
+from pathlib import Path
 
 from aprank.inference import simd_level
 from benchmarks import bench, fit_times
 from benchmarks.cli import Parser, at_least, run
+from benchmarks.machine import machine
 
 try:  # the optional extra aprank[torch] brings the torch loss and its benchmark
     from benchmarks import torch_bench
@@ -22,7 +25,9 @@ except ModuleNotFoundError as missing:
 PROG = "python -m benchmarks"
 
 DESCRIPTION = """Time every inference algorithm against numpy.argsort: the full benchmark,
-or one of its sections alone. Prints timing tables; --out also writes them to a file.
+or one of its sections alone. Prints timing tables; --out also writes them to a file, and
+--results DIR each section to DIR/SECTION.md (benchmarks/results/ holds the tables the docs
+show).
 Needs no data, except --fit (HJA birdsong and Yahoo LTR in the data home: $APRANK_DATA,
 else ~/aprank_data); --pairwise resamples HJA birdsong group sizes when the data is there,
 else uses groups of 9. Takes: the full run about 13 minutes (the main table, latent bags,
@@ -40,6 +45,9 @@ def build_parser() -> Parser:
     p.add_argument("--max-seconds", type=at_least(0.0, float), default=60.0,
                    help="skip cells predicted to take longer than this (default 60)")
     p.add_argument("--out", help="also write the tables to this file")
+    p.add_argument("--results", metavar="DIR",
+                   help="also write each section to DIR/SECTION.md, headed by the command that "
+                   "made it and the machine (the docs include benchmarks/results/*.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="print each timing as it is made")
     p.add_argument("--iteration", action="store_true",
                    help="only split one cutting-plane iteration into inference, QP and the rest")
@@ -47,6 +55,9 @@ def build_parser() -> Parser:
     p.add_argument("--n-queries", type=at_least(1), default=1000,
                    help="queries for --iteration")
     p.add_argument("--d", type=at_least(1), default=16, help="features for --iteration")
+    p.add_argument("--many-queries", action="store_true",
+                   help="only inference over many small queries (infer_batch, a loop of infer, "
+                   "one infer call at n = 20) against numpy.argsort (about half a minute)")
     p.add_argument("--cstar", action="store_true",
                    help="only the c-star top-k kernel against N for core sizes 0, 2, 5, 8")
     p.add_argument("--pairwise", action="store_true",
@@ -76,6 +87,18 @@ def _emit(text: str, out) -> int:
     return 0
 
 
+def _write_result(args, name: str, text: str, command: str) -> None:
+    """With --results DIR: the section's text as DIR/<name>.md, headed by the command that
+    regenerates it and the machine it was measured on."""
+    if not args.results:
+        return
+    folder = Path(args.results)
+    folder.mkdir(parents=True, exist_ok=True)
+    header = (f"Regenerate: `{command}`. Measured on {machine()}, "
+              f"{time.strftime('%Y-%m-%d')}.")
+    (folder / f"{name}.md").write_text(f"{header}\n\n{text}\n")
+
+
 def _full(args) -> int:
     """Every section of the full run, each printed as it is made; --out gets them all."""
     log = print if args.verbose else (lambda line: None)
@@ -89,20 +112,22 @@ def _full(args) -> int:
                     f"{par * 1e3:.1f} ms; the same two calls one after the other "
                     f"{seq * 1e3:.1f} ms (ratio {ratio:.2f}).")
     print("\n" + sections[-1])
+    _write_result(args, "bench", "\n\n".join(sections), PROG)
     more = (
-        lambda: _latent_table(args),
+        ("latent", lambda: _latent_table(args)),
         # a few seconds up to about half a minute each
-        lambda: bench.format_many_query_inference(
-            *bench.many_query_inference(bench.MANY_QUERY_SIZES, args.repeats)),
-        lambda: bench.format_many_query_metrics(bench.many_query_metrics(repeats=args.repeats)),
+        ("many-queries", lambda: _many_queries_table(args)),
+        ("metrics", lambda: bench.format_many_query_metrics(
+            bench.many_query_metrics(repeats=args.repeats))),
         # every partition path against np.sort (issue 14): about a minute
-        lambda: bench.format_partition_paths(
+        ("partition-paths", lambda: bench.format_partition_paths(
             bench.partition_paths(repeats=max(7, args.repeats))
-            + bench.partition_paths_without_numpy_avx512(repeats=max(7, args.repeats))),
+            + bench.partition_paths_without_numpy_avx512(repeats=max(7, args.repeats)))),
     )
-    for section in more:
+    for name, section in more:
         sections.append(section())
         print("\n" + sections[-1])
+        _write_result(args, name, sections[-1], f"{PROG} (the full run: its {name} section)")
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n\n".join(sections) + "\n")
@@ -112,6 +137,11 @@ def _full(args) -> int:
 def _latent_table(args) -> str:
     return bench.format_latent(bench.latent_scaling(bench.LATENT_CELLS, repeats=args.repeats,
                                                     max_seconds=args.max_seconds))
+
+
+def _many_queries_table(args) -> str:
+    return bench.format_many_query_inference(
+        *bench.many_query_inference(bench.MANY_QUERY_SIZES, args.repeats))
 
 
 def _iteration(args) -> str:
@@ -167,14 +197,18 @@ def _cstar_table(args) -> str:
 
 #: The sections that run alone, in the order their flags are looked at.
 SECTIONS = {"iteration": _iteration, "fit": _fit_table, "torch": _torch_table,
-            "pairwise": _pairwise_table, "latent": _latent_table, "cstar": _cstar_table}
+            "pairwise": _pairwise_table, "latent": _latent_table, "cstar": _cstar_table,
+            "many_queries": _many_queries_table}
 
 
 def benchmark(args) -> int:
     """Run what the parsed arguments ask for: one section, or the full run."""
     for name, section in SECTIONS.items():
         if getattr(args, name):
-            return _emit(section(args), args.out)
+            text = section(args)
+            flag = "--" + name.replace("_", "-")
+            _write_result(args, name.replace("_", "-"), text, f"{PROG} {flag}")
+            return _emit(text, args.out)
     return _full(args)
 
 

@@ -216,3 +216,15 @@ def test_a_benchmark_section_writes_its_table_where_out_says(tmp_path, capsys):
     assert bench_cli.main(argv) == 0
     printed = capsys.readouterr().out
     assert out.read_text() == printed and "x inference" in printed
+
+
+def test_a_benchmark_section_writes_its_results_file_headed_by_its_command(tmp_path, capsys):
+    """--results DIR: DIR/<section>.md, first line the command that regenerates it and the
+    machine, then what the section printed (the docs include benchmarks/results/*.md)."""
+    argv = ["--iteration", "--n", "20000", "--n-queries", "20", "--d", "4",
+            "--results", str(tmp_path / "results")]
+    assert bench_cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    header, blank, *body = (tmp_path / "results" / "iteration.md").read_text().splitlines()
+    assert header.startswith("Regenerate: `python -m benchmarks --iteration`. Measured on ")
+    assert blank == "" and "\n".join(body) + "\n" == printed

@@ -146,8 +146,14 @@ def with_ties(rng, *arrays):
 
 
 def read_only(a: np.ndarray) -> np.ndarray:
+    """``a``, made read-only (a result's arrays that problems share between results)."""
     a.setflags(write=False)
     return a
+
+
+#: ``used`` of every problem of one query (shared, so read-only)
+_ONE_USED = read_only(np.ones(1, dtype=bool))
+_ONE_UNUSED = read_only(np.zeros(1, dtype=bool))
 
 
 class QueryProblem(Problem):
@@ -186,7 +192,7 @@ class QueryProblem(Problem):
             self.__dict__["max_query_size"] = n
             #: every query used (no query without positives left out)
             self.all_used = self.n_pos > 0 or not self.loss.needs_positives
-            self.used = np.array([self.all_used])
+            self.used = _ONE_USED if self.all_used else _ONE_UNUSED
             self.__dict__["largest_query"] = ((self.n_pos, n - self.n_pos) if self.all_used
                                               else (0, 0))
         else:

@@ -1,10 +1,12 @@
 """``aprank.infer`` and ``aprank.infer_batch``: loss-augmented inference through the registry.
 
 One path for every kind and input: the loss and algorithm are resolved once (before any
-input is read), the scores validated once, the loss's kind's problem type built (which
-validates the labels and the kind's own inputs), and the problem solved with the resolved
-:class:`~aprank.inference.Algorithm`."""
+input is read), the loss's kind's problem type built (which validates the labels and the
+kind's own inputs), and the problem solved with the resolved
+:class:`~aprank.inference.Algorithm` (which validates the scores, once)."""
 from __future__ import annotations
+
+import numpy as np
 
 from aprank import validation
 from aprank.inference._base import BatchResult
@@ -33,6 +35,15 @@ def _resolved(loss, algorithm):
     if key is not None:
         _RESOLVED[key] = (version(), found, algo)
     return found, algo
+
+
+def _length(scores) -> int:
+    """The number of scores, for the labels' and the kind's inputs' checks: a non-empty 1-D
+    array's values are validated once, by the problem's solve; anything else is validated
+    here, so that a malformed input is named as such before the labels are read."""
+    if type(scores) is np.ndarray and scores.ndim == 1 and scores.shape[0]:
+        return scores.shape[0]
+    return validation.as_scores(scores).shape[0]
 
 
 def infer(scores, labels, *, loss="ap", algorithm=None, **options):
@@ -81,10 +92,9 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options):
     modified. With no negatives, loss and objective are 0.
     """
     found, algo = _resolved(loss, algorithm)      # the algorithm is checked before any input
-    scores = validation.as_scores(scores)
-    problem = get_kind(found.kind).problem_type(labels, found, n_samples=scores.shape[0],
+    problem = get_kind(found.kind).problem_type(labels, found, n_samples=_length(scores),
                                                 **options)
-    return problem.solve_one(scores, algo)
+    return problem.solve_one(scores, algo)       # which validates the scores
 
 
 def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error",
@@ -115,7 +125,6 @@ def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error"
     found, algo = _resolved(loss, algorithm)
     if qid is None:
         raise ValueError("infer_batch needs qid; use infer for a single query")
-    scores = validation.as_scores(scores)
     problem = get_kind(found.kind).problem_type(labels, found, qid=qid, empty=empty,
-                                                n_samples=scores.shape[0], **options)
-    return problem.solve(scores, algo)
+                                                n_samples=_length(scores), **options)
+    return problem.solve(scores, algo)           # which validates the scores
