@@ -1,5 +1,6 @@
-"""``infer``'s lean path (float64 scores, compiled kernels, no problem built) returns what the
-full path returns, bit for bit, and refuses and warns as it does."""
+"""``infer`` on small float64 queries (the case its lean path once took: since issue 23 there is
+one path, through the problem) returns what a problem built by hand returns, bit for bit, and
+refuses and warns as it does."""
 import warnings
 
 import numpy as np
