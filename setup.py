@@ -1,4 +1,6 @@
 """Build script: the list of compiled extensions, nothing else (metadata is in pyproject.toml)."""
+import sys
+
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -24,6 +26,8 @@ def compiled(module: str, *include_dirs: str) -> Extension:
         language="c++",
         include_dirs=[*include_dirs, np.get_include()],
         extra_compile_args=["-O3", "-std=c++17"],
+        # no debug symbols in the installed modules (they were most of the wheel's size)
+        extra_link_args=["-s"] if sys.platform.startswith("linux") else [],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
 

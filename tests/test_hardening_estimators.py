@@ -109,6 +109,7 @@ def test_numpy_scalars_are_accepted():
 
 
 def test_dask_estimators_check_parameters_by_declaration():
+    pytest.importorskip("dask", reason="the dask extra (pip install 'aprank[dask]') is absent")
     from aprank.dask import DaskAPSVM, DaskBinarySVM
     X, y = tiny()
     for est, name in ((DaskAPSVM(max_iter=0), "max_iter"),
@@ -451,6 +452,7 @@ def test_estimators_without_weights_refuse_them(cls):
 
 
 def test_dask_estimators_refuse_weights():
+    pytest.importorskip("dask", reason="the dask extra (pip install 'aprank[dask]') is absent")
     from aprank.dask import DaskAPSVM
     X, y = tiny()
     with pytest.raises(TypeError, match="sample_weight"):
@@ -495,6 +497,7 @@ def test_string_labels_score_as_their_classes(cls):
 
 
 def test_dask_score_refuses_labels_it_was_not_fitted_on():
+    pytest.importorskip("dask", reason="the dask extra (pip install 'aprank[dask]') is absent")
     from aprank.dask import DaskAPSVM
     X, y = tiny(seed=10)
     est = DaskAPSVM().fit(X, y)
