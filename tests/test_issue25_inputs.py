@@ -32,3 +32,34 @@ def test_item2_sparse_adjacency_gives_the_pairs_only():
     r = max_marginals(scores, graph=graph, edge_scores=-0.5)
     ref = max_marginals(scores, [[0, 1]], -0.5, algorithm="brute")
     np.testing.assert_allclose(r.scores, ref.scores)
+
+
+def test_item3_wrong_inputs_are_refused():
+    import aprank
+    from aprank.inference import group_pairs
+    from aprank.inference.latent._problem import LatentProblem
+    from aprank.inference.topk._problem import TopKProblem
+    from aprank.learn import HOAPSVM, HOBSVM
+    from aprank.losses import PrecisionAtK
+
+    F = np.zeros((3, 3), dtype=complex)
+    F[0, 1] = 1 + 1j                     # the imaginary part used to be dropped
+    with pytest.raises(ValueError, match="interactions must be real numbers, got dtype complex"):
+        TopKProblem([1, 0, 1], interactions=F, core=[0])
+    with pytest.raises(ValueError, match="interactions must be real numbers"):
+        TopKProblem([1, 0, 1], interactions=sp.csr_matrix(F), core=[0])
+    with pytest.raises(ValueError, match="k must be an integer"):
+        PrecisionAtK("3")
+    # whole floats too: a computed float id may split a bag silently
+    with pytest.raises(ValueError, match=r"bags\[0\] = 0.0 is not a bag id.*not floats"):
+        LatentProblem([1, 1, 0, 0], bags=[0.0, 0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="qid must hold real numbers or strings, got complex"):
+        aprank.infer_batch([1.0, 2, 3, 4], [1, 0, 1, 0], qid=np.array([1j, 1j, 2, 2]))
+    with pytest.raises(ValueError, match=r"groups\[1\] is NaN"):
+        group_pairs([0.0, np.nan, np.nan, 1.0])
+    X = np.random.default_rng(0).standard_normal((6, 2))
+    y = np.array([1, 0, 1, 0, 1, 0])
+    groups = np.array([0.0, 0.0, 1.0, 1.0, np.nan, np.nan])
+    for est in (HOBSVM(), HOAPSVM()):
+        with pytest.raises(ValueError, match=r"groups\[4\] is NaN"):
+            est.fit(X, y, groups=groups)

@@ -447,7 +447,8 @@ def group_pairs(groups) -> np.ndarray:
     Parameters
     ----------
     groups : array-like (n,)
-        The group of each sample (e.g. its recording).
+        The group of each sample (e.g. its recording): integers, real numbers or strings; NaN
+        (equal to nothing, not even itself) and complex ids are a ValueError.
 
     Returns
     -------
@@ -457,6 +458,14 @@ def group_pairs(groups) -> np.ndarray:
     groups = np.asarray(groups)
     if groups.ndim != 1:
         raise ValueError(f"groups must be 1-D, got shape {groups.shape}")
+    if groups.dtype.kind == "c":
+        raise ValueError(f"groups must hold integers or strings, got complex ids (dtype "
+                         f"{groups.dtype})")
+    if groups.dtype.kind in "fO":
+        nan = np.asarray(groups != groups, dtype=bool)     # NaN only, also in an object array
+        if nan.any():
+            raise ValueError(f"groups[{int(np.argmax(nan))}] is NaN: NaN equals no group, not "
+                             "even itself, so it names no group (NumPy would still pair NaNs)")
     order = np.argsort(groups, kind="stable")
     _, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
     # one broadcast per distinct group size, then back to group order

@@ -67,7 +67,8 @@ class TopKProblem(QueryProblem):
     n_samples : int, optional
         Expected number of items (checked against the labels).
     interactions : array-like or sparse matrix (L, L), optional
-        F. Non-zero only in the rows and columns of ``core``.
+        F, real and finite (complex values are refused). Non-zero only in the rows and columns
+        of ``core``.
     core : array-like of int, optional
         Indices (within a query, 0 <= c < L) of the core items; required with
         ``interactions`` (at most MAX_CORE of them).
@@ -118,6 +119,10 @@ class TopKProblem(QueryProblem):
             raise ValueError(f"a core of {core.size} items means 2^{core.size} states; at most "
                              f"{MAX_CORE} are allowed")
         sparse = sp.issparse(interactions)
+        given = interactions if sparse else np.asarray(interactions)
+        if given.dtype.kind not in "biuf":
+            # float64 conversion would drop an imaginary part (with only a warning)
+            raise ValueError(f"interactions must be real numbers, got dtype {given.dtype}")
         # a private copy, so later edits by the caller cannot leak in
         F = interactions.tocsr().astype(np.float64, copy=True) if sparse else \
             np.array(interactions, dtype=np.float64)
