@@ -63,3 +63,23 @@ def test_item3_wrong_inputs_are_refused():
     for est in (HOBSVM(), HOAPSVM()):
         with pytest.raises(ValueError, match=r"groups\[4\] is NaN"):
             est.fit(X, y, groups=groups)
+
+
+def test_item4_topk_impossible_clamp_is_refused():
+    from aprank.inference.topk._problem import TopKProblem
+    from aprank.losses import PrecisionAtK
+
+    s = np.array([1.0, 2.0, 3.0, 4.0])
+    one = TopKProblem([1, 0, 1, 0], PrecisionAtK(2))
+    with pytest.raises(ValueError, match=r"leave the query no subset of k = 2 items: 3 clamped "
+                                         r"in and 0 clamped out of its 4 items"):
+        one.maximise(s, clamp=[1, 1, 1, 0])
+    with pytest.raises(ValueError, match="1 clamped in and 3 clamped out"):
+        one.maximise(s, "brute", clamp=[-1, -1, -1, 1])
+    # the query is named by its id
+    two = TopKProblem([1, 0, 1, 0, 1, 0], PrecisionAtK(1), qid=[7, 7, 7, 9, 9, 9])
+    with pytest.raises(ValueError, match=r"query 9 no subset of k = 1"):
+        two.maximise(np.arange(6.0), clamp=[0, 0, 0, -1, -1, -1])
+    # feasible clamps, the tightest included, still solve
+    t, value = one.maximise(s, clamp=[1, -1, -1, 1])
+    assert t.tolist() == [1, 0, 0, 1] and value.tolist() == [5.0]
