@@ -83,3 +83,25 @@ def test_item4_topk_impossible_clamp_is_refused():
     # feasible clamps, the tightest included, still solve
     t, value = one.maximise(s, clamp=[1, -1, -1, 1])
     assert t.tolist() == [1, 0, 0, 1] and value.tolist() == [5.0]
+
+
+def test_item5_pairwise_loss_default_J_needs_a_negative():
+    import aprank
+    from aprank.inference.pairwise._problem import PairwiseProblem
+    from aprank.losses import PairwiseZeroOne
+
+    scores, edges = np.array([1.0, -2.0, 0.5]), [[0, 1]]
+    # J = N / P = 0/3: the loss was 0 for every labelling, silently
+    with pytest.raises(ValueError, match="default J = N / P needs a negative sample"):
+        aprank.infer(scores, [1, 1, 1], loss="pairwise-zero-one", edges=edges, edge_scores=-1.0)
+    with pytest.raises(ValueError, match=r"PairwiseZeroOne\(J=1\) is the plain 0-1 loss"):
+        PairwiseProblem([1, 1, 1], edges=edges)
+    # an explicit J: the plain 0-1 loss, which the all-positive labelling does not pay
+    problem = PairwiseProblem([1, 1, 1], PairwiseZeroOne(J=1), edges=edges, edge_scores=-1.0)
+    assert problem.delta([1, 0, 0]) == pytest.approx(2 / 3)
+    r = problem.solve(scores)
+    brute = problem.solve(scores, "brute")
+    assert r.value == pytest.approx(brute.value) and r.loss == pytest.approx(brute.loss)
+    assert r.loss > 0       # sample 1's score -2 makes labelling it 0 worth its loss of 1/3
+    # a negative present: the default still applies
+    assert PairwiseProblem([1, 0, 1], edges=edges).delta([1, 1, 1]) == pytest.approx(0.5)
