@@ -349,7 +349,11 @@ class PairwiseZeroOne(ZeroOne):
     Parameters
     ----------
     J : float >= 0, optional
-        The weight of a positive; None (the default) for N / P.
+        The weight of a positive; None (the default) for N / P. The default needs a negative
+        sample: with every sample positive, J = N / P = 0 and J P + N = 0 make the loss 0/0,
+        and :meth:`weights` raises a ValueError rather than call every labelling loss-free.
+        Pass J explicitly there (``PairwiseZeroOne(J=1)``: the plain 0-1 loss, the fraction
+        of samples labelled wrong).
     """
 
     name = "pairwise-zero-one"
@@ -357,6 +361,36 @@ class PairwiseZeroOne(ZeroOne):
 
     def __repr__(self) -> str:
         return "PairwiseZeroOne()" if self.J is None else f"PairwiseZeroOne(J={self.J})"
+
+    def weights(self, is_pos, n_pos=None, n_neg=None):
+        """Per-sample weights v and the normaliser J P + N, as :meth:`ZeroOne.weights`.
+
+        Parameters
+        ----------
+        is_pos : array-like of bool (n,)
+            The labelling's positives.
+        n_pos, n_neg : array-like, optional
+            Per-sample counts of the positives and negatives of its labelling (default: those
+            of ``is_pos``, one labelling).
+
+        Returns
+        -------
+        v : ndarray of float64 (n,)
+            J for a positive, 1 for a negative.
+        z : float or ndarray
+            J P + N.
+
+        Raises
+        ------
+        ValueError
+            With the default J = N / P and every sample positive (the loss would be 0/0).
+        """
+        v, z = super().weights(is_pos, n_pos, n_neg)
+        if self.J is None and np.any(np.asarray(z) == 0) and np.any(is_pos):
+            raise ValueError("the pairwise 0-1 loss with its default J = N / P needs a negative "
+                             "sample: with every sample positive J P + N is 0 and the loss 0/0; "
+                             "pass J explicitly (PairwiseZeroOne(J=1) is the plain 0-1 loss)")
+        return v, z
 
 
 class LatentAP(AveragePrecision):

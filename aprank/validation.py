@@ -6,8 +6,8 @@ modifies the caller's arrays; a copy is made only where a dtype must change.
 
 Refused with ValueError: masked arrays with masked entries (a mask would otherwise be dropped
 silently: remove the masked samples, or fill them, first), query ids holding NaN (NaN equals
-nothing, so each such sample would be a query of its own) or mixing types that do not order
-(e.g. str and int). Integer scores beyond 2^53 in magnitude that float64 rounds (distinct
+nothing, so each such sample would be a query of its own), complex query ids, or ids mixing
+types that do not order (e.g. str and int). Integer scores beyond 2^53 in magnitude that float64 rounds (distinct
 values may become ties) raise a :class:`PrecisionWarning`. Boolean labels are read by truth
 value, whatever bytes they hold.
 """
@@ -153,7 +153,8 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
 def as_query_groups(qid, n: int):
     """Group samples by query id.
 
-    Query ids must be comparable with each other (numbers, or strings, not both) and not NaN.
+    Query ids must be comparable with each other (real numbers, or strings, not both) and not
+    NaN; complex ids are refused.
 
     Parameters
     ----------
@@ -177,6 +178,9 @@ def as_query_groups(qid, n: int):
     arr = _one_dimensional(qid, "qid")
     if arr.shape[0] != n:
         raise ValueError(f"qid has {arr.shape[0]} entries but there are {n} scores")
+    if arr.dtype.kind == "c":
+        # complex numbers have no order of their own (NumPy's is lexicographic, a convention)
+        raise ValueError(f"qid must hold real numbers or strings, got complex ids (dtype {arr.dtype})")
     if arr.dtype.kind in "fcO":
         # x != x holds for NaN only (also inside an object array), in one vectorised pass
         nan = np.asarray(arr != arr, dtype=bool)

@@ -245,9 +245,9 @@ class CStarPrecisionAtK(BaseEstimator):
                 free = clamp[:, label] == 0
                 forced = clamp.copy()
                 forced[:, label] = 1
-                _, v_in = model.predict(S, F, k, forced)
+                _, v_in = model.predict(S, F, k, forced, infeasible="-inf")
                 forced[:, label] = -1
-                _, v_out = model.predict(S, F, k, forced)
+                _, v_out = model.predict(S, F, k, forced, infeasible="-inf")
                 both = np.isfinite(v_in) & np.isfinite(v_out)   # else the label is decided
                 gap[:, label] = np.where(free & both, np.abs(v_in - v_out), np.inf)
             # a sample whose labels are all asked has nothing left to ask

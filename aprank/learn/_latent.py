@@ -59,6 +59,10 @@ class _Latent(_StructuredSVM):
         bags = np.arange(n) if bags is None else np.asarray(bags)
         if bags.shape != (n,):
             raise ValueError(f"bags must hold one bag id per row ({n}), got shape {bags.shape}")
+        if bags.dtype.kind == "f":
+            # as the latent kind's problem refuses them at fit, so prediction groups alike
+            raise ValueError(f"bags[0] = {bags[0].item()!r} is not a bag id: bag ids are integers "
+                             "or strings, not floats (pass bags.astype(int) for whole numbers)")
         if h is not None:
             h = np.asarray(h)
             if h.dtype != np.bool_ or h.shape != (n,):

@@ -135,12 +135,14 @@ class CStarModel:
         grad_F = (t.T @ t - ref.T @ ref) * self.mask
         return CStarBound(result.objective, result.loss, t - ref, grad_F, result.used)
 
-    def predict(self, S, F, k, clamp=None) -> np.ndarray:
+    def predict(self, S, F, k, clamp=None, infeasible="raise") -> np.ndarray:
         """(n, L) int8: the best subset of k[m] labels of each sample at scores S, with label
-        clamps (n, L) of -1 (out), 0 (free), 1 (in)."""
+        clamps (n, L) of -1 (out), 0 (free), 1 (in); and the subsets' values. Clamps leaving a
+        sample no subset of k[m] labels are a ValueError, or (``infeasible="-inf"``) give it
+        value -inf and no label."""
         n = S.shape[0]
         problem = self.problem(F, Y=np.ones((n, self.n_labels), bool), k=1)
-        t, value = problem.maximise(np.asarray(S, dtype=np.float64).ravel(),
-                                    clamp=None if clamp is None else np.asarray(clamp).ravel(),
-                                    k=np.asarray(k, dtype=np.int64))
+        t, value = problem._maximise(np.asarray(S, dtype=np.float64).ravel(), None,
+                                     None if clamp is None else np.asarray(clamp).ravel(),
+                                     np.asarray(k, dtype=np.int64), infeasible)
         return t.reshape(n, self.n_labels), value

@@ -54,7 +54,8 @@ class LatentBags:
     Parameters
     ----------
     bags : array-like (M,) or None
-        Bag id of each row (integers or strings); None: every row is its own bag.
+        Bag id of each row (integers or strings; floats, even whole ones, are a ValueError);
+        None: every row is its own bag.
     is_pos : ndarray of bool (M,)
         Label of each row; the rows of a bag must agree.
     h : dict or array-like of bool (M,), optional
@@ -68,10 +69,13 @@ class LatentBags:
         if bags.ndim != 1 or bags.shape[0] != M:
             raise ValueError(f"bags must hold one bag id per row ({M}), got shape {bags.shape}")
         if bags.dtype.kind == "f":
+            # even whole floats: a float id is a computed value, and 0.1 + 0.2 != 0.3 would
+            # split a bag silently
             bad = np.flatnonzero(~np.isfinite(bags) | (bags != np.round(bags)))
-            if bad.size:
-                raise ValueError(f"bags[{bad[0]}] = {bags[bad[0]].item()!r} is not a bag id (integers "
-                                 "or strings)")
+            b = int(bad[0]) if bad.size else 0
+            raise ValueError(f"bags[{b}] = {bags[b].item()!r} is not a bag id: bag ids are "
+                             "integers or strings, not floats (pass bags.astype(int) for whole "
+                             "numbers)")
         elif bags.dtype.kind not in "iuUS":
             raise ValueError(f"bag ids must be integers or strings, got dtype {bags.dtype}")
         self.ids, inverse = np.unique(bags, return_inverse=True)
@@ -243,8 +247,8 @@ class LatentProblem(Problem):
     n_samples : int, optional
         Expected number of rows (checked against the labels).
     bags : array-like (M,), optional
-        Bag id of each row; None: every row is a bag of one (then "latent-ap" is AP
-        inference).
+        Bag id of each row (integers or strings; floats are refused); None: every row is a
+        bag of one (then "latent-ap" is AP inference).
     h : dict or array-like of bool (M,), optional
         Known rows: {bag id: row} or a bool mask (at most one row per bag).
     ranking_algorithm : str or Algorithm

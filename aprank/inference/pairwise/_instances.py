@@ -41,11 +41,16 @@ class PairwiseInstances(Instances):
     def random_instance(self, seed: int, trial: int, max_n: int = 2000) -> PairwiseInstance:
         """Seeded instance number ``trial``: half with at most 12 samples (for the oracle),
         groups of linked samples (cliques, chains or random pairs), pair scores <= 0 with
-        zeros among them, unary scores with and without ties."""
+        zeros among them, unary scores with and without ties; at least one positive and one
+        negative sample (the default J = N / P needs both)."""
         rng = np.random.default_rng([seed, trial, 2002])
         n = random_size(rng, max_n, smallest=2)
         labels = rng.random(n) < rng.choice([0.2, 0.5])
-        labels[int(rng.integers(n))] = True
+        first = int(rng.integers(n))
+        labels[first] = True
+        if labels.all():
+            # the default J = N / P needs a negative; drawing none would shift every later draw
+            labels[(first + 1) % n] = False
         edges = _random_edges(rng, n)
         c = -np.abs(rng.standard_normal(edges.shape[0])) * rng.choice([0.3, 1.0, 3.0])
         c[rng.random(c.size) < 0.2] = 0.0

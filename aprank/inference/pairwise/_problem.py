@@ -51,10 +51,21 @@ class PairwiseGraph:
     n : int
         Number of samples.
     edges : array-like (m, 2), sparse matrix (n, n) or None
-        Integer pairs (i, j), i != j, or a scipy.sparse adjacency matrix (its non-zero
-        pattern, made symmetric, gives the pairs i < j; the values are ignored), or None (no
-        pairs). Each row of an array is one term of the sum over E: a pair listed twice counts
-        twice.
+        Integer pairs (i, j), i != j, or a scipy.sparse adjacency matrix, or None (no pairs).
+        Each row of an array is one term of the sum over E: a pair listed twice counts twice.
+        An adjacency matrix gives the pairs only, never their scores: a stored 1 (or True)
+        links i and j, a stored 0 links nothing, and the pattern, made symmetric, gives the
+        pairs i < j (once each). The pair scores are ``edge_scores``, one per pair in that
+        order (0 when not given: no interaction).
+
+    Raises
+    ------
+    ValueError
+        For an adjacency matrix with a stored value other than 0 and 1 (duplicate entries of
+        a COO matrix summed first): a NaN or infinity, or a weight. A weighted adjacency read
+        as a pattern would silently drop its weights (and, with the default pair scores of 0,
+        mean no interaction at all), so pass the pattern (``A != 0``) and the scores as
+        ``edge_scores``.
     """
 
     def __init__(self, n: int, edges=None):
@@ -65,6 +76,8 @@ class PairwiseGraph:
             if edges.shape != (self.n, self.n):
                 raise ValueError(f"the adjacency matrix must be ({self.n}, {self.n}), got {edges.shape}")
             A = sp.csr_matrix(edges)
+            A.sum_duplicates()
+            _check_pattern(A)
             A.eliminate_zeros()                  # an explicitly stored zero links nothing
             A = A.tocoo()
             A = sp.coo_matrix((np.ones(A.nnz), (A.row, A.col)), shape=A.shape)
@@ -110,6 +123,25 @@ class PairwiseGraph:
         offsets = np.r_[0, np.flatnonzero(np.diff(cpos)) + 1, cpos.size].astype(np.int64) \
             if cpos.size else np.zeros(1, dtype=np.int64)
         return order, offsets, comp
+
+
+def _check_pattern(A) -> None:
+    """Refuse an adjacency matrix (CSR, duplicates summed) storing anything but 0 and 1."""
+    if A.dtype.kind == "b":
+        return
+    values = A.data
+    if A.dtype.kind not in "iuf":
+        raise ValueError(f"the adjacency matrix must hold 0 (no pair) and 1 (a pair), got dtype "
+                         f"{A.dtype}; pass the pair scores as edge_scores=")
+    bad = np.flatnonzero((values != 0) & (values != 1))
+    if bad.size:
+        k = int(bad[0])
+        i = int(np.searchsorted(A.indptr, k, side="right") - 1)
+        j, v = int(A.indices[k]), values[k].item()
+        what = "is not finite" if not np.isfinite(v) else "is a weight, not 0 or 1"
+        raise ValueError(f"adjacency[{i}, {j}] = {v!r} {what}: the adjacency gives the pairs only "
+                         "(1: a pair, 0: none); pass the pair scores as edge_scores= and the "
+                         "pattern as edges (e.g. A != 0)")
 
 
 class PairwiseCall:
@@ -224,7 +256,8 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
     edges : array-like (m, 2) or sparse matrix, optional
         The pairs, see :class:`PairwiseGraph`; or pass ``graph``.
     edge_scores : array-like (m,) or float, optional
-        Score of cutting each pair (a scalar broadcasts); <= 0 for "graphcut".
+        Score of cutting each pair (a scalar broadcasts); <= 0 for "graphcut". For an
+        adjacency matrix, one per pair of ``PairwiseGraph(n, edges).edges``; 0 if None.
     algorithm : str or Algorithm
         An algorithm of the "pairwise" kind ("graphcut", "graphcut-dynamic",
         "graphcut-static", "brute").
@@ -414,7 +447,8 @@ def group_pairs(groups) -> np.ndarray:
     Parameters
     ----------
     groups : array-like (n,)
-        The group of each sample (e.g. its recording).
+        The group of each sample (e.g. its recording): integers, real numbers or strings; NaN
+        (equal to nothing, not even itself) and complex ids are a ValueError.
 
     Returns
     -------
@@ -424,6 +458,14 @@ def group_pairs(groups) -> np.ndarray:
     groups = np.asarray(groups)
     if groups.ndim != 1:
         raise ValueError(f"groups must be 1-D, got shape {groups.shape}")
+    if groups.dtype.kind == "c":
+        raise ValueError(f"groups must hold integers or strings, got complex ids (dtype "
+                         f"{groups.dtype})")
+    if groups.dtype.kind in "fO":
+        nan = np.asarray(groups != groups, dtype=bool)     # NaN only, also in an object array
+        if nan.any():
+            raise ValueError(f"groups[{int(np.argmax(nan))}] is NaN: NaN equals no group, not "
+                             "even itself, so it names no group (NumPy would still pair NaNs)")
     order = np.argsort(groups, kind="stable")
     _, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
     # one broadcast per distinct group size, then back to group order

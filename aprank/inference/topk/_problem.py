@@ -67,7 +67,8 @@ class TopKProblem(QueryProblem):
     n_samples : int, optional
         Expected number of items (checked against the labels).
     interactions : array-like or sparse matrix (L, L), optional
-        F. Non-zero only in the rows and columns of ``core``.
+        F, real and finite (complex values are refused). Non-zero only in the rows and columns
+        of ``core``.
     core : array-like of int, optional
         Indices (within a query, 0 <= c < L) of the core items; required with
         ``interactions`` (at most MAX_CORE of them).
@@ -118,6 +119,10 @@ class TopKProblem(QueryProblem):
             raise ValueError(f"a core of {core.size} items means 2^{core.size} states; at most "
                              f"{MAX_CORE} are allowed")
         sparse = sp.issparse(interactions)
+        given = interactions if sparse else np.asarray(interactions)
+        if given.dtype.kind not in "biuf":
+            # float64 conversion would drop an imaginary part (with only a warning)
+            raise ValueError(f"interactions must be real numbers, got dtype {given.dtype}")
         # a private copy, so later edits by the caller cannot leak in
         F = interactions.tocsr().astype(np.float64, copy=True) if sparse else \
             np.array(interactions, dtype=np.float64)
@@ -186,17 +191,43 @@ class TopKProblem(QueryProblem):
         t : ndarray of int8 (n,)
             The subsets, in input order.
         value : ndarray of float64 (n_queries,)
-            Their values; a query the clamps leave without a subset of size k has value -inf
-            and t all 0.
+            Their values, in the order of ``query_ids``.
+
+        Raises
+        ------
+        ValueError
+            When the clamps leave a query no subset of size k (more than k items clamped in,
+            or fewer than k not clamped out), naming the query and the counts.
         """
+        return self._maximise(scores, algorithm, clamp, k, infeasible="raise")
+
+    def _maximise(self, scores, algorithm, clamp, k, infeasible):
+        """``maximise``; ``infeasible="-inf"`` gives a query the clamps leave without a subset
+        value -inf and t all 0 instead (what the interactive labelling's probes ask)."""
         algo = as_algorithm(self.loss, algorithm)
         s = self._grouped(validation.as_scores(scores))
         self._check_size(s, algo)
         c = np.zeros(s.shape[0], np.int8) if clamp is None else self._grouped(self._as_clamp(clamp))
         kk = self.k if k is None else self._as_k(k)
+        if clamp is not None and infeasible == "raise":
+            self._check_clamp(c, kk)
         call = TopKCall(self, np.ascontiguousarray(s), np.ascontiguousarray(c), kk)
         algo.run(call)
         return self._ungrouped(call.t.astype(np.int8)), call.value
+
+    def _check_clamp(self, c, kk):
+        """Refuse clamps (grouped) that leave a query no subset of ``kk`` items."""
+        starts = self.offsets[:-1]
+        n_in = np.add.reduceat((c > 0).astype(np.int64), starts)
+        n_out = np.add.reduceat((c < 0).astype(np.int64), starts)
+        sizes = np.diff(self.offsets)
+        bad = np.flatnonzero((n_in > kk) | (sizes - n_out < kk))
+        if bad.size:
+            q = int(bad[0])
+            where = "the query" if self.query_ids is None else f"query {self.query_ids[q].tolist()!r}"
+            raise ValueError(f"the clamps leave {where} no subset of k = {int(kk[q])} items: "
+                             f"{int(n_in[q])} clamped in and {int(n_out[q])} clamped out of its "
+                             f"{int(sizes[q])} items")
 
     def _as_clamp(self, clamp):
         c = np.asarray(clamp)
