@@ -59,6 +59,23 @@ def _check_qid(qid, n):
     return qid
 
 
+def _check_scale(X) -> None:
+    """ValueError for finite features too large to learn from.
+
+    The cutting plane's QP holds inner products of joint features, sums of up to n * d
+    products of two features: past the float64 range they overflow to inf and NaN, and a fit
+    would end in a NaN gap or fail far from the cause."""
+    values = X.data if sp.issparse(X) else X
+    largest = float(np.abs(values).max(initial=0.0))
+    with np.errstate(over="ignore"):
+        bound = np.float64(largest) ** 2 * max(X.shape[0] * X.shape[1], 1)
+    if not np.isfinite(bound):
+        raise ValueError(f"X is too large to learn from: its largest magnitude is {largest:.3g}, "
+                         "and inner products of the joint features would overflow float64; "
+                         "rescale X (e.g. with sklearn.preprocessing.MaxAbsScaler or "
+                         "StandardScaler)")
+
+
 class _HardOnly(StructuredModel):
     """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
     only the hard constraints shape w."""
@@ -155,6 +172,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
+        _check_scale(X)
         qid = _check_qid(qid, X.shape[0])
         sample_weight, kept = positive_weights(sample_weight, X)
         if kept is not None:
