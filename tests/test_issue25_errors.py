@@ -24,3 +24,11 @@ def test_item8_hoapsvm_huge_features():
             warnings.simplefilter("error", RuntimeWarning)   # no overflow on the way
             with pytest.raises(ValueError, match="rescale X"):
                 estimator.fit(X * 1e300, y, groups=groups)
+
+
+def test_item8_cstar_unknown_kernel():
+    from aprank.learn import CStarPrecisionAtK
+    X = np.random.default_rng(0).standard_normal((12, 3))
+    Y = (np.arange(36).reshape(12, 3) % 2 == 0).astype(int)
+    with pytest.raises(ValueError, match="kernel.*'rbf'"):
+        CStarPrecisionAtK(kernel="nope", n_core=1).fit(X, Y)
