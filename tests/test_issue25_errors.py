@@ -32,3 +32,22 @@ def test_item8_cstar_unknown_kernel():
     Y = (np.arange(36).reshape(12, 3) % 2 == 0).astype(int)
     with pytest.raises(ValueError, match="kernel.*'rbf'"):
         CStarPrecisionAtK(kernel="nope", n_core=1).fit(X, Y)
+
+
+@pytest.mark.parametrize("name", ["LatentAPSVM", "LatentSSVM", "LatentSVM"])
+def test_item8_latent_array_likes(name):
+    import aprank.learn
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    bags = np.repeat(np.arange(10), 3)
+    y = np.repeat((np.arange(10) < 4).astype(int), 3)
+    est = getattr(aprank.learn, name)(max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X.tolist(), y.tolist(), bags=bags.tolist())
+    # lists score as the arrays they hold
+    assert np.array_equal(est.decision_function(X.tolist(), bags=bags.tolist()),
+                          est.decision_function(X, bags=bags))
+    assert np.array_equal(est.predict(X.tolist(), bags=bags.tolist()), est.predict(X, bags=bags))
+    ids, scores = est.bag_scores(X.tolist(), bags=bags.tolist())
+    assert np.array_equal(scores, est.bag_scores(X, bags=bags)[1])
