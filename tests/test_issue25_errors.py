@@ -51,3 +51,18 @@ def test_item8_latent_array_likes(name):
     assert np.array_equal(est.predict(X.tolist(), bags=bags.tolist()), est.predict(X, bags=bags))
     ids, scores = est.bag_scores(X.tolist(), bags=bags.tolist())
     assert np.array_equal(scores, est.bag_scores(X, bags=bags)[1])
+
+
+def test_item8_dask_sparse_input():
+    pytest.importorskip("distributed")
+    import dask
+    import dask.array as da
+    import scipy.sparse as sp
+    from aprank.dask import DaskAPSVM
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    y = (np.arange(30) % 3 == 0).astype(int)
+    sparse_blocks = da.from_array(sp.csr_matrix(X), chunks=(10, 4), asarray=False)
+    with dask.config.set(scheduler="synchronous"):
+        for X_sparse in (sparse_blocks, sp.csr_matrix(X)):
+            with pytest.raises(TypeError, match="dense"):
+                DaskAPSVM(max_iter=5).fit(X_sparse, y)
