@@ -66,3 +66,14 @@ def test_item8_dask_sparse_input():
         for X_sparse in (sparse_blocks, sp.csr_matrix(X)):
             with pytest.raises(TypeError, match="dense"):
                 DaskAPSVM(max_iter=5).fit(X_sparse, y)
+
+
+# ------------------------------------------------------------------------------ item 9
+def test_item9_unknown_algorithm_lists_the_loss_algorithms():
+    scores, labels = np.array([0.5, -0.2, 0.1, 0.7]), np.array([1, 0, 0, 1])
+    with pytest.raises(ValueError, match=r"unknown algorithm 'nope'.*choose one of \[") as info:
+        aprank.infer(scores, labels, algorithm="nope")
+    message = str(info.value)
+    assert "'qs'" in message and "'yue'" in message
+    for other in ("'graphcut'", "'cstar'", "'zero-one'", "'latent-greedy'", "'ndcg-greedy'"):
+        assert other not in message
