@@ -77,3 +77,10 @@ def test_item9_unknown_algorithm_lists_the_loss_algorithms():
     assert "'qs'" in message and "'yue'" in message
     for other in ("'graphcut'", "'cstar'", "'zero-one'", "'latent-greedy'", "'ndcg-greedy'"):
         assert other not in message
+
+
+def test_item9_torch_unknown_loss_lists_accepted_losses():
+    torch = pytest.importorskip("torch")
+    import aprank.torch
+    with pytest.raises(ValueError, match=r"unknown loss 'map'; choose one of \['ap', 'ndcg'\]"):
+        aprank.torch.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="map")
