@@ -84,3 +84,25 @@ def test_item9_torch_unknown_loss_lists_accepted_losses():
     import aprank.torch
     with pytest.raises(ValueError, match=r"unknown loss 'map'; choose one of \['ap', 'ndcg'\]"):
         aprank.torch.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="map")
+
+
+def test_item9_infer_keyword_typo_names_infer():
+    scores, labels = np.array([0.5, -0.2, 0.1, 0.7]), np.array([1, 0, 0, 1])
+    with pytest.raises(TypeError, match=r"^infer\(\) got an unexpected keyword argument 'algo' "
+                                        r"\(did you mean 'algorithm'\?\)"):
+        aprank.infer(scores, labels, algo="qs")
+    with pytest.raises(TypeError, match=r"^infer\(\) .* 'interaction'.*the topk kind's options "
+                                        r"are \['core', 'interactions'\]"):
+        aprank.infer(scores, labels, loss="precision@k", interaction=np.zeros((4, 4)))
+    with pytest.raises(TypeError, match=r"^infer_batch\(\) got an unexpected keyword argument"):
+        aprank.infer_batch(scores, labels, [0, 0, 1, 1], algo="qs")
+
+
+def test_item9_ranking_estimator_groups_says_use_qid():
+    from aprank.learn import APSVM, APSVMAppx
+    X, y, groups = _pairs_data()
+    for estimator in (APSVM(), APSVMAppx()):
+        with pytest.raises(TypeError, match=r"^" + type(estimator).__name__ +
+                           r"\.fit\(\) got an unexpected keyword argument 'groups'; use qid= "
+                           r"for queries"):
+            estimator.fit(X, y, groups=groups)

@@ -76,6 +76,21 @@ def _check_scale(X) -> None:
                          "StandardScaler)")
 
 
+#: what other libraries call query ids (scikit-learn's splitters, LightGBM, XGBoost)
+_QUERY_WORDS = frozenset({"groups", "group", "query", "query_id", "qids"})
+
+
+def _refuse_keywords(estimator, unexpected: dict) -> None:
+    """TypeError naming the estimator's ``fit`` for a keyword it does not take (``fit`` takes
+    ``**unexpected`` so that the message, not Python's, names the public class and, for the
+    query ids under another library's name, says which keyword this one uses)."""
+    if not unexpected:
+        return
+    name = next(iter(unexpected))
+    raise TypeError(f"{type(estimator).__name__}.fit() got an unexpected keyword argument "
+                    f"{name!r}" + ("; use qid= for queries" if name in _QUERY_WORDS else ""))
+
+
 class _HardOnly(StructuredModel):
     """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
     only the hard constraints shape w."""
@@ -246,10 +261,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return fitted
 
     @atomic_fit
-    def fit(self, X, y, qid=None, sample_weight=None):
+    def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
         """Learn w from samples X (dense or CSR), binary labels y, optional query ids and
         optional ``sample_weight`` (non-negative; see the class docstring for what a weight
-        means; zero drops a sample)."""
+        means; zero drops a sample). Another keyword is a TypeError (``groups=``: use qid=)."""
+        _refuse_keywords(self, unexpected)
         algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         res, warm = self._train(self._model(self._design(data.X), data.is_pos, data.qid,
@@ -510,9 +526,10 @@ class APSVMAppx(_StructuredSVM):
         return AveragePrecision()
 
     @atomic_fit
-    def fit(self, X, y, qid=None, sample_weight=None):
+    def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
         """Learn w from samples X, binary labels y, optional query ids and query weights
         ``sample_weight`` (as :class:`APSVM`; the first stage gets them too)."""
+        _refuse_keywords(self, unexpected)
         self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight
