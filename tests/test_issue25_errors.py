@@ -106,3 +106,9 @@ def test_item9_ranking_estimator_groups_says_use_qid():
                            r"\.fit\(\) got an unexpected keyword argument 'groups'; use qid= "
                            r"for queries"):
             estimator.fit(X, y, groups=groups)
+
+
+def test_item9_no_positive_without_qid_names_the_labels():
+    with pytest.raises(ValueError, match=r"undefined without positive samples, and the labels "
+                                         r"have no positive sample$"):
+        aprank.infer(np.array([0.5, -0.2, 0.1]), np.array([0, 0, 0]))
