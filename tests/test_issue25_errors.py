@@ -112,3 +112,13 @@ def test_item9_no_positive_without_qid_names_the_labels():
     with pytest.raises(ValueError, match=r"undefined without positive samples, and the labels "
                                          r"have no positive sample$"):
         aprank.infer(np.array([0.5, -0.2, 0.1]), np.array([0, 0, 0]))
+
+
+def test_item9_messages_print_plain_values():
+    with pytest.raises(ValueError, match=r"^scores\[0\] = nan is not finite$"):
+        aprank.infer(np.array([np.nan, 1.0]), np.array([1, 0]))
+    with pytest.raises(ValueError, match=r"^labels\[0\] = 2: labels must be"):
+        aprank.infer(np.array([0.3, 1.0]), np.array([2, 0]))
+    with pytest.raises(ValueError, match=r"^h\[0\] = 7 is not a row index"):
+        aprank.infer(np.array([0.3, 0.1, 0.2]), [1, 1, 0], loss="latent-ap", bags=[0, 0, 1],
+                     h={np.int64(0): np.int64(7)})

@@ -93,7 +93,7 @@ def _block(X, y, qid, start):
     X = np.asarray(X, dtype=np.float64)
     if not np.isfinite(X).all():
         bad = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"X[{start + bad[0]}, {bad[1]}] = {X[tuple(bad)]!r} is not finite")
+        raise ValueError(f"X[{start + bad[0]}, {bad[1]}] = {X[tuple(bad)].item()!r} is not finite")
     return Block(X, np.asarray(y), None if qid is None else np.asarray(qid),
                  np.arange(start, start + X.shape[0], dtype=np.int64))
 
