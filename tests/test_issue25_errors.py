@@ -122,3 +122,16 @@ def test_item9_messages_print_plain_values():
     with pytest.raises(ValueError, match=r"^h\[0\] = 7 is not a row index"):
         aprank.infer(np.array([0.3, 0.1, 0.2]), [1, 1, 0], loss="latent-ap", bags=[0, 0, 1],
                      h={np.int64(0): np.int64(7)})
+
+
+def test_item9_qid_for_latent_and_pairwise_is_a_value_error():
+    # already a ValueError on this code (since infer has one path): kept as a regression test
+    scores, labels = np.array([0.3, 0.1, 0.2, 0.5]), np.array([1, 0, 0, 1])
+    qid = np.array([0, 0, 1, 1])
+    cases = [dict(loss="latent-ap", bags=[0, 1, 2, 3]),
+             dict(loss="pairwise-zero-one", edges=np.array([[0, 1]]))]
+    for options in cases:
+        with pytest.raises(ValueError, match="qid is not supported"):
+            aprank.infer(scores, labels, qid=qid, **options)
+        with pytest.raises(ValueError, match="qid is not supported"):
+            aprank.infer_batch(scores, labels, qid, **options)
