@@ -135,3 +135,16 @@ def test_item9_qid_for_latent_and_pairwise_is_a_value_error():
             aprank.infer(scores, labels, qid=qid, **options)
         with pytest.raises(ValueError, match="qid is not supported"):
             aprank.infer_batch(scores, labels, qid, **options)
+
+
+def test_item8_hoapsvm_start_is_cccp_best():
+    # tiny features: w = 0, the start, is CCCP's best w, which no inner run produced (the fit
+    # raised AttributeError: 'NoneType' object has no attribute 'w')
+    X, y, groups = _pairs_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = HOAPSVM(init="zero").fit(X * 1e-100, y, groups=groups)
+    assert est.n_iter_ == 0 and est.history_ == []
+    assert np.array_equal(est.coef_, np.zeros(X.shape[1])) and est.intercept_ == 0.0
+    assert est.coef_pairs_.ndim == 1
+    assert est.decision_function(X, groups=groups).shape == (X.shape[0],)
