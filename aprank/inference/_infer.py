@@ -53,10 +53,14 @@ def _check_options(caller: str, kind, options: dict) -> None:
     problem_type = kind.problem_type
     taken = _KEYWORDS.get(problem_type)
     if taken is None:
-        taken = _KEYWORDS[problem_type] = frozenset(
-            name for name, p in inspect.signature(problem_type.__init__).parameters.items()
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and name != "self")
-    unknown = [name for name in options if name not in taken]
+        parameters = inspect.signature(problem_type.__init__).parameters.values()
+        # None: a problem type taking **kwargs checks its keywords itself; n_samples is set by
+        # the caller, so passing it too would collide
+        taken = _KEYWORDS[problem_type] = None if any(
+            p.kind == p.VAR_KEYWORD for p in parameters) else frozenset(
+            p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.name not in ("self", "labels", "loss", "n_samples"))
+    unknown = [] if taken is None else [name for name in options if name not in taken]
     if not unknown:
         return
     own = sorted(taken.difference(_COMMON))
