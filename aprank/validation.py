@@ -91,7 +91,7 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
     finite = np.isfinite(arr)
     if not finite.all():
         bad = int(np.argmin(finite))
-        raise ValueError(f"{name}[{bad}] = {arr[bad]!r} is not finite")
+        raise ValueError(f"{name}[{bad}] = {arr[bad].item()!r} is not finite")
     return arr
 
 
@@ -146,7 +146,7 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
     allowed = positive | (arr == 0) | (arr == -1)
     if not allowed.all():
         bad = int(np.argmin(allowed))
-        raise ValueError(f"{name}[{bad}] = {arr[bad]!r}: labels must be bool, {{0, 1}} or {{-1, +1}}")
+        raise ValueError(f"{name}[{bad}] = {arr[bad].item()!r}: labels must be bool, {{0, 1}} or {{-1, +1}}")
     raise ValueError(f"{name} mix 0 and -1 as the negative label; use {{0, 1}} or {{-1, +1}}")
 
 

@@ -20,6 +20,7 @@ import dask.array as da
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from dask.sizeof import sizeof
 from distributed import default_client
 
@@ -58,7 +59,15 @@ class DaskData:
 
 def as_dask_array(a, name: str, ndim: int) -> da.Array:
     """A dask array (or DataFrame / Series, pandas or NumPy input) as a dask array with known
-    chunk sizes, checked to have ``ndim`` dimensions."""
+    chunk sizes, checked to have ``ndim`` dimensions; a sparse matrix or a dask array of sparse
+    blocks is a TypeError (the blocks are dense NumPy arrays)."""
+    if sp.issparse(a) or (isinstance(a, da.Array) and a._meta is not None
+                          and not isinstance(a._meta, np.ndarray)):
+        # NumPy would turn sparse blocks into object arrays and fail far from here
+        raise TypeError(f"{name} must be dense: the Dask estimators take dense dask arrays or "
+                        f"DataFrames (or NumPy arrays), got {_kind_of(a)}; densify it first "
+                        f"({name}.toarray() of a SciPy matrix, "
+                        f"{name}.map_blocks(lambda b: b.toarray()) of sparse blocks)")
     if isinstance(a, (dd.DataFrame, dd.Series)):
         a = a.to_dask_array(lengths=True)
     elif isinstance(a, (pd.DataFrame, pd.Series)):
@@ -73,11 +82,18 @@ def as_dask_array(a, name: str, ndim: int) -> da.Array:
     return a
 
 
+def _kind_of(a) -> str:
+    """What a sparse input is, for the error: its type, or its blocks' type."""
+    if isinstance(a, da.Array):
+        return f"a dask array of {type(a._meta).__module__}.{type(a._meta).__name__} blocks"
+    return f"a {type(a).__module__}.{type(a).__name__}"
+
+
 def _block(X, y, qid, start):
     X = np.asarray(X, dtype=np.float64)
     if not np.isfinite(X).all():
         bad = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"X[{start + bad[0]}, {bad[1]}] = {X[tuple(bad)]!r} is not finite")
+        raise ValueError(f"X[{start + bad[0]}, {bad[1]}] = {X[tuple(bad)].item()!r} is not finite")
     return Block(X, np.asarray(y), None if qid is None else np.asarray(qid),
                  np.arange(start, start + X.shape[0], dtype=np.int64))
 

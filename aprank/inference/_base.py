@@ -203,11 +203,11 @@ class QueryProblem(Problem):
                          else np.ones(self.n_queries, dtype=bool))
             self.all_used = bool(self.used.all())
         if not self.all_used and (empty == "error" or not self.used.any()):
-            where = "any sample" if qid is None else (
+            where = "the labels have no positive sample" if qid is None else (
                 f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
-                + ("" if empty == "error" else " or any other"))
+                + ("" if empty == "error" else " or any other") + " has none")
             raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
-                             f"and {where} has none" +
+                             f"and {where}" +
                              ("; pass empty='skip' to leave such queries out"
                               if qid is not None and empty == "error" else ""))
 

@@ -6,6 +6,9 @@ kind's own inputs), and the problem solved with the resolved
 :class:`~aprank.inference.Algorithm` (which validates the scores, once)."""
 from __future__ import annotations
 
+import difflib
+import inspect
+
 import numpy as np
 
 from aprank import validation
@@ -35,6 +38,39 @@ def _resolved(loss, algorithm):
     if key is not None:
         _RESOLVED[key] = (version(), found, algo)
     return found, algo
+
+
+#: what every kind's problem type takes besides its own options (infer passes them through)
+_COMMON = ("labels", "loss", "qid", "empty", "n_samples")
+#: problem type -> the keyword arguments its constructor takes
+_KEYWORDS: dict = {}
+
+
+def _check_options(caller: str, kind, options: dict) -> None:
+    """TypeError naming ``caller`` (infer or infer_batch) for a keyword the loss's problem type
+    does not take (else the error names the problem's constructor, which the caller never
+    called): the message lists the kind's own options and suggests a close name."""
+    problem_type = kind.problem_type
+    taken = _KEYWORDS.get(problem_type)
+    if taken is None:
+        parameters = inspect.signature(problem_type.__init__).parameters.values()
+        # None: a problem type taking **kwargs checks its keywords itself; n_samples is set by
+        # the caller, so passing it too would collide
+        taken = _KEYWORDS[problem_type] = None if any(
+            p.kind == p.VAR_KEYWORD for p in parameters) else frozenset(
+            p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.name not in ("self", "labels", "loss", "n_samples"))
+    unknown = [] if taken is None else [name for name in options if name not in taken]
+    if not unknown:
+        return
+    own = sorted(taken.difference(_COMMON))
+    known = own + ["loss", "algorithm"] + (["empty"] if caller == "infer_batch" else [])
+    close = difflib.get_close_matches(unknown[0], known, n=1)
+    raise TypeError(
+        f"{caller}() got an unexpected keyword argument {unknown[0]!r}"
+        + (f" (did you mean {close[0]!r}?)" if close else "")
+        + (f"; the {kind.name} kind's options are {own}" if own
+           else f"; the {kind.name} kind takes no options beyond loss= and algorithm="))
 
 
 def _length(scores) -> int:
@@ -81,6 +117,9 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options):
     ValueError
         Bad input (non-finite scores, non-binary labels, mismatched lengths, 2-D or empty input,
         no positives for AP/NDCG), unknown loss or algorithm.
+    TypeError
+        A keyword argument that neither ``infer`` nor the loss's problem type takes (the
+        message lists the kind's options).
     NotImplementedError
         The algorithm does not serve the loss.
 
@@ -92,8 +131,10 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options):
     modified. With no negatives, loss and objective are 0.
     """
     found, algo = _resolved(loss, algorithm)      # the algorithm is checked before any input
-    problem = get_kind(found.kind).problem_type(labels, found, n_samples=_length(scores),
-                                                **options)
+    kind = get_kind(found.kind)
+    if options:
+        _check_options("infer", kind, options)
+    problem = kind.problem_type(labels, found, n_samples=_length(scores), **options)
     return problem.solve_one(scores, algo)       # which validates the scores
 
 
@@ -125,6 +166,9 @@ def infer_batch(scores, labels, qid, *, loss="ap", algorithm=None, empty="error"
     found, algo = _resolved(loss, algorithm)
     if qid is None:
         raise ValueError("infer_batch needs qid; use infer for a single query")
-    problem = get_kind(found.kind).problem_type(labels, found, qid=qid, empty=empty,
-                                                n_samples=_length(scores), **options)
+    kind = get_kind(found.kind)
+    if options:
+        _check_options("infer_batch", kind, options)
+    problem = kind.problem_type(labels, found, qid=qid, empty=empty, n_samples=_length(scores),
+                                **options)
     return problem.solve(scores, algo)           # which validates the scores

@@ -353,7 +353,7 @@ def resolve(loss: Loss, algorithm) -> Algorithm:
     Raises
     ------
     ValueError
-        An unknown name.
+        An unknown name (the message lists the algorithms serving the loss).
     NotImplementedError
         The algorithm does not serve the loss (the message names the algorithms that do).
     """
@@ -364,7 +364,9 @@ def resolve(loss: Loss, algorithm) -> Algorithm:
     get_kind(loss.kind)
     named = [a for (k, n), a in _TABLE.items() if n == algorithm]
     if not named:
-        get(algorithm)                      # ValueError listing the valid names
+        # the choices that make sense here: the algorithms serving this loss, not every kind's
+        raise ValueError(f"unknown algorithm {algorithm!r} for the loss {loss.name!r}; choose one "
+                         f"of {sorted(algorithms(loss=loss).names())}")
     algo = next((a for a in named if a.kind == loss.kind), named[0])
     if not algo.supports(loss):
         serves = (f"any {algo.kind} loss" if algo.losses is None and algo.kind != loss.kind

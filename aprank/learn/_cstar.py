@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
@@ -60,7 +60,8 @@ class CStarPrecisionAtK(BaseEstimator):
         Core size C (0: independent labels). Inference costs O(2^C L) per sample.
     C : float > 0
         Weight of the loss bound against the regulariser.
-    kernel : None or a metric of ``sklearn.metrics.pairwise_kernels`` ("rbf", "poly", ...)
+    kernel : None, callable or a kernel name of ``sklearn.metrics.pairwise_kernels``
+        ("rbf", "poly", "linear", "laplacian", ...; another name is a ValueError listing them).
         None: linear scores on the features.
     gamma : float > 0 or None
         Kernel parameter (as pairwise_kernels), used by "rbf", "poly", ...
@@ -94,7 +95,9 @@ class CStarPrecisionAtK(BaseEstimator):
         "k": [StrOptions({"bep"}), POSITIVE_INT],
         "n_core": [NON_NEGATIVE_INT],
         "C": [POSITIVE],
-        "kernel": [str, callable, None],
+        # the names pairwise_kernels knows: another string fails inside scikit-learn with an
+        # UnboundLocalError, far from the parameter
+        "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS) | {"precomputed"}), callable, None],
         "gamma": [POSITIVE, None],
         "learning_rate": [POSITIVE],
         "max_iter": [POSITIVE_INT],

@@ -59,6 +59,38 @@ def _check_qid(qid, n):
     return qid
 
 
+def _check_scale(X) -> None:
+    """ValueError for finite features too large to learn from.
+
+    The cutting plane's QP holds inner products of joint features, sums of up to n * d
+    products of two features: past the float64 range they overflow to inf and NaN, and a fit
+    would end in a NaN gap or fail far from the cause."""
+    values = X.data if sp.issparse(X) else X
+    largest = float(np.abs(values).max(initial=0.0))
+    with np.errstate(over="ignore"):
+        bound = np.float64(largest) ** 2 * max(X.shape[0] * X.shape[1], 1)
+    if not np.isfinite(bound):
+        raise ValueError(f"X is too large to learn from: its largest magnitude is {largest:.3g}, "
+                         "and inner products of the joint features would overflow float64; "
+                         "rescale X (e.g. with sklearn.preprocessing.MaxAbsScaler or "
+                         "StandardScaler)")
+
+
+#: what other libraries call query ids (scikit-learn's splitters, LightGBM, XGBoost)
+_QUERY_WORDS = frozenset({"groups", "group", "query", "query_id", "qids"})
+
+
+def _refuse_keywords(estimator, unexpected: dict) -> None:
+    """TypeError naming the estimator's ``fit`` for a keyword it does not take (``fit`` takes
+    ``**unexpected`` so that the message, not Python's, names the public class and, for the
+    query ids under another library's name, says which keyword this one uses)."""
+    if not unexpected:
+        return
+    name = next(iter(unexpected))
+    raise TypeError(f"{type(estimator).__name__}.fit() got an unexpected keyword argument "
+                    f"{name!r}" + ("; use qid= for queries" if name in _QUERY_WORDS else ""))
+
+
 class _HardOnly(StructuredModel):
     """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
     only the hard constraints shape w."""
@@ -155,6 +187,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
+        _check_scale(X)
         qid = _check_qid(qid, X.shape[0])
         sample_weight, kept = positive_weights(sample_weight, X)
         if kept is not None:
@@ -228,10 +261,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return fitted
 
     @atomic_fit
-    def fit(self, X, y, qid=None, sample_weight=None):
+    def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
         """Learn w from samples X (dense or CSR), binary labels y, optional query ids and
         optional ``sample_weight`` (non-negative; see the class docstring for what a weight
-        means; zero drops a sample)."""
+        means; zero drops a sample). Another keyword is a TypeError (``groups=``: use qid=)."""
+        _refuse_keywords(self, unexpected)
         algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         res, warm = self._train(self._model(self._design(data.X), data.is_pos, data.qid,
@@ -492,9 +526,10 @@ class APSVMAppx(_StructuredSVM):
         return AveragePrecision()
 
     @atomic_fit
-    def fit(self, X, y, qid=None, sample_weight=None):
+    def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
         """Learn w from samples X, binary labels y, optional query ids and query weights
         ``sample_weight`` (as :class:`APSVM`; the first stage gets them too)."""
+        _refuse_keywords(self, unexpected)
         self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight

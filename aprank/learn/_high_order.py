@@ -260,8 +260,16 @@ class HOAPSVM(_HighOrder):
         if not res.converged:
             warnings.warn(f"HOAPSVM: CCCP did not converge in {self.max_outer} outer iterations",
                           ConvergenceWarning)
-        # the inner run that produced w: its gap, iterations and history
-        self.__dict__.update(self._fitted_pairs(res.inner, X.shape[1], data.classes), **extra,
-                             converged_=res.converged, n_outer_=res.n_outer,
+        n = X.shape[1]
+        if res.inner is not None:
+            # the inner run that produced w: its gap, iterations and history
+            fitted = self._fitted_pairs(res.inner, n, data.classes)
+        else:
+            # the start (HOB's w, or 0) is CCCP's best w: no inner run produced it
+            fitted = {"classes_": data.classes, "n_iter_": 0, "primal_": res.objective,
+                      "dual_": np.nan, "gap_": np.nan, "history_": [], "coef_": res.w[:n].copy(),
+                      "intercept_": float(res.w[n] * self.intercept_scaling),
+                      "coef_pairs_": res.w[n + 1:].copy()}
+        self.__dict__.update(fitted, **extra, converged_=res.converged, n_outer_=res.n_outer,
                              objective_=res.objective, cccp_history_=res.history)
         return self

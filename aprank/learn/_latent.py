@@ -54,8 +54,8 @@ class _Latent(_StructuredSVM):
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
                          verbose=verbose, warm_start=False, callback=callback)
 
-    def _rows(self, X, bags, h):
-        n = X.shape[0]
+    def _rows(self, n: int, bags, h):
+        """(bags, h) checked against the n rows of the validated X (or of its scores)."""
         bags = np.arange(n) if bags is None else np.asarray(bags)
         if bags.shape != (n,):
             raise ValueError(f"bags must hold one bag id per row ({n}), got shape {bags.shape}")
@@ -98,7 +98,7 @@ class _Latent(_StructuredSVM):
         self._check_params()
         data = self._validate_fit(X, y, None)
         X, is_pos = data.X, data.is_pos
-        bags, h = self._rows(X, bags, h)
+        bags, h = self._rows(X.shape[0], bags, h)
         design = self._design(X)
         model = self._model(design, is_pos, bags, h)
         if not model.has_choice:
@@ -149,14 +149,15 @@ class _Latent(_StructuredSVM):
     # --------------------------------------------------------------------------- prediction
     def bag_scores(self, X, bags=None):
         """(bag ids, sorted; scores): each bag scored by its best row."""
-        return bag_max(super().decision_function(X), self._rows(X, bags, None)[0])
+        scores = super().decision_function(X)    # X validated there: any array-like
+        return bag_max(scores, self._rows(scores.shape[0], bags, None)[0])
 
     def decision_function(self, X, bags=None):
         """Per row, the score of its bag (its best row's w'x); without ``bags``, w'x of the row."""
         scores = super().decision_function(X)
         if bags is None:
             return scores
-        bags = self._rows(X, bags, None)[0]
+        bags = self._rows(scores.shape[0], bags, None)[0]
         _, best = bag_max(scores, bags)
         return best[np.unique(bags, return_inverse=True)[1].ravel()]
 
@@ -170,7 +171,7 @@ class _Latent(_StructuredSVM):
         ``classes_`` is a ValueError)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        bags = self._rows(X, bags, None)[0]
+        bags = self._rows(X.shape[0], bags, None)[0]
         y = np.asarray(y)
         if y.shape != (X.shape[0],):
             raise ValueError(f"y must hold one label per row ({X.shape[0]}), got shape {y.shape}")

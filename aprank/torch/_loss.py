@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from aprank.inference import RankingProblem
-from aprank.losses import NDCG, get_loss
+from aprank.losses import LOSSES, NDCG, Loss, get_loss
 from aprank.torch._ops import hinge_terms
 
 __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
@@ -226,6 +226,10 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
+    if not isinstance(loss, Loss) and not (isinstance(loss, str) and loss in LOSSES):
+        # get_loss would list every loss, most of which the hinge here refuses
+        raise ValueError(f"unknown loss {loss!r}; choose one of {_hinge_losses()} or pass a "
+                         "Loss of the ranking kind (e.g. aprank.losses.NDCG(discount=...))")
     loss = get_loss(loss)
     if loss.kind != "ranking":
         raise NotImplementedError(f"the structured hinge here is for ranking losses (AP, NDCG), "
@@ -303,6 +307,21 @@ def ndcg_hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, discou
         A scalar, or with ``reduction="none"`` one value per query, in the scores' dtype.
     """
     return hinge_loss(scores, labels, qid, reduction, loss=_ndcg(discount), **options)
+
+
+def _hinge_losses() -> list:
+    """Names of the registered losses :func:`hinge_loss` takes: the ranking kind's, those with a
+    compiled kernel."""
+    names = []
+    for name, loss in LOSSES.items():
+        if loss.kind != "ranking":
+            continue
+        try:
+            loss.kernel_spec(1)
+        except NotImplementedError:
+            continue
+        names.append(name)
+    return sorted(names)
 
 
 def _ndcg(discount):

@@ -114,7 +114,10 @@ class LatentBags:
         if isinstance(h, dict):
             index = {k: b for b, k in enumerate(self.ids.tolist())}
             for bag, row in h.items():
-                b = index.get(bag.item() if isinstance(bag, np.generic) else bag)
+                # NumPy scalars as the Python values they hold: NumPy 2 prints np.int64(3)
+                bag = bag.item() if isinstance(bag, np.generic) else bag
+                row = row.item() if isinstance(row, np.number) else row
+                b = index.get(bag)
                 if b is None:
                     raise ValueError(f"h names bag {bag!r}, which has no candidates (no row "
                                      "belongs to it)")

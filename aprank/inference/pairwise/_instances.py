@@ -78,8 +78,8 @@ class PairwiseInstances(Instances):
             diff = np.abs(getattr(result, name) - getattr(reference, name))
             if diff.max() > 1e-9 * scale:
                 i = int(np.argmax(diff))
-                return (f"{name}[{i}] = {getattr(result, name)[i]!r} != "
-                        f"{getattr(reference, name)[i]!r}")
+                return (f"{name}[{i}] = {getattr(result, name)[i].item()!r} != "
+                        f"{getattr(reference, name)[i].item()!r}")
         return None
 
 
