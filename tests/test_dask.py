@@ -21,6 +21,8 @@ from benchmarks import dask_bench  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM  # noqa: E402
 from aprank.models import RankingModel  # noqa: E402
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 PAIRS = [(APSVM, DaskAPSVM), (NDCGSVM, DaskNDCGSVM), (BinarySVM, DaskBinarySVM)]
 
 

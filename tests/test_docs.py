@@ -74,6 +74,7 @@ def test_code_blocks_are_found():
         assert page in PAGES_WITH_CODE
 
 
+@pytest.mark.min_versions
 @pytest.mark.parametrize("page", PAGES_WITH_CODE)
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     """A page's blocks run in order in one namespace (later blocks use what earlier ones

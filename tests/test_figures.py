@@ -12,6 +12,8 @@ import pytest
 import aprank
 from aprank import datasets
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 FIGURES = REPOSITORY / "figures"

@@ -7,6 +7,8 @@ import pytest
 import aprank
 from aprank.losses import NDCG, ZeroOne
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 RANKING = [(a.name, loss) for loss in ("ap", "ndcg") for a in aprank.algorithms(loss=loss)]
 ALL = RANKING + [(a.name, "zero-one") for a in aprank.algorithms(loss="zero-one")]
 

@@ -16,6 +16,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.metrics import average_precision
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 ESTIMATORS = [BinarySVM(), APSVM(), NDCGSVM(), APSVMAppx()]
 
 #: The rank SVMs' sample_weight is a query weight (exact AP/NDCG inference has no per-sample

@@ -9,6 +9,8 @@ from sklearn.metrics import average_precision_score, ndcg_score
 
 from aprank.metrics import TIE_POLICIES, average_precision, ndcg, precision_at_k
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 TOL = 1e-12
 
 

@@ -16,6 +16,8 @@ from aprank import validation
 from aprank.learn import APSVM, cccp, cutting_plane
 from aprank.models import LatentModel, RankingModel
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 
 @pytest.fixture(scope="module")
 def digits():

@@ -9,6 +9,8 @@ import pytest
 
 import aprank
 
+pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
