@@ -23,7 +23,8 @@ computed per query and averaged. A query with no relevant sample (for NDCG: ever
 no defined value; ``empty=`` decides: ``"error"`` raises ValueError naming the query, ``"skip"``
 leaves it out of the mean, and ``0`` or ``1`` uses that value. Without ``qid`` the whole input is
 one query under the same rule. ``per_query=True`` returns ``(query_ids, values)`` instead of the
-mean, skipped queries omitted; without ``qid`` the single query is given id 0.
+mean (in ascending query id order, whatever the layout of ``qid``), skipped queries omitted;
+without ``qid`` the single query is given id 0.
 
 Labels, one rule for every metric: ``y_true`` given as bool, {0, 1} or {-1, +1} (only those
 two values; -1 is not relevant) is binary relevance, read as gains 0 and 1. ``average_precision``

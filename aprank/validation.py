@@ -167,11 +167,14 @@ def as_query_groups(qid, n: int):
     -------
     order : ndarray of int64 or None
         Query q owns samples ``order[offsets[q]:offsets[q+1]]``, in their input order; None
-        when every query already occupies one contiguous block (no copy needed).
+        when the queries already occupy contiguous blocks in ascending id order (no copy
+        needed).
     offsets : ndarray of int64
         The groups' boundaries, n_queries + 1 of them.
     qids : ndarray or None
-        The query ids in the order of the groups (None without ``qid``).
+        The query ids in the order of the groups (None without ``qid``): ascending, as
+        ``np.unique(qid)`` gives them, whatever the layout (contiguous or interleaved), so
+        every per-query output of the package has one order.
     """
     if qid is None:
         return None, np.array([0, n], dtype=np.int64), None
@@ -210,16 +213,32 @@ def _grouped(arr: np.ndarray, n: int):
             shifted = (arr.astype(np.int64) - lo if arr.dtype.kind == "i" else
                        (arr - arr.dtype.type(lo)).astype(np.int64))
             order, offsets = count_groups(shifted, hi - lo + 1)
-            return order, offsets, arr[offsets[:-1] if order is None else order[offsets[:-1]]]
+            if order is not None:
+                return order, offsets, arr[order[offsets[:-1]]]
+            return _ascending_blocks(offsets, arr[offsets[:-1]])
     starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
     block_ids = arr[starts]
     offsets = np.r_[starts, n].astype(np.int64)
     if np.unique(block_ids).size == block_ids.size:
-        return None, offsets, block_ids
+        return _ascending_blocks(offsets, block_ids)
     order = np.argsort(arr, kind="stable").astype(np.int64)
     sorted_ids = arr[order]
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
     return order, np.r_[starts, n].astype(np.int64), sorted_ids[starts]
+
+
+def _ascending_blocks(offsets: np.ndarray, block_ids: np.ndarray):
+    """as_query_groups' result for queries in contiguous blocks (one per query): no order
+    when the blocks come in ascending id order, else the blocks gathered in that order (what a
+    stable argsort would give, in O(n))."""
+    if np.all(block_ids[1:] > block_ids[:-1]):
+        return None, offsets, block_ids
+    perm = np.argsort(block_ids, kind="stable")
+    sizes = np.diff(offsets)[perm]
+    new_offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    shift = np.repeat(offsets[:-1][perm] - new_offsets[:-1], sizes)
+    order = np.arange(offsets[-1], dtype=np.int64) + shift
+    return order, new_offsets, block_ids[perm]
 
 
 #: Sums of values bounded in total by this stay finite with room for the few further

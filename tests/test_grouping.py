@@ -10,14 +10,15 @@ from aprank.validation import as_query_groups
 
 
 def reference_groups(arr, n):
-    starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
-    block_ids = arr[starts]
-    if np.unique(block_ids).size == block_ids.size:
-        return None, np.r_[starts, n].astype(np.int64), block_ids
+    """A stable argsort's groups, ascending ids for every layout (issue 25 item 7); no order
+    when that is the input's own."""
     order = np.argsort(arr, kind="stable").astype(np.int64)
     sorted_ids = arr[order]
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    return order, np.r_[starts, n].astype(np.int64), sorted_ids[starts]
+    offsets = np.r_[starts, n].astype(np.int64)
+    if np.array_equal(order, np.arange(n)):
+        return None, offsets, sorted_ids[starts]
+    return order, offsets, sorted_ids[starts]
 
 
 DTYPES = (np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64)
@@ -32,7 +33,9 @@ def test_counting_sort_groups_as_a_stable_argsort(dtype):
         base = int(rng.choice([info.min, 0, max(info.max - 100, 0)]))
         v = rng.integers(0, int(rng.integers(1, 9)), n)
         if trial % 2:
-            v = np.sort(v)              # contiguous blocks: no order
+            v = np.sort(v)              # contiguous blocks in ascending order: no order
+        if trial % 4 == 3:
+            v = v.max() - v             # contiguous blocks in descending order
         if trial % 7 == 0:
             v = v * int(rng.integers(1, 10 ** 6))    # sparse ids: the argsort path
         arr = np.clip(base + v.astype(object), info.min, info.max).astype(dtype)

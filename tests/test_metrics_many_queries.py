@@ -218,12 +218,11 @@ def test_single_query_and_single_sample():
 def test_error_names_the_first_empty_query():
     s = np.arange(8.0)
     y = np.array([1, 0, 0, 0, 1, 0, 0, 1])
-    # contiguous: queries in order of appearance (9 then 3, both empty)
+    # queries in ascending id order whatever the layout (9 and 3 are empty): 3 comes first
     qid = np.array([5, 5, 9, 9, 2, 3, 3, 2])
     for metric in (average_precision, ndcg, lambda y, s, **kw: precision_at_k(y, s, 2, **kw)):
-        with pytest.raises(ValueError, match=r"^query 9 has no relevant sample"):
-            metric(y, s, qid=np.array([5, 5, 9, 9, 2, 2, 3, 3]))
-        # interleaved: queries in sorted order, so 3 comes before 9
+        with pytest.raises(ValueError, match=r"^query 3 has no relevant sample"):
+            metric(np.array([1, 0, 0, 0, 1, 0, 0, 0]), s, qid=np.array([5, 5, 9, 9, 2, 2, 3, 3]))
         with pytest.raises(ValueError, match=r"^query 3 has no relevant sample"):
             metric(y, s, qid=qid)
 

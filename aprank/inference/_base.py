@@ -66,7 +66,8 @@ class BatchResult:
     loss, objective : ndarray of float64 (n_queries,)
         Per query, in the order of ``query_ids``.
     query_ids : ndarray or None
-        The query ids in the order of the per-query arrays (None for one query).
+        The query ids in the order of the per-query arrays: ascending (``np.unique(qid)``),
+        for every kind and whatever the layout of ``qid`` (None for one query).
     used : ndarray of bool (n_queries,)
         False for queries without positives left out under ``empty="skip"`` (their loss,
         objective and coefficients are 0).
@@ -168,6 +169,7 @@ class QueryProblem(Problem):
         A loss of the problem type's kind.
     qid : array-like (n,), optional
         Query of each sample; a query's samples need not be contiguous. None: one query.
+        Per-query arrays follow ascending query ids, whatever the layout.
     empty : {"error", "skip"}
         A query without positives under a loss that needs them is a ValueError naming it
         ("error") or left out ("skip": zero loss, objective and coefficients; ``used`` False).

@@ -59,6 +59,19 @@ def _check_qid(qid, n):
     return qid
 
 
+def _count_queries(qid) -> int:
+    """The number of queries of validated ``qid`` (None: one)."""
+    return 1 if qid is None else int(np.unique(qid).shape[0])
+
+
+#: how a scikit-learn search or cross-validation passes qid to fit and score (with routing
+#: disabled, ``groups=`` reaches only the splitter, and a Pipeline step's fit parameter only fit)
+_ROUTE_QID = ("in a scikit-learn search or cross-validation, route it: "
+              "sklearn.set_config(enable_metadata_routing=True); "
+              "est.set_fit_request(qid=True).set_score_request(qid=True); "
+              "search.fit(X, y, groups=qid, qid=qid)")
+
+
 def _check_scale(X) -> None:
     """ValueError for finite features too large to learn from.
 
@@ -271,7 +284,8 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         res, warm = self._train(self._model(self._design(data.X), data.is_pos, data.qid,
                                             sample_weight=data.sample_weight,
                                             algorithm=algorithm))
-        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes))
+        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes),
+                             _n_fit_queries=_count_queries(data.qid))
         return self
 
     # --------------------------------------------------------------------------- prediction
@@ -300,13 +314,32 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         position = {q: k for k, q in enumerate([0] if ids is None else ids.tolist())}
         return float(np.average(values, weights=weights[[position[q] for q in got.tolist()]]))
 
+    def _warn_one_query(self, n: int) -> None:
+        """UserWarning when ``score`` ranks n samples as one query (no qid) although the fit
+        had several: a search without metadata routing scores so, silently (issue 25)."""
+        fitted = getattr(self, "_n_fit_queries", 1)
+        if fitted > 1:
+            name = type(self).__name__
+            warnings.warn(
+                f"{name}.score got no qid, so it ranks all {n} samples as one query, but "
+                f"{name} was fitted on {fitted} queries: pass qid= (the samples' query ids) to "
+                "score per query; " + _ROUTE_QID + ". To score one "
+                "query on purpose, give all samples one id (qid=np.zeros(len(y))).",
+                UserWarning, stacklevel=3)
+
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (per query when qid is given; ties as scikit-learn). With
-        ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples."""
+        ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples.
+
+        Without qid the samples form one query; after a fit on several queries that is
+        usually a mistake (a scikit-learn search without metadata routing scores so), and a
+        UserWarning says what to pass."""
         check_is_fitted(self)
         scores = self.decision_function(X)
         relevant = self._relevance(y, scores.shape[0])
         qid = _check_qid(qid, scores.shape[0])
+        if qid is None:
+            self._warn_one_query(scores.shape[0])
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
             relevant, scores = relevant[kept], scores[kept]
@@ -555,7 +588,8 @@ class APSVMAppx(_StructuredSVM):
             easy_given = np.zeros(data.kept.shape[0], dtype=bool)
             easy_given[np.flatnonzero(data.kept)[is_easy]] = True
         self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes),
-                             binary_=binary, easy_=easy_given)
+                             binary_=binary, easy_=easy_given,
+                             _n_fit_queries=_count_queries(qid))
         return self
 
     def _train_difficult(self, design, is_pos, qid, sample_weight, difficult, hard):

@@ -27,6 +27,13 @@ from aprank.models import HOAPModel, HOBModel, pair_features
 
 __all__ = ["HOBSVM", "HOAPSVM"]
 
+#: how a scikit-learn search passes the groups to fit and score as well as to the splitter
+#: (with routing disabled, ``groups=`` reaches only the splitter)
+_ROUTE_GROUPS = ("in a scikit-learn search or cross-validation, route them: "
+                 "sklearn.set_config(enable_metadata_routing=True); "
+                 "est.set_fit_request(groups=True).set_score_request(groups=True); "
+                 "search.fit(X, y, groups=groups)")
+
 
 class _HighOrder(_StructuredSVM):
     """Shared by HOB-SVM and HOAP-SVM: the pairs, the pair features, the prediction. No
@@ -63,14 +70,33 @@ class _HighOrder(_StructuredSVM):
 
     def decision_function(self, X, edges=None, groups=None):
         """Max-marginal differences m_i^+ - m_i^- of the samples X linked by ``edges`` or
-        ``groups`` (eq. 11): rank by them, highest first. Without pairs: w'x + b."""
+        ``groups`` (eq. 11): rank by them, highest first. Without pairs: w'x + b.
+
+        Neither ``edges`` nor ``groups`` on a model whose pairs carry weight (fitted with pairs,
+        ``eta`` > 0, ``coef_pairs_`` non-zero) drops the pair terms: a UserWarning says what to
+        pass (``edges=[]`` says the samples have no pairs). ``predict`` and ``score`` warn
+        alike."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if edges is None and groups is None:
+            self._warn_no_pairs()
         graph = self._graph(X.shape[0], edges, groups)
         model = HOBModel(self._design(X), np.zeros(X.shape[0], bool), graph,
                          self._pair_features(X, graph), self.eta, algorithm=self.algorithm,
                          loss=PairwiseZeroOne(J=1.0))
         return model.max_marginals(self._energy_w()).scores
+
+    def _warn_no_pairs(self) -> None:
+        """UserWarning when prediction drops pairs the model weighs: a search without metadata
+        routing, or a score(X, y) without ``groups``, scores so, silently (issue 25)."""
+        if self.eta > 0 and np.any(self.coef_pairs_ != 0):
+            name = type(self).__name__
+            warnings.warn(
+                f"{name} got neither groups nor edges, so it ranks the samples by w'x + b "
+                f"alone, but {name} was fitted with pairs that carry weight (coef_pairs_ "
+                "non-zero): pass the samples' pairs as groups= (or edges=); "
+                + _ROUTE_GROUPS + ". If the samples have no pairs, "
+                "pass edges=[].", UserWarning, stacklevel=3)
 
     def predict(self, X, edges=None, groups=None):
         """The labelling maximising the score (labels of ``classes_``)."""

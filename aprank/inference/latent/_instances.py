@@ -80,6 +80,14 @@ class LatentInstances(Instances):
             instance.scores, algorithm)
 
     def compare(self, result, reference, instance) -> Optional[str]:
-        """Exact algorithms are compared by objective only: with latent choices, equal optima
-        are common (ties between a bag's rows, or rows no term depends on)."""
+        """Exact algorithms must report the same rows and value: where the objective leaves a
+        bag's row free the kind defines a canonical one (:class:`LatentResult`). The ranks
+        are not compared (equal bag scores make several rankings optimal)."""
+        if not np.array_equal(result.h, reference.h):
+            b = int(np.flatnonzero(result.h != reference.h)[0])
+            return (f"h differs at bag {reference.bag_ids[b].item()!r}: row {int(result.h[b])} "
+                    f"!= {int(reference.h[b])}")
+        scale = max(1.0, abs(reference.value))
+        if abs(result.value - reference.value) > 1e-9 * scale:
+            return f"value {result.value!r} != {reference.value!r}"
         return None

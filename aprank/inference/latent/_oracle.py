@@ -12,17 +12,27 @@ MAX_BAGS = 7
 MAX_WORK = 4_000_000  # rankings x latent choices enumerated
 
 
+def _best_first(rows: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``rows`` by decreasing score, equal scores by increasing index."""
+    return rows[np.lexsort((rows, -s[rows]))]
+
+
 def run_brute(call) -> None:
     """The oracle: every ranking of the bags and every latent choice left free, each scored
     from the definitions (AP by precision at each positive, Psi by its pairs). "latent-ap":
     positives at their H_P, each negative's row shared by both terms; "latent-ssvm": every
-    bag free, minus the ground truth minimised over the negatives' rows by enumeration too."""
+    bag free, minus the ground truth minimised over the negatives' rows by enumeration too.
+    Of equal optima over the rows, the canonical one (see :class:`LatentResult`)."""
     problem, s, bags = call.problem, call.scores, call.bags
     P, N, B = problem.P, problem.N, bags.n_bags
     pos = bags.is_pos
     joint = problem.loss.name == "latent-ssvm"
-    choices = [bags.candidates(b) if (joint or not pos[b]) else call.impute[b:b + 1]
-               for b in range(B)]
+    # each bag's rows best first (highest score, lowest index among equal scores): the first
+    # optimum enumerated is then the canonical one of every latent algorithm -- a bag whose
+    # row leaves the objective unchanged at its best row, one whose term wants its lowest
+    # score at the lowest index of those
+    choices = [_best_first(bags.candidates(b), s) if (joint or not pos[b])
+               else call.impute[b:b + 1] for b in range(B)]
     n_choices = int(np.prod([c.size for c in choices]))
     n_rankings = int(np.prod(np.arange(1, B + 1)))
     if B > MAX_BAGS or n_choices * n_rankings > MAX_WORK:
@@ -52,7 +62,9 @@ def run_brute(call) -> None:
             delta = 1.0 - float(np.mean(np.arange(1, P + 1) / positions))
         else:
             c, delta = np.zeros(B), 0.0
-        values = delta + S @ c - (0.0 if joint else S @ truth)
+        # latent-ap: one coefficient per row, so that a negative below every positive (c =
+        # truth = -1/N) contributes exactly 0 whatever its row, as the canonical tie-break needs
+        values = delta + S @ (c if joint else c - truth)
         k = int(np.argmax(values))
         if values[k] > best:
             best, best_perm, best_k = float(values[k]), perm, k

@@ -27,7 +27,9 @@ the AP loss of the ranking. Two losses of the kind say which constraint a learne
 A bag's known h (``h=``, supervision) restricts its candidates to that row in every term.
 Every algorithm of the kind fills ``ranks`` (interleaving ranks of the bags, as in the ranking
 kind) and ``h`` (the row of each bag in the loss-augmented term); the problem computes
-the coefficients, loss and objective from them, so all algorithms are measured alike.
+the coefficients, loss and objective from them, so all algorithms are measured alike. Where
+the objective leaves a bag's row free, every algorithm reports the same canonical row (see
+:class:`LatentResult`), so that ``h`` and ``value`` do not depend on the algorithm.
 """
 from __future__ import annotations
 
@@ -204,7 +206,13 @@ class LatentResult:
         Per bag, its interleaving rank (a negative: 1 + positives above it; a positive: 1 +
         negatives above it).
     h : ndarray of int64 (B,)
-        Per bag, the row scoring it in the loss-augmented term.
+        Per bag, the row scoring it in the loss-augmented term. Canonical, so that every
+        algorithm reports the same rows for the same ranking: a bag's known row where it has
+        one; else its best row (highest score, the lowest row index among equal scores), but
+        its worst row (lowest score, lowest index among equal) where its coefficient in
+        ``coef`` is negative ("latent-ssvm" only). A bag whose row does not change the
+        objective (a negative bag below every positive for "latent-ap", a bag of coefficient
+        0 for "latent-ssvm") reports its best row too, which fixes ``value``.
     truth_h : ndarray of int64 (B,)
         Per bag, the row scoring it in the ground-truth term.
     coef, truth_coef : ndarray of float64 (M,)

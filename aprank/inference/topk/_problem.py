@@ -60,7 +60,8 @@ class TopKProblem(QueryProblem):
         ``PrecisionAtK(k)``.
     qid : array-like (n,), optional
         Query of each item (None: one query). With interactions every query must hold the same
-        L items in the same order (item i of a query is label i, say).
+        L items in the same order (item i of a query is label i, say). Per-query results are in
+        ascending query id order, contiguous or interleaved.
     empty : {"error", "skip"}
         A query without relevant items has no break-even k (as
         :class:`~aprank.inference.QueryProblem`).
@@ -184,14 +185,15 @@ class TopKProblem(QueryProblem):
         clamp : array-like of {-1, 0, 1} (n,), optional
             Items clamped in (1), out (-1) or free (0), in input order.
         k : int or array-like of int, optional
-            The subset size per query (default: the problem's k).
+            The subset size per query (an array: one per query in the order of ``query_ids``,
+            ascending ids; default: the problem's k).
 
         Returns
         -------
         t : ndarray of int8 (n,)
             The subsets, in input order.
         value : ndarray of float64 (n_queries,)
-            Their values, in the order of ``query_ids``.
+            Their values, in the order of ``query_ids`` (ascending ids).
 
         Raises
         ------

@@ -1,0 +1,101 @@
+"""Issue 25 item 1: a score that silently drops the queries or the pairs the model was fitted
+with (a scikit-learn search without metadata routing, or a call without qid / groups) warns,
+naming what to pass; the correct calls stay quiet."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.pipeline import Pipeline
+
+from aprank.learn import APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM
+
+ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
+NO_PAIRS = r"got neither groups nor edges.*fitted with pairs"
+
+
+def _queries(n_queries=9, size=24, d=5, seed=0):
+    """Queries whose relevant samples score higher along a shared direction, shifted per
+    query (a global ranking mixes the queries, so its AP is not the per-query mean)."""
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(n_queries), size)
+    X = rng.standard_normal((qid.size, d)) + rng.normal(0, 2, (n_queries, 1))[qid]
+    y = (X[:, 0] - X[:, 0].mean() + rng.normal(0, 1, qid.size) > 0.5).astype(int)
+    y[::size] = 1
+    y[1::size] = 0
+    return X, y, qid
+
+
+def _grouped(n_groups=14, size=5, d=4, seed=0):
+    """Samples in groups whose members tend to share a label."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_groups), size)
+    group_label = rng.random(n_groups) < 0.4
+    group_label[:2] = (True, False)
+    y = group_label[groups] ^ (rng.random(groups.size) < 0.15)
+    X = rng.standard_normal((groups.size, d)) + 0.8 * y[:, None]
+    return X, y.astype(int), groups
+
+
+def _quiet(pattern, call):
+    """``call()`` emits no warning matching ``pattern``; its value."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = call()
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if re.search(pattern, m)], messages
+    return value
+
+
+@pytest.mark.parametrize("cls", [APSVM, NDCGSVM, BinarySVM, APSVMAppx])
+def test_item1_score_without_qid_after_a_fit_on_queries_warns(cls):
+    X, y, qid = _queries()
+    est = cls(C=1.0).fit(X, y, qid=qid)
+    with pytest.warns(UserWarning, match=ONE_QUERY + r" 9 queries: pass qid=.*"
+                      r"enable_metadata_routing=True.*set_score_request\(qid=True\)"):
+        global_score = est.score(X, y)
+    per_query = _quiet(ONE_QUERY, lambda: est.score(X, y, qid=qid))
+    assert global_score != pytest.approx(per_query)    # what the warning is about
+    # one query on purpose: one id for every sample
+    assert _quiet(ONE_QUERY, lambda: est.score(X, y, qid=np.zeros(len(y)))) == global_score
+    # fitted as one query: scoring one query is the fit's own setting
+    single = cls(C=1.0).fit(X, y)
+    _quiet(ONE_QUERY, lambda: single.score(X, y))
+
+
+def test_item1_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
+    X, y, qid = _queries()
+    # the old-style fit parameter of a Pipeline step: fit per query, score one global query
+    search = GridSearchCV(Pipeline([("apsvm", APSVM())]), {"apsvm__C": [0.1, 10.0]},
+                          cv=GroupKFold(3))
+    with pytest.warns(UserWarning, match=ONE_QUERY):
+        search.fit(X, y, groups=qid, apsvm__qid=qid)
+    # the documented way: metadata routing, qid requested by fit and score
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = APSVM().set_fit_request(qid=True).set_score_request(qid=True)
+        routed = GridSearchCV(est, {"C": [0.1, 10.0]}, cv=GroupKFold(3))
+        _quiet(ONE_QUERY, lambda: routed.fit(X, y, groups=qid, qid=qid))
+    assert routed.best_score_ != pytest.approx(search.best_score_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls,kwargs", [(HOBSVM, {}), (HOAPSVM, {"max_outer": 3})])
+def test_item1_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, kwargs):
+    X, y, groups = _grouped()
+    est = cls(C=10.0, eta=1.0, **kwargs).fit(X, y, groups=groups)
+    assert np.any(est.coef_pairs_ != 0)
+    with pytest.warns(UserWarning, match=NO_PAIRS + r".*pass the samples' pairs as groups=.*"
+                      r"set_score_request\(groups=True\)"):
+        without = est.score(X, y)
+    with_pairs = _quiet(NO_PAIRS, lambda: est.score(X, y, groups=groups))
+    assert without != pytest.approx(with_pairs)
+    with pytest.warns(UserWarning, match=NO_PAIRS):
+        est.predict(X)
+    # samples without pairs on purpose
+    assert _quiet(NO_PAIRS, lambda: est.score(X, y, edges=[])) == without
+    # no pairs at fit: nothing is dropped at prediction
+    unpaired = cls(C=10.0, eta=1.0, **kwargs).fit(X, y)
+    assert not np.any(unpaired.coef_pairs_ != 0)
+    _quiet(NO_PAIRS, lambda: unpaired.score(X, y))
