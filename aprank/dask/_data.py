@@ -148,7 +148,8 @@ def _survey_part(y, qid, start: int):
     try:
         as_query_groups(qid, qid.shape[0])
     except ValueError as exc:        # said on the client, not in a worker's traceback
-        return labels, None, False, f"{exc} (an index within the partition of rows from {start})"
+        return (labels, None, False,
+                f"{exc} (an index counted from row {start}, where its partition starts)")
     frame = pd.DataFrame({"qid": qid, "y": y})
     queries = frame.groupby("qid", sort=False).agg(top=("y", "max"), size=("y", "size"))
     runs = int(frame["qid"].ne(frame["qid"].shift()).sum())

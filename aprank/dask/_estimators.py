@@ -43,9 +43,9 @@ class _OnDask:
         Labels and queries are checked on the client first, from one pass over y and qid (a
         query without a relevant sample under ``empty="error"`` is one ValueError there, and
         under the default "skip" it is counted in ``n_skipped_queries_`` and said in an
-        ``aprank.learn.EmptyQueryWarning``). The blocks are then persisted on the workers for the fit; every iteration ships w to them.
-        No ``sample_weight``: the distributed models have no weighting (a TypeError, not a
-        silent unweighted fit).
+        ``aprank.learn.EmptyQueryWarning``). The blocks are then persisted on the workers for
+        the fit; every iteration ships w to them. No ``sample_weight``: the distributed models
+        have no weighting (a TypeError, not a silent unweighted fit).
         """
         return self._fit_atomically(_OnDask._fit_on_dask, X, y, qid)
 

@@ -341,8 +341,9 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 _EMPTY_DOC = """    empty : {"skip", "error"}, default "skip"
         A query without a relevant sample, where AP and NDCG are undefined: left out of
         training (counted in ``n_skipped_queries_`` and said in one
-        :class:`aprank.learn.EmptyQueryWarning` per fit) and of ``score`` (its mean is over the queries
-        that have one), as LightGBM and XGBoost do; or, with "error", a ValueError naming it.
+        :class:`aprank.learn.EmptyQueryWarning` per fit) and of ``score`` (a mean over the
+        queries that have one), as LightGBM and XGBoost do; or, with "error", a ValueError
+        naming it.
 """
 #: the fitted attribute that goes with ``empty``
 _SKIPPED_DOC = """    n_skipped_queries_ : int
