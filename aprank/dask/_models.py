@@ -291,7 +291,8 @@ def ranking_model(X, y, loss="ap", *, qid=None, algorithm="qs", empty="error",
     algorithm : str, default="qs"
         Registry algorithm of each block's inference (with ``qid``, or for the 0-1 loss).
     empty : {"error", "skip"}, default="error"
-        Queries without a relevant sample (see :func:`aprank.infer_batch`).
+        Queries without a relevant sample (see :func:`aprank.infer_batch`); decided on the
+        client before anything is persisted.
     samples : int, default=64
         Pivots per open range and round of the split inference (one giant query).
 
