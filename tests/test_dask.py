@@ -86,7 +86,7 @@ def test_skip_queries_without_positives(client, digits):
     got = DaskAPSVM(C=1, empty="skip").fit(*_split(X, y, qid, 400))
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
     with pytest.raises(ValueError, match="without positive"):
-        DaskAPSVM(C=1).fit(*_split(X, y, qid, 400))
+        DaskAPSVM(C=1, empty="error").fit(*_split(X, y, qid, 400))
 
 
 def test_fitted_estimator_pickles(client, digits):

@@ -204,13 +204,13 @@ def test_queries_without_positives_follow_empty(digits):
     qid = np.arange(300) // 30
     yb = yb & (qid != 4)                      # query 4 has no positive
     with pytest.raises(ValueError, match="query 4"):
-        APSVM().fit(X, yb, qid=qid)
+        APSVM(empty="error").fit(X, yb, qid=qid)
     est = APSVM(empty="skip").fit(X, yb, qid=qid)
     kept = qid != 4
     same = APSVM().fit(X[kept], yb[kept], qid=qid[kept])
     np.testing.assert_allclose(est.coef_, same.coef_, atol=1e-9)
     with pytest.raises(ValueError, match="query 4"):
-        APSVM(C=1.0).fit(X[kept], yb[kept], qid=qid[kept]).score(X, yb, qid=qid)
+        APSVM(C=1.0, empty="error").fit(X[kept], yb[kept], qid=qid[kept]).score(X, yb, qid=qid)
     assert est.score(X, yb, qid=qid) == pytest.approx(same.score(X[kept], yb[kept], qid=qid[kept]))
 
 

@@ -6,9 +6,17 @@ cutting-plane iteration only ships w to them.
 
 Inputs follow the XGBoost / LightGBM Dask conventions: X a ``dask.array`` (n, d) or a
 ``dask.dataframe`` DataFrame, y and qid ``dask.array`` 1-D arrays or Series partitioned like X.
-NumPy arrays are accepted too (one partition). With qid, the rows are regrouped once, with
-Dask's own DataFrame shuffle, so that no query straddles two blocks -- unless none does
-already; rows keep their original order within a query, so ties break as on one machine.
+NumPy arrays are accepted too (one partition).
+
+Before anything is persisted, the client surveys y and qid (one pass over them, not over X):
+the labels, every query's largest label (so that a query without a relevant sample is refused
+or counted on the client, not in a worker's traceback) and whether queries straddle
+partitions. With qid, no query may straddle two blocks: where each query's rows are
+consecutive (learning-to-rank files are written so), the partition boundaries move to the
+nearest query boundary (a rechunk of neighbouring rows, no shuffle); otherwise the rows are
+regrouped once with Dask's own DataFrame shuffle (on a distributed cluster its p2p method logs
+two WARNING lines per shuffle, which is Dask's own reporting). Rows keep their original order
+within a query either way, so ties break as on one machine.
 """
 from __future__ import annotations
 
@@ -24,7 +32,10 @@ import scipy.sparse as sp
 from dask.sizeof import sizeof
 from distributed import default_client
 
-__all__ = ["Block", "DaskData", "as_dask_array", "as_dask_data", "spread"]
+from aprank.validation import as_query_groups
+
+__all__ = ["Block", "DaskData", "Survey", "DaskInputs", "as_dask_array", "dask_inputs",
+           "persist_inputs", "as_dask_data", "spread"]
 
 
 @dataclass
@@ -55,6 +66,33 @@ class DaskData:
     classes: np.ndarray        # sorted distinct labels
     token: str                 # dask's name of the inputs: equal data, equal token
     grouped: bool              # rows were regrouped by qid (a shuffle ran)
+
+
+@dataclass
+class Survey:
+    """What the client knows of y and qid before anything is persisted (X is not read)."""
+
+    classes: np.ndarray                 # sorted distinct labels
+    query_ids: Optional[np.ndarray]     # distinct ids in order of first appearance; None: no qid
+    top: Optional[np.ndarray]           # per query, its largest label
+    ends: Optional[np.ndarray]          # where each query's rows are consecutive: the row after
+    #                                     each query's last, ascending; else None
+    straddling: bool                    # some query has rows in two partitions
+
+    def lacking(self) -> np.ndarray:
+        """Ids of the queries without a sample of the largest label (the relevant class, the
+        estimators' ``classes_[1]``), in order of first appearance."""
+        return self.query_ids[self.top != self.classes[-1]]
+
+
+@dataclass
+class DaskInputs:
+    """Validated inputs, chunked alike, and their survey; nothing persisted yet."""
+
+    X: da.Array
+    y: da.Array
+    qid: Optional[da.Array]
+    survey: Survey
 
 
 def as_dask_array(a, name: str, ndim: int) -> da.Array:
@@ -98,12 +136,61 @@ def _block(X, y, qid, start):
                  np.arange(start, start + X.shape[0], dtype=np.int64))
 
 
-def _labels(block: Block) -> np.ndarray:
-    return np.unique(block.y)
+def _survey_part(y, qid, start: int):
+    """One partition's labels and, with qid, its queries in order of first appearance (index:
+    id; columns: largest label, rows), whether each one's rows are consecutive there, and an
+    error message for ids that name no query (None when they are fine)."""
+    y = np.asarray(y)
+    labels = np.unique(y)
+    if qid is None:
+        return labels, None, True, None
+    qid = np.asarray(qid)
+    try:
+        as_query_groups(qid, qid.shape[0])
+    except ValueError as exc:        # said on the client, not in a worker's traceback
+        return (labels, None, False,
+                f"{exc} (an index counted from row {start}, where its partition starts)")
+    frame = pd.DataFrame({"qid": qid, "y": y})
+    queries = frame.groupby("qid", sort=False).agg(top=("y", "max"), size=("y", "size"))
+    runs = int(frame["qid"].ne(frame["qid"].shift()).sum())
+    return labels, queries, runs == queries.shape[0], None
 
 
-def _query_ids(block: Block) -> np.ndarray:
-    return pd.unique(block.qid)
+def survey(y: da.Array, qid: Optional[da.Array]) -> Survey:
+    """The :class:`Survey` of labels y and query ids qid chunked alike (one pass over them);
+    a ValueError for query ids that name no query (NaN, complex, mixed types)."""
+    starts = np.r_[0, np.cumsum(y.chunks[0])[:-1]]
+    qs = [None] * len(starts) if qid is None else list(qid.to_delayed().ravel())
+    parts = dask.compute(*[dask.delayed(_survey_part)(yb, qb, int(start))
+                           for yb, qb, start in zip(y.to_delayed().ravel(), qs, starts)])
+    classes = np.unique(np.concatenate([p[0] for p in parts]))
+    if qid is None:
+        return Survey(classes, None, None, None, False)
+    for _, _, _, error in parts:
+        if error is not None:
+            raise ValueError(error)
+    tables = [p[1] for p in parts]
+    every = pd.concat(tables)
+    queries = every.groupby(level=0, sort=False).agg(top=("top", "max"), size=("size", "sum"))
+    seams = pd.Series(every.index)
+    # consecutive: one run per query within each partition, and a query met again in the next
+    # partition only as its continuation (the last query of one, the first of the next)
+    consecutive = all(p[2] for p in parts) and not seams[seams.ne(seams.shift())].duplicated().any()
+    ends = np.cumsum(queries["size"].to_numpy(dtype=np.int64)) if consecutive else None
+    return Survey(classes, queries.index.to_numpy(), queries["top"].to_numpy(), ends,
+                  bool(every.index.duplicated().any()))
+
+
+def _query_chunks(chunks, ends: np.ndarray) -> tuple:
+    """``chunks`` with each inner boundary moved to the nearest query end (the earlier on a
+    tie): partitions of about the same sizes that no query straddles."""
+    cuts = np.cumsum(chunks)[:-1]
+    k = np.searchsorted(ends, cuts)         # ends[k - 1] < cut <= ends[k]
+    lower = np.where(k > 0, ends[np.maximum(k - 1, 0)], 0)
+    upper = ends[k]
+    moved = np.where(cuts - lower <= upper - cuts, lower, upper)
+    bounds = np.unique(np.r_[0, moved, ends[-1]])
+    return tuple(int(c) for c in np.diff(bounds))
 
 
 def _frame(block: Block) -> pd.DataFrame:
@@ -127,9 +214,10 @@ def _unframe(frame: pd.DataFrame) -> Block:
                  frame["row"].to_numpy(dtype=np.int64))
 
 
-def as_dask_data(X, y, qid=None) -> DaskData:
-    """Validate the inputs, cut them into aligned blocks (regrouped by qid when queries
-    straddle partitions) and persist the blocks."""
+def dask_inputs(X, y, qid=None) -> DaskInputs:
+    """Validate the inputs, chunk y and qid as X and survey them on the client; where queries
+    straddle partitions but each one's rows are consecutive, move the boundaries to query ends
+    (no shuffle). Nothing is persisted: the caller can refuse the data first."""
     X = as_dask_array(X, "X", 2)
     y = as_dask_array(y, "y", 1)
     if X.shape[0] != y.shape[0]:
@@ -146,6 +234,20 @@ def as_dask_data(X, y, qid=None) -> DaskData:
         if qid.shape[0] != X.shape[0]:
             raise ValueError(f"qid has {qid.shape[0]} entries but X has {X.shape[0]} rows")
         qid = qid.rechunk((chunks,))
+    found = survey(y, qid)
+    if found.straddling and found.ends is not None:
+        chunks = _query_chunks(chunks, found.ends)
+        # neighbouring rows move between neighbouring partitions: the task method, never p2p
+        X, y, qid = (a.rechunk((chunks,) + a.chunks[1:], method="tasks") for a in (X, y, qid))
+        found = Survey(found.classes, found.query_ids, found.top, found.ends, False)
+    return DaskInputs(X, y, qid, found)
+
+
+def persist_inputs(inputs: DaskInputs) -> DaskData:
+    """Cut the inputs into aligned blocks, persist them and regroup them by qid when queries
+    still straddle partitions (see the module docstring)."""
+    X, y, qid = inputs.X, inputs.y, inputs.qid
+    chunks = X.chunks[0]
     token = dask.base.tokenize(X.name, y.name, None if qid is None else qid.name)
     starts = np.r_[0, np.cumsum(chunks)[:-1]].astype(np.int64)
     xs = X.to_delayed().ravel()
@@ -153,15 +255,17 @@ def as_dask_data(X, y, qid=None) -> DaskData:
     qs = [None] * len(xs) if qid is None else list(qid.to_delayed().ravel())
     blocks = spread([dask.delayed(_block)(xb, yb, qb, int(start))
                      for xb, yb, qb, start in zip(xs, ys, qs, starts)])
-    classes = np.unique(np.concatenate(dask.compute(*[dask.delayed(_labels)(b) for b in blocks])))
-    grouped = False
-    if qid is not None:
-        ids = dask.compute(*[dask.delayed(_query_ids)(b) for b in blocks])
-        every = np.concatenate([np.asarray(i, dtype=object) for i in ids])
-        if pd.Series(every).duplicated().any():     # some query straddles two partitions
-            blocks = _regroup(blocks)
-            grouped = True
-    return DaskData(blocks, int(X.shape[0]), int(X.shape[1]), classes, token, grouped)
+    grouped = inputs.survey.straddling
+    if grouped:
+        blocks = _regroup(blocks)
+    return DaskData(blocks, int(X.shape[0]), int(X.shape[1]), inputs.survey.classes, token,
+                    grouped)
+
+
+def as_dask_data(X, y, qid=None) -> DaskData:
+    """Validate, survey and persist the inputs (:func:`dask_inputs`, then
+    :func:`persist_inputs`)."""
+    return persist_inputs(dask_inputs(X, y, qid))
 
 
 def _regroup(blocks: list) -> list:

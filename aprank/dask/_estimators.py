@@ -3,9 +3,9 @@
 Each estimator is its single-machine class (same parameters, attributes, cutting plane,
 results) with a ``fit`` that builds a model of ``aprank.dask._models`` instead of an in-memory
 one, and predictions that return dask arrays. With ``qid``, queries are kept whole within
-partitions (regrouped once by Dask's shuffle when needed); without it, AP and NDCG treat all
-samples as one query solved by exact split inference, the 0-1 loss as one query that separates
-over samples.
+partitions (boundaries moved to query ends, or rows regrouped once by Dask's shuffle, when
+needed); without it, AP and NDCG treat all samples as one query solved by exact split
+inference, the 0-1 loss as one query that separates over samples.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import dask.array as da
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from aprank.dask._data import DaskData, as_dask_array, as_dask_data
-from aprank.dask._models import model_of
+from aprank.dask._data import DaskData, as_dask_array, dask_inputs, persist_inputs
+from aprank.dask._models import empty_queries, model_of
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
 from aprank.metrics import average_precision, ndcg
 
@@ -40,23 +40,32 @@ class _OnDask:
         """Learn w from X (dask array (n, d) or DataFrame, dense), labels y and optional query
         ids qid (dask arrays or Series partitioned like X; NumPy arrays are accepted too).
 
-        The blocks are persisted on the workers for the fit; every iteration ships w to them.
-        No ``sample_weight``: the distributed models have no weighting (a TypeError, not a
-        silent unweighted fit).
+        Labels and queries are checked on the client first, from one pass over y and qid (a
+        query without a relevant sample under ``empty="error"`` is one ValueError there, and
+        under the default "skip" it is counted in ``n_skipped_queries_`` and said in an
+        ``aprank.learn.EmptyQueryWarning``). The blocks are then persisted on the workers for
+        the fit; every iteration ships w to them. No ``sample_weight``: the distributed models
+        have no weighting (a TypeError, not a silent unweighted fit).
         """
         return self._fit_atomically(_OnDask._fit_on_dask, X, y, qid)
 
     def _fit_on_dask(self, X, y, qid):
         self._check_params()
-        data = as_dask_data(X, y, qid)
-        self._check_classes(data.classes)
+        inputs = dask_inputs(X, y, qid)
+        # labels and queries are refused on the client before anything is persisted: one
+        # error here, not a traceback from every worker
+        found = inputs.survey
+        self._check_classes(found.classes)
+        n_skipped = self._say_skipped(empty_queries(found, self._loss(), self.empty),
+                                      1 if found.query_ids is None else found.query_ids.shape[0])
+        data = persist_inputs(inputs)
         classes, n_features = data.classes, data.n_features
         model = self._dask_model(data, classes[1], qid is None)
         # the model holds what it needs: blocks it was built from are freed on the workers
-        del data
+        del data, inputs
         res, warm = self._train(model)
         self.__dict__.update(warm, **self._fitted(res, n_features, classes),
-                             n_features_in_=n_features)
+                             n_features_in_=n_features, n_skipped_queries_=n_skipped)
         return self
 
     def _dask_model(self, data: DaskData, positive, one_query: bool):

@@ -23,13 +23,13 @@ import numpy as np
 from dask.base import tokenize
 from dask.sizeof import sizeof
 
-from aprank.dask._data import Block, DaskData, as_dask_data
+from aprank.dask._data import Block, DaskData, Survey, dask_inputs, persist_inputs
 from aprank.dask._split import gather_positives, settle, split_part, tally
 from aprank.dask._steps import negative_coef, split_outcome
 from aprank.losses import ZeroOne, get_loss
 from aprank.models import Constraint, RankingModel, StructuredModel
 
-__all__ = ["QueriesModel", "GiantQueryModel", "ranking_model", "model_of"]
+__all__ = ["QueriesModel", "GiantQueryModel", "ranking_model", "model_of", "empty_queries"]
 
 
 def _design(block: Block, intercept):
@@ -231,6 +231,30 @@ class GiantQueryModel(StructuredModel):
         return self.key
 
 
+def empty_queries(survey: Survey, loss, empty: str) -> int:
+    """The number of queries without a relevant sample (the larger label), which a fit leaves
+    out under ``empty="skip"``; decided on the client from the survey, before anything is
+    persisted, so that refusing them is one ValueError here and not a traceback per worker.
+
+    ValueError under ``empty="error"`` when there is such a query, and whatever ``empty``
+    when every query is one. 0 without qid (one query) or for a loss that needs no positive.
+    """
+    loss = get_loss(loss)
+    if survey.query_ids is None or not loss.needs_positives:
+        return 0
+    lacking = survey.lacking()
+    n_queries = survey.query_ids.shape[0]
+    if lacking.shape[0] == n_queries:
+        raise ValueError(f"loss {loss.name!r} is undefined without positive samples, and no "
+                         f"query has any")
+    if lacking.shape[0] and empty == "error":
+        raise ValueError(f"loss {loss.name!r} is undefined without positive samples, and query "
+                         f"{lacking[:1].tolist()[0]!r} has none ({lacking.shape[0]} of "
+                         f"{n_queries} queries have none); pass empty='skip' to leave such "
+                         f"queries out")
+    return int(lacking.shape[0])
+
+
 def model_of(data: DaskData, positive, loss, *, one_query: bool, algorithm="qs", empty="error",
              intercept=None, samples=64) -> StructuredModel:
     """The model of persisted ``data``: one giant query (AP, NDCG without qid) by split
@@ -267,7 +291,8 @@ def ranking_model(X, y, loss="ap", *, qid=None, algorithm="qs", empty="error",
     algorithm : str, default="qs"
         Registry algorithm of each block's inference (with ``qid``, or for the 0-1 loss).
     empty : {"error", "skip"}, default="error"
-        Queries without a relevant sample (see :func:`aprank.infer_batch`).
+        Queries without a relevant sample (see :func:`aprank.infer_batch`); decided on the
+        client before anything is persisted.
     samples : int, default=64
         Pivots per open range and round of the split inference (one giant query).
 
@@ -277,9 +302,11 @@ def ranking_model(X, y, loss="ap", *, qid=None, algorithm="qs", empty="error",
         Its ``most_violated(w)`` returns the cut as an :class:`aprank.models.Constraint`; for
         one giant query its ``info`` holds the number of ``"split_rounds"``.
     """
-    data = as_dask_data(X, y, qid)
-    if data.classes.shape[0] != 2:
+    inputs = dask_inputs(X, y, qid)
+    classes = inputs.survey.classes
+    if classes.shape[0] != 2:
         raise ValueError(f"y must hold exactly 2 classes (relevant and not); got "
-                         f"{data.classes.shape[0]}: {data.classes.tolist()}")
-    return model_of(data, data.classes[1], loss, one_query=qid is None, algorithm=algorithm,
-                    empty=empty, samples=samples)
+                         f"{classes.shape[0]}: {classes.tolist()}")
+    empty_queries(inputs.survey, loss, empty)
+    return model_of(persist_inputs(inputs), classes[1], loss, one_query=qid is None,
+                    algorithm=algorithm, empty=empty, samples=samples)

@@ -18,7 +18,9 @@ mean NDCG for NDCGSVM).
 Parameters are declared (``_parameter_constraints``) and checked before ``fit`` reads data; a
 fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
 ``sample_weight`` is a query weight for the rank SVMs and a sample weight for BinarySVM
-(``aprank.models.RankingModel``); ``score`` refuses labels outside ``classes_``.
+(``aprank.models.RankingModel``); ``score`` refuses labels outside ``classes_``. Queries
+without a relevant sample are left out of ``fit`` and ``score`` by default (``empty``; see
+``_skipped.py``).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSI
                                   NoBoolInterval, StrOptions, atomic_fit, positive_weights,
                                   relevance)
 from aprank.learn._cutting_plane import cutting_plane
+from aprank.learn._skipped import say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
 from aprank.models import Constraint, RankingModel, StructuredModel, query_weights
@@ -153,7 +156,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         "callback": [callable, None],
     }
 
-    def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, empty="error",
+    def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, empty="skip",
                  verbose=False, warm_start=False, callback=None):
         self.C = C
         self.tol = tol
@@ -263,6 +266,13 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                           ConvergenceWarning)
         return res, {"_working_set": res.working_set, "_fingerprint": fingerprint, "_w": res.w}
 
+    @staticmethod
+    def _say_skipped(n_skipped: int, n_queries: int) -> int:
+        """``n_skipped`` (training queries without a relevant sample, left out of n_queries
+        under ``empty="skip"``), said in an EmptyQueryWarning before the training starts."""
+        say_skipped(n_skipped, n_queries)
+        return n_skipped
+
     def _fitted(self, res, n_features, classes) -> dict:
         """The fitted attributes of a cutting-plane result (assigned by the caller, at the end
         of its fit)."""
@@ -281,10 +291,13 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         _refuse_keywords(self, unexpected)
         algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
-        res, warm = self._train(self._model(self._design(data.X), data.is_pos, data.qid,
-                                            sample_weight=data.sample_weight,
-                                            algorithm=algorithm))
+        model = self._model(self._design(data.X), data.is_pos, data.qid,
+                            sample_weight=data.sample_weight, algorithm=algorithm)
+        used = model.problem.used
+        n_skipped = self._say_skipped(int(used.shape[0] - np.count_nonzero(used)), used.shape[0])
+        res, warm = self._train(model)
         self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes),
+                             n_skipped_queries_=n_skipped,
                              _n_fit_queries=_count_queries(data.qid))
         return self
 
@@ -329,7 +342,9 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (per query when qid is given; ties as scikit-learn). With
-        ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples.
+        ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples. Queries
+        without a relevant sample are left out of the mean, silently (``empty="skip"``; with
+        "error" they raise): AP is undefined there, as in LightGBM's and XGBoost's evaluation.
 
         Without qid the samples form one query; after a fit on several queries that is
         usually a mistake (a scikit-learn search without metadata routing scores so), and a
@@ -355,6 +370,19 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return tags
 
 
+#: the ``empty`` parameter of the estimators that take qid (the others remove it)
+_EMPTY_DOC = """    empty : {"skip", "error"}, default "skip"
+        A query without a relevant sample, where AP and NDCG are undefined: left out of
+        training (counted in ``n_skipped_queries_`` and said in one
+        :class:`aprank.learn.EmptyQueryWarning` per fit) and of ``score`` (a mean over the
+        queries that have one), as LightGBM and XGBoost do; or, with "error", a ValueError
+        naming it.
+"""
+#: the fitted attribute that goes with ``empty``
+_SKIPPED_DOC = """    n_skipped_queries_ : int
+        Training queries left out for want of a relevant sample (``empty="skip"``).
+"""
+
 _COMMON_DOC = """
     C : float, default 1.0
         Weight of the slack against 1/2 ||w||^2.
@@ -365,9 +393,7 @@ _COMMON_DOC = """
         Cutting-plane iterations (a ConvergenceWarning is raised when reached).
     prune_after : int, default 50
         Drop working-set constraints inactive for this many iterations in a row.
-    empty : {"error", "skip"}, default "error"
-        A query without positives: raise, or leave it out of training and of ``score``.
-    verbose : bool
+""" + _EMPTY_DOC + """    verbose : bool
         Show a tqdm progress bar with the gap.
     warm_start : bool
         Reuse the previous fit: its working set when the data, queries, loss and constraints
@@ -392,7 +418,7 @@ _COMMON_DOC = """
         One per iteration: primal, dual, gap, violation (exact slack), working_slack,
         n_constraints, inference_seconds, qp_seconds, n_last_rank (negatives at rank P+1),
         cut_seconds (the products X w and X'c and the cut's assembly).
-"""
+""" + _SKIPPED_DOC
 
 
 class BinarySVM(_StructuredSVM):
@@ -420,7 +446,7 @@ class BinarySVM(_StructuredSVM):
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 prune_after=50, empty="error", verbose=False, warm_start=False,
+                 prune_after=50, empty="skip", verbose=False, warm_start=False,
                  callback=None):
         self.J = J
         self.intercept_scaling = intercept_scaling
@@ -471,7 +497,7 @@ class APSVM(_StructuredSVM):
     _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str]}
 
     def __init__(self, C=1.0, *, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
-                 empty="error", verbose=False, warm_start=False, callback=None):
+                 empty="skip", verbose=False, warm_start=False, callback=None):
         self.algorithm = algorithm
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty=empty,
                          verbose=verbose, warm_start=warm_start, callback=callback)
@@ -498,7 +524,7 @@ class NDCGSVM(_StructuredSVM):
                               "discount": ["array-like", None]}
 
     def __init__(self, C=1.0, *, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
-                 prune_after=50, empty="error", verbose=False, warm_start=False,
+                 prune_after=50, empty="skip", verbose=False, warm_start=False,
                  callback=None):
         self.algorithm = algorithm
         self.discount = discount
@@ -547,7 +573,7 @@ class APSVMAppx(_StructuredSVM):
                               "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, keep=0.5, algorithm="auto", intercept_scaling=1.0, tol=1e-3,
-                 max_iter=1000, prune_after=50, empty="error", verbose=False, warm_start=False,
+                 max_iter=1000, prune_after=50, empty="skip", verbose=False, warm_start=False,
                  callback=None):
         self.keep = keep
         self.algorithm = algorithm
@@ -587,8 +613,11 @@ class APSVMAppx(_StructuredSVM):
         if data.kept is not None:       # easy_ marks the samples as given, weight 0 included
             easy_given = np.zeros(data.kept.shape[0], dtype=bool)
             easy_given[np.flatnonzero(data.kept)[is_easy]] = True
+        # the first stage left out (and said) the queries without a relevant sample; the AP
+        # stage's own skips (queries whose positives all became easy) are not the data's
         self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes),
                              binary_=binary, easy_=easy_given,
+                             n_skipped_queries_=binary.n_skipped_queries_,
                              _n_fit_queries=_count_queries(qid))
         return self
 

@@ -20,7 +20,7 @@ from aprank.learn._cccp import cccp
 from aprank.learn._checks import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, atomic_fit,
                                   relevance)
 from aprank.learn._cutting_plane import cutting_plane
-from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
+from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
 from aprank.losses import AveragePrecision, PairwiseZeroOne
 from aprank.metrics import average_precision
 from aprank.models import HOAPModel, HOBModel, pair_features
@@ -149,9 +149,7 @@ class HOBSVM(_HighOrder):
     ----------
     J : float, optional
         Weight of a positive in the loss; default N / P.
-""" + _PAIR_DOC + _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
-        A query without positives: raise, or leave it out of training and of ``score``.
-""", "") + """    coef_pairs_ : ndarray of shape (d2,)
+""" + _PAIR_DOC + _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "") + """    coef_pairs_ : ndarray of shape (d2,)
         The pair weights w2 (all <= 0).
     intercept_ : float
         The bias.
@@ -211,9 +209,7 @@ class HOAPSVM(_HighOrder):
         CCCP iterations (a ConvergenceWarning is raised when reached).
     callback : callable, optional
         Called after each CCCP iteration with its ``cccp_history_`` entry plus ``w``.
-""" + _PAIR_DOC + _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
-        A query without positives: raise, or leave it out of training and of ``score``.
-""", "").replace("""    callback : callable, optional
+""" + _PAIR_DOC + _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "").replace("""    callback : callable, optional
         Called in every cutting-plane iteration with a dict: the iteration's ``history_``
         entry plus ``w`` and ``result`` (the inference result, e.g. its ``ranks``). For
         diagnostics and figures; it must not modify what it receives.

@@ -27,7 +27,7 @@ from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._checks import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, NoBoolInterval,
                                   atomic_fit, relevance)
 from aprank.learn._cutting_plane import cutting_plane
-from aprank.learn._estimators import _COMMON_DOC, _StructuredSVM
+from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
 from aprank.losses import AveragePrecision, ZeroOne
 from aprank.metrics import average_precision
 from aprank.models import (LatentBinaryModel, LatentRankingModel, RankingModel, bag_max,
@@ -206,9 +206,7 @@ _LATENT_ATTRS = """    n_outer_ : int
         Per training bag (sorted ids), the row chosen at the returned w.
 """
 
-_COMMON_LATENT = _COMMON_DOC.replace("""    empty : {"error", "skip"}, default "error"
-        A query without positives: raise, or leave it out of training and of ``score``.
-""", "").replace("""    warm_start : bool
+_COMMON_LATENT = _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "").replace("""    warm_start : bool
         Reuse the previous fit: its working set when the data, queries, loss and constraints
         are the same (e.g. a path over C), else its weights as the starting point.
 """, "").replace("""    callback : callable, optional

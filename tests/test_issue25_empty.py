@@ -1,0 +1,171 @@
+"""Issue 25, item 12: queries without a relevant sample are left out of a fit by default
+(counted in ``n_skipped_queries_``, said in one EmptyQueryWarning), ``empty="error"`` still
+refuses them, and the Dask estimators decide both on the client, before anything is persisted;
+queries already grouped in the input need no Dask shuffle."""
+import logging
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
+
+ESTIMATORS = [APSVM, NDCGSVM, BinarySVM, APSVMAppx]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """300 digits in 10 queries of 30; queries 4 and 7 have no relevant sample."""
+    X, digit = load_digits(return_X_y=True)
+    X, y = X[:300] / 16.0, digit[:300] == 1
+    qid = np.arange(300) // 30
+    return X, y & ~np.isin(qid, [4, 7]), qid
+
+
+def _empty_query_warnings(record):
+    return [w for w in record if issubclass(w.category, EmptyQueryWarning)]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_default_fit_skips_counts_and_warns_once(cls, data):
+    X, y, qid = data
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        est = cls(C=1.0).fit(X, y, qid=qid)
+    said = _empty_query_warnings(record)
+    assert len(said) == 1, [str(w.message) for w in said]
+    assert str(said[0].message).startswith("2 of 10 training queries have no relevant sample")
+    assert "empty='error'" in str(said[0].message)
+    assert said[0].filename == __file__       # it points at the line that started the fit
+    assert est.n_skipped_queries_ == 2
+    kept = ~np.isin(qid, [4, 7])
+    same = cls(C=1.0).fit(X[kept], y[kept], qid=qid[kept])
+    assert same.n_skipped_queries_ == 0
+    if cls is not APSVMAppx:     # whose easy samples of a skipped query still constrain w
+        np.testing.assert_allclose(est.coef_, same.coef_, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_no_query_left_out_no_warning(cls, data):
+    X, y, qid = data
+    kept = ~np.isin(qid, [4, 7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptyQueryWarning)
+        est = cls(C=1.0).fit(X[kept], y[kept], qid=qid[kept])
+    assert est.n_skipped_queries_ == 0
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_empty_error_still_raises(cls, data):
+    X, y, qid = data
+    est = cls(C=1.0, empty="error")
+    with pytest.raises(ValueError, match=r"query 4 has none; pass empty='skip'"):
+        est.fit(X, y, qid=qid)
+    assert not hasattr(est, "coef_") and not hasattr(est, "n_skipped_queries_")
+
+
+def test_default_score_leaves_out_queries_without_a_relevant_sample(data):
+    X, y, qid = data
+    kept = ~np.isin(qid, [4, 7])
+    est = APSVM(C=1.0).fit(X[kept], y[kept], qid=qid[kept])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # scoring says nothing: AP is undefined there
+        assert est.score(X, y, qid=qid) == est.score(X[kept], y[kept], qid=qid[kept])
+    with pytest.raises(ValueError, match="query 4"):
+        APSVM(C=1.0, empty="error").fit(X[kept], y[kept], qid=qid[kept]).score(X, y, qid=qid)
+
+
+# --------------------------------------------------------------------------------- Dask
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed", reason="aprank.dask needs the dask extra")
+    # one in-process worker: seconds to start
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+class _Records(logging.Handler):
+    """The log records of Dask's ``distributed`` logger (which does not propagate to the root
+    logger, so caplog misses them): its worker errors and its shuffle's WARNING lines."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(f"{record.name} - {record.levelname} - {record.getMessage()}")
+
+
+@pytest.fixture
+def dask_log():
+    handler = _Records()
+    logger = logging.getLogger("distributed")
+    logger.addHandler(handler)
+    yield handler.records
+    logger.removeHandler(handler)
+
+
+def _on_dask(X, y, qid, rows):
+    da = pytest.importorskip("dask.array")
+    return (da.from_array(X, chunks=(rows, X.shape[1])), da.from_array(y, chunks=rows),
+            da.from_array(qid, chunks=rows))
+
+
+def test_dask_empty_error_is_one_error_on_the_client(client, data, monkeypatch, dask_log):
+    import aprank.dask._data as dask_data
+    from aprank.dask import DaskAPSVM
+
+    def no_persisting(blocks):
+        raise AssertionError("blocks were persisted before the queries were checked")
+
+    monkeypatch.setattr(dask_data, "spread", no_persisting)
+    X, y, qid = data
+    with pytest.raises(ValueError, match=r"query 4 has none \(2 of 10 queries have none\); "
+                                         r"pass empty='skip'"):
+        DaskAPSVM(C=1.0, empty="error").fit(*_on_dask(X, y, qid, 64))
+    assert not dask_log
+
+
+def test_dask_default_skips_counts_and_warns_once(client, data):
+    from aprank.dask import DaskAPSVM
+
+    X, y, qid = data
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = DaskAPSVM(C=1.0).fit(*_on_dask(X, y, qid, 64))
+    said = _empty_query_warnings(record)
+    assert len(said) == 1 and str(said[0].message).startswith("2 of 10 training queries")
+    assert said[0].filename == __file__
+    assert got.n_skipped_queries_ == 2
+    kept = ~np.isin(qid, [4, 7])
+    ref = APSVM(C=1.0).fit(X[kept], y[kept], qid=qid[kept])
+    assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
+
+
+def test_dask_grouped_queries_need_no_shuffle(client, data, dask_log):
+    """Queries of consecutive rows cut by the partitions: the boundaries move to query ends
+    (no shuffle, so none of the WARNING lines of Dask's p2p shuffle), w as on one machine."""
+    import dask
+
+    from aprank.dask import DaskAPSVM
+    from aprank.dask._data import as_dask_data
+
+    X, y, qid = data
+    got = as_dask_data(*_on_dask(X, y, qid, 64))      # 64 cuts queries of 30 rows
+    assert not got.grouped
+    blocks = dask.compute(*got.blocks)
+    ids = [np.unique(b.qid) for b in blocks]
+    assert sum(i.size for i in ids) == 10                      # no query in two blocks
+    assert np.array_equal(np.concatenate([b.rows for b in blocks]), np.arange(300))
+    # each boundary moved to the nearest query end: by at most half a query (15 rows)
+    assert max(b.rows.size for b in blocks) <= 64 + 2 * 15
+    fitted = DaskAPSVM(C=1.0, empty="skip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptyQueryWarning)
+        fitted.fit(*_on_dask(X, y, qid, 64))
+        ref = APSVM(C=1.0).fit(X, y, qid=qid)
+    assert np.abs(fitted.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
+    assert not dask_log
