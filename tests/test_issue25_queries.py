@@ -10,8 +10,9 @@ import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import Pipeline
 
-from aprank.learn import APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM
+from aprank.learn import APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, OneQueryWarning
 
+FIT_ONE_QUERY = r"fit got no qid, so it ranks all \d+ samples as one query: pass qid="
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
 NO_PAIRS = r"got neither groups nor edges.*fitted with pairs"
 
@@ -61,8 +62,34 @@ def test_item1_score_without_qid_after_a_fit_on_queries_warns(cls):
     # one query on purpose: one id for every sample
     assert _quiet(ONE_QUERY, lambda: est.score(X, y, qid=np.zeros(len(y)))) == global_score
     # fitted as one query: scoring one query is the fit's own setting
-    single = cls(C=1.0).fit(X, y)
+    single = cls(C=1.0).fit(X, y, qid=np.zeros(len(y)))
     _quiet(ONE_QUERY, lambda: single.score(X, y))
+
+
+@pytest.mark.parametrize("cls", [APSVM, NDCGSVM, APSVMAppx])
+def test_item1_search_with_groups_but_no_routing_says_each_fold_is_one_query(cls):
+    """GridSearchCV without routing gives groups= to its splitter only: every fold is fitted
+    as one query, which the fit says, naming qid= and the routing; the routed search and a
+    fit with one id for every sample (one query on purpose) are quiet."""
+    X, y, qid = _queries()
+    search = GridSearchCV(cls(), {"C": [0.1, 10.0]}, cv=GroupKFold(3))
+    with pytest.warns(OneQueryWarning, match=FIT_ONE_QUERY + r".*enable_metadata_routing=True"
+                      r".*set_fit_request\(qid=True\)"):
+        search.fit(X, y, groups=qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = cls().set_fit_request(qid=True).set_score_request(qid=True)
+        _quiet(FIT_ONE_QUERY, lambda: GridSearchCV(est, {"C": [0.1, 10.0]}, cv=GroupKFold(3))
+               .fit(X, y, groups=qid, qid=qid))
+    one = _quiet(FIT_ONE_QUERY, lambda: cls(C=1.0).fit(X, y, qid=np.zeros(len(y))))
+    with pytest.warns(OneQueryWarning, match=FIT_ONE_QUERY):
+        same = cls(C=1.0).fit(X, y)
+    np.testing.assert_array_equal(one.coef_, same.coef_)    # no qid is one query, as said
+
+
+def test_item1_binary_svm_fits_without_qid_quietly():
+    """The 0-1 loss is a classifier's on one query as on many: no OneQueryWarning."""
+    X, y, _ = _queries()
+    _quiet(FIT_ONE_QUERY, lambda: BinarySVM(C=1.0).fit(X, y))
 
 
 def test_item1_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():

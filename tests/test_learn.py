@@ -221,4 +221,4 @@ def test_convergence_warning(digits):
     assert not est.converged_ and est.n_iter_ == 3
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        APSVM(C=1.0).fit(X, y == 1)
+        APSVM(C=1.0).fit(X, y == 1, qid=np.zeros(len(y)))

@@ -2,15 +2,17 @@
 the scikit-learn estimators built on them (HOBSVM and HOAPSVM of paper 002 among them), and
 the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
 of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM). A fit that leaves out queries without a
-relevant sample (the default, ``empty="skip"``) says so in an :class:`EmptyQueryWarning`."""
+relevant sample (the default, ``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a rank
+SVM given no ``qid`` where queries matter says so in a :class:`OneQueryWarning`."""
 from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
-from aprank.learn._skipped import EmptyQueryWarning
+from aprank.learn._query_warnings import EmptyQueryWarning, OneQueryWarning
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "cutting_plane", "CuttingPlaneResult",
            "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
-           "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning"]
+           "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
+           "OneQueryWarning"]

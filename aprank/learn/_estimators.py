@@ -19,8 +19,8 @@ Parameters are declared (``_parameter_constraints``) and checked before ``fit`` 
 fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
 ``sample_weight`` is a query weight for the rank SVMs and a sample weight for BinarySVM
 (``aprank.models.RankingModel``); ``score`` refuses labels outside ``classes_``. Queries
-without a relevant sample are left out of ``fit`` and ``score`` by default (``empty``; see
-``_skipped.py``).
+without a relevant sample are left out of ``fit`` and ``score`` by default (``empty``), and a
+call without ``qid`` where queries matter says so (both in ``_query_warnings.py``).
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSI
                                   NoBoolInterval, StrOptions, atomic_fit, positive_weights,
                                   relevance)
 from aprank.learn._cutting_plane import cutting_plane
-from aprank.learn._skipped import say_skipped
+from aprank.learn._query_warnings import ROUTE_QID, say_one_query, say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
 from aprank.models import Constraint, RankingModel, StructuredModel, query_weights
@@ -65,14 +65,6 @@ def _check_qid(qid, n):
 def _count_queries(qid) -> int:
     """The number of queries of validated ``qid`` (None: one)."""
     return 1 if qid is None else int(np.unique(qid).shape[0])
-
-
-#: how a scikit-learn search or cross-validation passes qid to fit and score (with routing
-#: disabled, ``groups=`` reaches only the splitter, and a Pipeline step's fit parameter only fit)
-_ROUTE_QID = ("in a scikit-learn search or cross-validation, route it: "
-              "sklearn.set_config(enable_metadata_routing=True); "
-              "est.set_fit_request(qid=True).set_score_request(qid=True); "
-              "search.fit(X, y, groups=qid, qid=qid)")
 
 
 def _check_scale(X) -> None:
@@ -144,6 +136,10 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     ``aprank.models.RankingModel``. Zero weights drop samples."""
 
     _has_intercept = False
+    #: the loss ranks within queries, so a fit without qid says that it made them one query
+    #: (a search without metadata routing fits so: OneQueryWarning); BinarySVM's 0-1 loss is
+    #: a classifier's on one query as well as on many
+    _ranks_queries = True
 
     _parameter_constraints: dict = {
         "C": [POSITIVE],
@@ -291,6 +287,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         _refuse_keywords(self, unexpected)
         algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
+        self._say_if_one_query(data.qid, data.X.shape[0])
         model = self._model(self._design(data.X), data.is_pos, data.qid,
                             sample_weight=data.sample_weight, algorithm=algorithm)
         used = model.problem.used
@@ -327,18 +324,10 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         position = {q: k for k, q in enumerate([0] if ids is None else ids.tolist())}
         return float(np.average(values, weights=weights[[position[q] for q in got.tolist()]]))
 
-    def _warn_one_query(self, n: int) -> None:
-        """UserWarning when ``score`` ranks n samples as one query (no qid) although the fit
-        had several: a search without metadata routing scores so, silently (issue 25)."""
-        fitted = getattr(self, "_n_fit_queries", 1)
-        if fitted > 1:
-            name = type(self).__name__
-            warnings.warn(
-                f"{name}.score got no qid, so it ranks all {n} samples as one query, but "
-                f"{name} was fitted on {fitted} queries: pass qid= (the samples' query ids) to "
-                "score per query; " + _ROUTE_QID + ". To score one "
-                "query on purpose, give all samples one id (qid=np.zeros(len(y))).",
-                UserWarning, stacklevel=3)
+    def _say_if_one_query(self, qid, n_samples: int) -> None:
+        """The OneQueryWarning of a fit without qid, for the losses that rank within queries."""
+        if qid is None and self._ranks_queries:
+            say_one_query(type(self).__name__, "fit", n_samples)
 
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (per query when qid is given; ties as scikit-learn). With
@@ -348,13 +337,13 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 
         Without qid the samples form one query; after a fit on several queries that is
         usually a mistake (a scikit-learn search without metadata routing scores so), and a
-        UserWarning says what to pass."""
+        :class:`~aprank.learn.OneQueryWarning` says what to pass."""
         check_is_fitted(self)
         scores = self.decision_function(X)
         relevant = self._relevance(y, scores.shape[0])
         qid = _check_qid(qid, scores.shape[0])
-        if qid is None:
-            self._warn_one_query(scores.shape[0])
+        if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
+            say_one_query(type(self).__name__, "score", scores.shape[0], self._n_fit_queries)
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
             relevant, scores = relevant[kept], scores[kept]
@@ -442,6 +431,7 @@ class BinarySVM(_StructuredSVM):
 """ + _COMMON_DOC
 
     _has_intercept = True
+    _ranks_queries = False
     _parameter_constraints = {**_StructuredSVM._parameter_constraints,
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
@@ -591,6 +581,7 @@ class APSVMAppx(_StructuredSVM):
         _refuse_keywords(self, unexpected)
         self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
+        self._say_if_one_query(data.qid, data.X.shape[0])
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight
         if sw is not None:      # refuse weights that are not query weights before any training
             query_weights(sw, *as_query_groups(qid, X.shape[0]))
