@@ -6,6 +6,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
@@ -49,6 +51,7 @@ def test_scikit_learn_minimum_is_one_the_routing_examples_run_on():
     assert PROJECT["requires-python"] == ">=3.11"     # scikit-learn 1.8's own floor
 
 
+@pytest.mark.slow       # a collection of the whole suite: about 10 s
 def test_the_lane_covers_inference_learning_docs_and_extras():
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
                           "-p", "no:cacheprovider", "-m", "min_versions"],
