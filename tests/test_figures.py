@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,8 @@ def test_script_runs_quick(script, tmp_path):
                           str(tmp_path)], capture_output=True, text=True, timeout=600,
                          cwd=REPOSITORY)
     assert out.returncode == 0, out.stderr
+    # the slow algorithms a figure times on purpose do not warn about it (issue 25)
+    assert "SlowAlgorithmWarning" not in out.stderr, out.stderr
     for suffix in (".json", ".png", ".svg"):
         path = tmp_path / f"{script.stem}-quick{suffix}"
         assert path.exists() and path.stat().st_size > 0, path
@@ -56,6 +59,29 @@ def test_scaling_series_come_from_the_registry(monkeypatch):
     expected = {f"{loss}/{a.name}" for loss in ("ap", "ndcg")
                 for a in aprank.algorithms(loss=loss, exact=True) if a.max_samples is None}
     assert {f"{loss}/{name}" for loss, name in module.series()} == expected
+
+
+def test_scaling_silences_only_the_slow_algorithm_warning(monkeypatch):
+    """fig_scaling times every exact algorithm on purpose, the slow ones at sizes where they
+    warn: SlowAlgorithmWarning is silenced around those calls, and only it (issue 25)."""
+    module = importlib.import_module("figures.fig_scaling")
+    real = module.infer
+
+    def infer(*args, **kwargs):         # what yue does at P = 1e4, N = 1e5, at a tiny size
+        warnings.warn("predicted slow", aprank.SlowAlgorithmWarning)
+        warnings.warn("something else", RuntimeWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "infer", infer)
+    monkeypatch.setattr(module, "panels", lambda quick: {
+        key: {"xlabel": key, "points": [(5, 50)]} for key in "abc"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = module.compute(quick=True)
+    assert set(results["regimes"]["overlapping"]["a"]["lines"]) == set(results["series"])
+    categories = {w.category for w in caught}
+    assert aprank.SlowAlgorithmWarning not in categories
+    assert RuntimeWarning in categories         # any other warning still shows
 
 
 def _without_data(tmp_path):
