@@ -24,6 +24,7 @@ def test_every_figure_is_found():
     assert {p.stem for p in SCRIPTS} >= {"fig_scaling", "fig_training_time", "fig_rank_heatmap"}
 
 
+@pytest.mark.slow      # each script computes its figure twice in a subprocess: 5-30 s
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_runs_quick(script, tmp_path):
     if script.stem in NEEDS_DATA:
@@ -92,6 +93,7 @@ def _without_data(tmp_path):
             "PYTHONPATH": str(Path(aprank.__file__).resolve().parents[1])}   # this aprank
 
 
+@pytest.mark.slow
 def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path):
     out = subprocess.run([sys.executable, "-m", "figures.make_figures", "--quick", "--out",
                           str(tmp_path / "out"), "--only", "fig_cstar_scaling", "fig_rank_heatmap"],
@@ -105,6 +107,7 @@ def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path)
     assert out.stderr.splitlines()[-1] == "skipped (data missing): fig_rank_heatmap"
 
 
+@pytest.mark.slow
 def test_a_figure_script_without_its_data_says_so_in_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "figures.fig_rank_heatmap", "--quick",
                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
