@@ -263,8 +263,8 @@ def fetch_file(rel: str, *, data_home=None, base_url=None, download_if_missing: 
     ``Content-Length``, or a connection closed mid-transfer, is a :class:`DataUnavailableError`
     saying how many bytes came ("incomplete download: got N of M bytes"). Partial files left by
     a process that died mid-transfer (killed, say) are removed by the next download of the
-    same file: at once when that process ran on this machine, else once untouched for
-    :data:`STALE_PART_SECONDS`; a download still running in another process is left alone.
+    same file: at once when that process ran on this machine, else once untouched for an
+    hour; a download still running in another process is left alone.
     """
     remote = _remote(rel)
     home = get_data_home(data_home)
