@@ -1,8 +1,9 @@
 """Command line: ``python -m aprank {algorithms,check,bench --quick}`` (``aprank ...`` once
 installed).
 
-Errors are one line on stderr: exit status 2 for a bad option (argparse's usage errors), 1 for
-a failure while running; ``--debug`` shows the traceback instead.
+Errors are one line on stderr: exit status 2 for a bad option (argparse's usage errors: what is
+wrong, the usage of the command it was given to and where its help is), 1 for a failure while
+running; ``--debug`` shows the traceback instead. ``--version`` prints the version.
 
 The package's command line is thin: the full benchmark (``python -m benchmarks``), the
 experiments (``python -m experiments NAME``) and the figures (``python
@@ -64,10 +65,12 @@ tools of the repository, run from a checkout: they are not installed."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line: what is wrong and where help is."""
+    """argparse whose usage errors are one line: what is wrong, the usage of the command that
+    refused it, and where its help is."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"{self.prog}: error: {message}; {usage} (see {self.prog} --help)\n")
 
 
 def _at_least(low, kind=int):
@@ -89,15 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m aprank", description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one line")
+    parser.add_argument("--version", action="version", version=f"aprank {aprank.__version__}")
     debug = argparse.ArgumentParser(add_help=False)        # --debug after the command too
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the full traceback of an error instead of one line")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name, summary, details):
-        return sub.add_parser(name, parents=[debug], help=summary,
-                              description=f"{summary[0].upper()}{summary[1:]}.\n{details}",
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(name, parents=[debug], help=summary,
+                           description=f"{summary[0].upper()}{summary[1:]}.\n{details}",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        # main() reports an unknown option with the usage of the command it was given to
+        p.set_defaults(parser=p)
+        return p
 
     p = command("algorithms", "print the registry of inference algorithms",
                 "Every algorithm with its kind, losses, exactness and complexity.\n"
@@ -116,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "default 2000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--loss", nargs="+", default=None, choices=sorted(aprank.losses.LOSSES),
-                   help="losses to check (default: every registered loss)")
+                   metavar="LOSS",      # the usage in an error line stays short
+                   help="losses to check, among " + ", ".join(sorted(aprank.losses.LOSSES))
+                   + " (default: every registered loss)")
     p.set_defaults(func=_cmd_check)
 
     p = command("bench", "time every algorithm against numpy.argsort (--quick)",
@@ -132,8 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=_at_least(1), default=5,
                    help="timed runs per cell, the median is reported (at least 1; default 5)")
     p.add_argument("--out", help="also write the table to this file")
-    # main() tells the full benchmark's options (--cstar, --fit, ...) where they went
-    p.set_defaults(func=_cmd_bench, usage=p)
+    p.set_defaults(func=_cmd_bench)
 
     p = command("experiment", f"moved: the experiments are run as {EXPERIMENT_COMMAND}",
                 f"The experiments on real data are a repository tool, not installed: from a\n"
@@ -148,13 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Run one command; errors become one line on stderr (see the module docstring)."""
     parser = build_parser()
+    # parse_known_args so that an unknown option is refused by the command it was given to
+    # (its usage, its --help), not by the top-level parser
     args, extras = parser.parse_known_args(argv)
-    if extras and args.command == "bench":
-        args.usage.error(f"unrecognized arguments: {' '.join(extras)}; installed, bench takes "
-                         f"--quick, --repeats and --out only: the full benchmark and its "
-                         f"sections are {BENCH_COMMAND}, from a checkout")
+    if extras and args.command == "bench":      # tell the full benchmark's options where they went
+        args.parser.error(f"unrecognized arguments: {' '.join(extras)}; installed, bench takes "
+                          f"--quick, --repeats and --out only: the full benchmark and its "
+                          f"sections are {BENCH_COMMAND}, from a checkout")
     elif extras and args.command != "experiment":    # whatever follows it, it says where to go
-        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        args.parser.error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         return args.func(args)
     except BrokenPipeError:         # stdout closed early (`| head`): stop quietly

@@ -18,6 +18,9 @@ __all__ = ["Parser", "at_least", "run"]
 class Parser(argparse.ArgumentParser):
     """An ``argparse.ArgumentParser`` whose usage errors are one line, with ``--debug``.
 
+    The line says what is wrong (an unknown option by name), then the command's usage and
+    where its help is.
+
     Parameters
     ----------
     prog : str
@@ -33,8 +36,9 @@ class Parser(argparse.ArgumentParser):
                           help="show the full traceback of an error instead of one line")
 
     def error(self, message):
-        """Exit with status 2 and one line: what is wrong and where help is."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        """Exit with status 2 and one line: what is wrong, the usage and where help is."""
+        usage = " ".join(self.format_usage().split())
+        self.exit(2, f"{self.prog}: error: {message}; {usage} (see {self.prog} --help)\n")
 
 
 def at_least(low, kind=int):

@@ -228,3 +228,37 @@ def test_a_benchmark_section_writes_its_results_file_headed_by_its_command(tmp_p
     header, blank, *body = (tmp_path / "results" / "iteration.md").read_text().splitlines()
     assert header.startswith("Regenerate: `python -m benchmarks --iteration`. Measured on ")
     assert blank == "" and "\n".join(body) + "\n" == printed
+
+
+@pytest.mark.parametrize("tool,argv,command", [
+    ("aprank", ["check", "--nope"], "python -m aprank check"),
+    ("aprank", ["algorithms", "--nope"], "python -m aprank algorithms"),
+    ("aprank", ["bench", "--quick", "--nope"], "python -m aprank bench"),
+    ("benchmarks", ["--cstar", "--nope"], "python -m benchmarks"),
+    ("experiments", ["birds", "--nope"], "python -m experiments"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_an_unknown_option_shows_the_usage_of_the_command_it_was_given_to(tool, argv, command,
+                                                                         capsys):
+    """Issue 25: `python -m aprank check --nope` pointed to the top-level help; the line names
+    the option and shows the usage and the help of the command that refused it."""
+    code, err = _usage_error(MAINS[tool], argv, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"{command}: error: unrecognized arguments: --nope")
+    assert f"usage: {command} [-h]" in err and err.rstrip().endswith(f"(see {command} --help)")
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"aprank {aprank.__version__}\n"
+
+
+def test_the_console_script_is_declared_and_documented():
+    """pyproject installs `aprank` (the same as `python -m aprank`); the README's command
+    section and the command-line page say so."""
+    text = (REPOSITORY / "pyproject.toml").read_text()
+    scripts = re.search(r"^\[project\.scripts\]\n(.*?)(?:\n\[|\Z)", text, re.M | re.S).group(1)
+    assert re.search(r'^aprank = "aprank\.__main__:main"$', scripts, re.M), scripts
+    for page in ("README.md", "docs/cli.md"):
+        assert "`aprank` console script" in (REPOSITORY / page).read_text(), page

@@ -24,6 +24,9 @@ from aprank.models import RankingModel  # noqa: E402
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
 PAIRS = [(APSVM, DaskAPSVM), (NDCGSVM, DaskNDCGSVM), (BinarySVM, DaskBinarySVM)]
+#: the tests on the module's cluster of worker processes: the quick lane (-m "not slow") leaves
+#: them out, with the cluster's start
+ON_A_CLUSTER = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +53,7 @@ def _split(X, y, qid, chunks):
 # ------------------------------------------------------------------ a) the same w as one machine
 @pytest.mark.parametrize("single, on_dask", PAIRS, ids=[p[1].__name__ for p in PAIRS])
 @pytest.mark.parametrize("queries", ["many", "one"])
+@ON_A_CLUSTER
 def test_same_w_as_one_machine(client, digits, single, on_dask, queries):
     X, y, qid = digits
     qid = qid if queries == "many" else None
@@ -67,6 +71,7 @@ def test_same_w_as_one_machine(client, digits, single, on_dask, queries):
     assert np.array_equal(got.predict(Xd).compute(), ref.predict(X))
 
 
+@ON_A_CLUSTER
 def test_dataframe_inputs_and_query_straddling(client, digits):
     X, y, qid = digits
     order = np.argsort(qid, kind="stable")     # sorted queries, but partitions cut through them
@@ -79,6 +84,7 @@ def test_dataframe_inputs_and_query_straddling(client, digits):
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
 
 
+@ON_A_CLUSTER
 def test_skip_queries_without_positives(client, digits):
     X, y, qid = digits
     y = np.where(qid < 5, 0, y)          # queries 0-4 have no positive left
@@ -89,6 +95,7 @@ def test_skip_queries_without_positives(client, digits):
         DaskAPSVM(C=1, empty="error").fit(*_split(X, y, qid, 400))
 
 
+@ON_A_CLUSTER
 def test_fitted_estimator_pickles(client, digits):
     X, y, qid = digits
     est = DaskNDCGSVM(C=1).fit(*_split(X, y, qid, 500))
@@ -96,6 +103,7 @@ def test_fitted_estimator_pickles(client, digits):
     assert np.array_equal(back.coef_, est.coef_) and back.get_params() == est.get_params()
 
 
+@ON_A_CLUSTER
 def test_bad_input_is_refused(client, digits):
     X, y, qid = digits
     with pytest.raises(ValueError, match="'C' parameter of DaskAPSVM must be"):
@@ -130,6 +138,7 @@ def _assert_same(result, ref):
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
 @pytest.mark.parametrize("decimals", [None, 1], ids=["no-ties", "ties"])
+@ON_A_CLUSTER
 def test_split_inference_equals_qs_on_a_million(client, loss, decimals):
     scores, labels = _giant(7, 10**6, 2000, decimals)
     result = infer(da.from_array(scores, chunks=125_000), da.from_array(labels, chunks=125_000),
@@ -139,6 +148,7 @@ def test_split_inference_equals_qs_on_a_million(client, loss, decimals):
 
 
 @pytest.mark.parametrize("seed", range(40))
+@ON_A_CLUSTER
 def test_split_inference_equals_qs_on_small_queries(client, seed):
     """Uneven chunks (some without positives or negatives), heavy ties, few pivots."""
     rng = np.random.default_rng([seed, 1])
@@ -154,6 +164,7 @@ def test_split_inference_equals_qs_on_small_queries(client, seed):
     _assert_same(result, aprank.infer(scores, labels, loss=loss, algorithm="qs"))
 
 
+@ON_A_CLUSTER
 def test_split_inference_refuses_bad_input(client):
     scores, labels = _giant(0, 100, 10, None)
     with pytest.raises(ValueError, match="without positive"):
@@ -171,6 +182,7 @@ def test_split_inference_refuses_bad_input(client):
 # ------------------------------------------------------------------------ c) the benchmark
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
 @pytest.mark.parametrize("queries", ["many", "one"])
+@ON_A_CLUSTER
 def test_ranking_model_cuts_as_one_machine(client, digits, loss, queries):
     """aprank.dask.ranking_model (what the benchmark times): the single-machine model's cut."""
     X, y, qid = digits
@@ -186,6 +198,7 @@ def test_ranking_model_cuts_as_one_machine(client, digits, loss, queries):
         aprank.dask.ranking_model(Xd, da.zeros_like(yd), loss, qid=qd)
 
 
+@ON_A_CLUSTER
 def test_benchmark_runs_and_its_cuts_agree(client):
     table = dask_bench.run(n=100_000, d=4, partitions=(1, 2), repeats=1, client=client)
     lines = table.splitlines()

@@ -74,8 +74,13 @@ def test_code_blocks_are_found():
         assert page in PAGES_WITH_CODE
 
 
+#: pages whose blocks take long: dask.md starts a local cluster of worker processes
+SLOW_PAGES = {"dask.md"}
+
+
 @pytest.mark.min_versions
-@pytest.mark.parametrize("page", PAGES_WITH_CODE)
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES
+                                  else p for p in PAGES_WITH_CODE])
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     """A page's blocks run in order in one namespace (later blocks use what earlier ones
     define), in a temporary working directory; data comes from the page itself (scikit-learn's
@@ -185,11 +190,13 @@ def built_docs(tmp_path_factory):
     return run.returncode, run.stdout + run.stderr, out, time.perf_counter() - t0
 
 
+@pytest.mark.slow          # the build: about 20 s
 def test_docs_build_without_warnings(built_docs):
     rc, output, _, seconds = built_docs
     assert rc == 0, f"sphinx-build -W failed after {seconds:.0f} s:\n{output[-6000:]}"
 
 
+@pytest.mark.slow
 def test_built_api_reference_has_a_page_per_package_and_name(built_docs):
     rc, _, html, _ = built_docs
     assert rc == 0
@@ -205,6 +212,7 @@ def test_built_api_reference_has_a_page_per_package_and_name(built_docs):
                 f"{package}.{name}"
 
 
+@pytest.mark.slow
 def test_built_pages_include_the_tools_tables_and_figures(built_docs):
     """The tables the tools write and the figures are in the built pages, via directives."""
     rc, _, html, _ = built_docs

@@ -4,8 +4,14 @@ SHA-256 checked, a corrupted one is refused and never cached, and a cached one i
 the network."""
 import functools
 import http.server
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,3 +175,182 @@ def test_read_only_copy_of_the_shared_folder_is_enough(shared, tmp_path, monkeyp
     shutil.copytree(shared / "ltr" / "yahoo_ltr_sample_lightgbm",
                     copy / "ltr" / "yahoo_ltr_sample_lightgbm")
     assert datasets.load_yahoo_ltr("test", data_home=copy, verify=True).X.shape == (768, 300)
+
+
+# --------------------------------------------------------------------------- issue 25, item 11
+RANK_QUERY = "ltr/yahoo_ltr_sample_lightgbm/rank.test.query"
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+class _Truncating(http.server.BaseHTTPRequestHandler):
+    """Sends the head of ``body`` and closes the connection: with the whole body's
+    Content-Length, or chunked (HTTP/1.1) without one."""
+
+    def __init__(self, *args, body, chunked, **kwargs):
+        self.body, self.chunked = body, chunked
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self):
+        head = self.body[:len(self.body) // 2]
+        self.send_response(200)
+        if self.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(head), head))     # no terminating chunk
+        else:
+            self.send_header("Content-Length", str(len(self.body)))
+            self.end_headers()
+            self.wfile.write(head)
+        self.close_connection = True
+
+    def log_message(self, *args):
+        pass
+
+
+class _Stalling(_Truncating):
+    """Sends the head of ``body``, waits for ``release``, then sends the rest."""
+
+    def __init__(self, *args, release, **kwargs):
+        self.release = release
+        super().__init__(*args, chunked=False, **kwargs)
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        half = len(self.body) // 2
+        try:
+            self.wfile.write(self.body[:half])
+            self.wfile.flush()
+            self.release.wait(60)
+            self.wfile.write(self.body[half:])
+        except OSError:          # the client was killed meanwhile
+            pass
+
+
+@pytest.fixture
+def serve_handler():
+    """serve_handler(handler class, **its keywords) -> base URL; servers stop after the test."""
+    servers = []
+
+    def start(handler, **keywords):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                 functools.partial(handler, **keywords))
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_truncated_response_is_an_incomplete_download(shared, serve_handler, tmp_path,
+                                                          chunked):
+    """Fewer bytes than Content-Length (or a chunked response cut short) is reported as an
+    incomplete download, not as a checksum mismatch, and nothing is cached."""
+    body = (shared / RANK_QUERY).read_bytes()
+    url = serve_handler(_Truncating, body=body, chunked=chunked)
+    home = tmp_path / "home"
+    with pytest.raises(datasets.DataUnavailableError, match="incomplete download") as info:
+        datasets.fetch_file(RANK_QUERY, data_home=home, base_url=url)
+    message = str(info.value)
+    got = len(body) // 2
+    assert (f"got {got} bytes, then the connection closed" if chunked
+            else f"got {got} of {len(body)} bytes") in message
+    assert "Checksum" not in message and "APRANK_DATA" in message
+    assert not home.exists()        # no file, no partial file, no folder
+
+
+def _download_in_a_subprocess(url, home):
+    code = ("import sys; from aprank import datasets; "
+            "datasets.fetch_file(sys.argv[1], data_home=sys.argv[2], base_url=sys.argv[3])")
+    env = {**os.environ, "PYTHONPATH": str(Path(datasets.__file__).resolve().parents[2])}
+    return subprocess.Popen([sys.executable, "-c", code, RANK_QUERY, str(home), url],
+                            cwd=REPOSITORY, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_part(home, proc):
+    for _ in range(600):
+        parts = list(home.rglob("*.part"))
+        if parts:
+            return parts
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no partial file appeared")
+
+
+def test_a_killed_download_leaves_a_partial_file_that_the_next_download_removes(
+        shared, serve, serve_handler, tmp_path):
+    release = threading.Event()
+    stalling = serve_handler(_Stalling, body=(shared / RANK_QUERY).read_bytes(),
+                             release=release)
+    home = tmp_path / "home"
+    proc = _download_in_a_subprocess(stalling, home)
+    try:
+        part, = _wait_for_part(home, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    finally:
+        release.set()
+    assert part.exists()                # SIGKILL: nothing of the process ran to clean up
+    good, _ = serve(shared)
+    path = datasets.fetch_file(RANK_QUERY, data_home=home, base_url=good)
+    assert datasets.file_sha256(path) == datasets.REMOTE_FILES[RANK_QUERY].sha256
+    assert _leftovers(home) == []
+
+
+def test_a_download_running_in_another_process_is_left_alone(shared, serve, serve_handler,
+                                                             tmp_path):
+    """Two processes download the same file: the second one's cleaning spares the first one's
+    partial file, and both end with the file."""
+    release = threading.Event()
+    stalling = serve_handler(_Stalling, body=(shared / RANK_QUERY).read_bytes(),
+                             release=release)
+    home = tmp_path / "home"
+    proc = _download_in_a_subprocess(stalling, home)
+    try:
+        theirs, = _wait_for_part(home, proc)
+        good, _ = serve(shared)
+        datasets.fetch_file(RANK_QUERY, data_home=home, base_url=good)
+        assert theirs.exists()
+    finally:
+        release.set()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert datasets.file_sha256(home / RANK_QUERY) == datasets.REMOTE_FILES[RANK_QUERY].sha256
+    assert _leftovers(home) == []
+
+
+def test_stale_partial_files_are_told_by_owner_and_age(shared, serve, tmp_path):
+    """A partial file is removed when its owner on this machine is dead, or when it is older
+    than STALE_PART_SECONDS whoever owns it; a fresh one of another machine is kept."""
+    from aprank.datasets import _files
+
+    home = tmp_path / "home"
+    folder = (home / RANK_QUERY).parent
+    folder.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    name = Path(RANK_QUERY).name
+    parts = {
+        "dead here": folder / f".{name}.{dead.stdout.strip()}@{_files._HOST}.abc.part",
+        "alive here": folder / f".{name}.{os.getpid()}@{_files._HOST}.def.part",
+        "elsewhere, fresh": folder / f".{name}.1@another-host.example.ghi.part",
+        "elsewhere, old": folder / f".{name}.1@another-host.example.jkl.part",
+        "unnamed, old": folder / f".{name}.mno.part",          # before owners were named
+        "another file": folder / f".rank.train.query.{dead.stdout.strip()}@{_files._HOST}.p.part",
+    }
+    for part in parts.values():
+        part.write_bytes(b"partial")
+    old = time.time() - _files.STALE_PART_SECONDS - 60
+    for key in ("elsewhere, old", "unnamed, old"):
+        os.utime(parts[key], (old, old))
+    url, _ = serve(shared)
+    datasets.fetch_file(RANK_QUERY, data_home=home, base_url=url)
+    kept = {key for key, part in parts.items() if part.exists()}
+    assert kept == {"alive here", "elsewhere, fresh", "another file"}

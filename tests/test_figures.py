@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ def test_every_figure_is_found():
     assert {p.stem for p in SCRIPTS} >= {"fig_scaling", "fig_training_time", "fig_rank_heatmap"}
 
 
+@pytest.mark.slow      # each script computes its figure twice in a subprocess: 5-30 s
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_runs_quick(script, tmp_path):
     if script.stem in NEEDS_DATA:
@@ -40,6 +42,8 @@ def test_script_runs_quick(script, tmp_path):
                           str(tmp_path)], capture_output=True, text=True, timeout=600,
                          cwd=REPOSITORY)
     assert out.returncode == 0, out.stderr
+    # the slow algorithms a figure times on purpose do not warn about it (issue 25)
+    assert "SlowAlgorithmWarning" not in out.stderr, out.stderr
     for suffix in (".json", ".png", ".svg"):
         path = tmp_path / f"{script.stem}-quick{suffix}"
         assert path.exists() and path.stat().st_size > 0, path
@@ -60,6 +64,29 @@ def test_scaling_series_come_from_the_registry(monkeypatch):
     assert {f"{loss}/{name}" for loss, name in module.series()} == expected
 
 
+def test_scaling_silences_only_the_slow_algorithm_warning(monkeypatch):
+    """fig_scaling times every exact algorithm on purpose, the slow ones at sizes where they
+    warn: SlowAlgorithmWarning is silenced around those calls, and only it (issue 25)."""
+    module = importlib.import_module("figures.fig_scaling")
+    real = module.infer
+
+    def infer(*args, **kwargs):         # what yue does at P = 1e4, N = 1e5, at a tiny size
+        warnings.warn("predicted slow", aprank.SlowAlgorithmWarning)
+        warnings.warn("something else", RuntimeWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "infer", infer)
+    monkeypatch.setattr(module, "panels", lambda quick: {
+        key: {"xlabel": key, "points": [(5, 50)]} for key in "abc"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = module.compute(quick=True)
+    assert set(results["regimes"]["overlapping"]["a"]["lines"]) == set(results["series"])
+    categories = {w.category for w in caught}
+    assert aprank.SlowAlgorithmWarning not in categories
+    assert RuntimeWarning in categories         # any other warning still shows
+
+
 def _without_data(tmp_path):
     """The environment of a machine with no data and no network."""
     (tmp_path / "empty").mkdir()
@@ -68,6 +95,7 @@ def _without_data(tmp_path):
             "PYTHONPATH": str(Path(aprank.__file__).resolve().parents[1])}   # this aprank
 
 
+@pytest.mark.slow
 def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path):
     out = subprocess.run([sys.executable, "-m", "figures.make_figures", "--quick", "--out",
                           str(tmp_path / "out"), "--only", "fig_cstar_scaling", "fig_rank_heatmap"],
@@ -81,6 +109,7 @@ def test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped(tmp_path)
     assert out.stderr.splitlines()[-1] == "skipped (data missing): fig_rank_heatmap"
 
 
+@pytest.mark.slow
 def test_a_figure_script_without_its_data_says_so_in_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "figures.fig_rank_heatmap", "--quick",
                           "--out", str(tmp_path / "out")], capture_output=True, text=True,

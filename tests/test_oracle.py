@@ -41,7 +41,10 @@ def close(a, b):
     return abs(a - b) <= TOL * max(1.0, abs(a), abs(b))
 
 
-@pytest.fixture(params=[True, False], ids=["simd", "portable"])
+# the portable path in the full suite only (-m "not slow" leaves it out): test_simd checks it
+# gives the vector paths' results bit for bit
+@pytest.fixture(params=[True, pytest.param(False, marks=pytest.mark.slow)],
+                ids=["simd", "portable"])
 def simd(request):
     previous = aprank.set_simd(request.param)
     yield request.param

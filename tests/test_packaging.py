@@ -11,6 +11,7 @@ import pytest
 import aprank
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow       # pip builds the wheel, compiling every kernel (about a minute)
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,9 @@ VECTOR_LEVELS = ["avx512", "avx2"]
 ORACLE = "numpy-greedy-oracle"
 KINDS = ["ties", "all-equal", "signed-zeros", "extreme", "descending", "ascending",
          "sorted-ties", "continuous"]
+#: the kinds the quick lane (pytest -m "not slow") runs on each vector path; every kind takes
+#: 3-10 s, and the whole sweep runs in the full suite
+QUICK_KINDS = {"ties"}
 # (P, N): N around the vector widths and block sizes, around the 128-key minimum of the
 # vector partitions, and in the thousands (sampled pivots start at 4096 keys).
 SIZES = ([(1, n) for n in range(0, 71, 3)] + [(3, n) for n in range(1, 71, 5)]
@@ -138,7 +141,8 @@ def test_set_simd_levels():
         aprank.set_simd(previous)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", [k if k in QUICK_KINDS else pytest.param(k, marks=pytest.mark.slow)
+                                  for k in KINDS])
 def test_vector_paths_identical_to_portable_and_oracles(level, kind, oracle_name):
     for seed, (P, N) in enumerate(SIZES):
         scores, labels = make_instance(kind, P, N, seed)

@@ -7,11 +7,14 @@ checksum before the file enters the cache.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import http.client
 import os
+import socket
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -40,6 +43,11 @@ URL_ENV_VAR = "APRANK_DATA_URL"
 #: The data home when neither ``data_home=`` nor ``APRANK_DATA`` names one.
 DEFAULT_DATA_HOME = "~/aprank_data"
 TIMEOUT_SECONDS = 30
+#: A partial download (``.<name>.<pid>@<host>.<random>.part`` beside the file) untouched for
+#: this long is left over from a process that died, and the next download of the file removes
+#: it (a live one grows by a 64 KiB chunk far more often, or times out after TIMEOUT_SECONDS of
+#: silence).
+STALE_PART_SECONDS = 3600
 
 HINT = (f"Set {DATA_ENV_VAR} to the folder holding aprank's data (the one with mil/ and ltr/, "
         f"e.g. `export {DATA_ENV_VAR}=/path/to/shared/data`), or let the loaders download "
@@ -247,6 +255,16 @@ def fetch_file(rel: str, *, data_home=None, base_url=None, download_if_missing: 
     ChecksumError
         The download (or, with ``verify``, the cached file) has the wrong SHA-256; a bad
         download is deleted, never left in the cache.
+
+    Notes
+    -----
+    A download is streamed into a partial file beside its destination, unique to the process,
+    and moved into place once complete and checked. A response shorter than its
+    ``Content-Length``, or a connection closed mid-transfer, is a :class:`DataUnavailableError`
+    saying how many bytes came ("incomplete download: got N of M bytes"). Partial files left by
+    a process that died mid-transfer (killed, say) are removed by the next download of the
+    same file: at once when that process ran on this machine, else once untouched for an
+    hour; a download still running in another process is left alone.
     """
     remote = _remote(rel)
     home = get_data_home(data_home)
@@ -279,25 +297,97 @@ def _reason(exc) -> str:
     return str(exc) or type(exc).__name__
 
 
+class _IncompleteDownload(OSError):
+    """The response ended before all its bytes came (fetch_file reports it as unavailable
+    data, like any other network failure, not as a checksum mismatch)."""
+
+
+# A partial file is named after its owner, ``.<name>.<pid>@<host>.<random>.part``: the pid
+# tells a dead owner on this machine at once, even right after a kill; the host keeps a pid
+# of another machine sharing the data home (NFS) from being looked up here, where it means
+# nothing. Owners elsewhere (and pids reused since) are judged by age instead.
+_HOST = socket.gethostname().replace(os.sep, "_")
+
+
+def _part_prefix(path: Path) -> str:
+    return f".{path.name}."
+
+
+def _is_stale(part: Path, prefix: str, now: float) -> bool:
+    """Whether the partial file ``part`` was left by a download that is no longer running."""
+    try:
+        if now - part.stat().st_mtime > STALE_PART_SECONDS:
+            return True
+    except FileNotFoundError:       # its owner finished (or cleaned) meanwhile
+        return False
+    owner = part.name[len(prefix):-len(".part")].rpartition(".")[0]
+    pid, _, host = owner.partition("@")
+    if host != _HOST or not pid.isdigit():
+        return False
+    return not _alive(int(pid))
+
+
+def _alive(pid: int) -> bool:
+    if os.name != "posix":      # on Windows os.kill(pid, 0) would send CTRL_C_EVENT
+        return True
+    try:
+        os.kill(pid, 0)         # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:     # someone else's process: alive
+        return True
+    return True
+
+
+def _remove_stale_parts(path: Path) -> None:
+    """Remove the partial downloads of ``path`` whose owner died (see _is_stale)."""
+    prefix, now = _part_prefix(path), time.time()
+    for part in path.parent.glob(f"{glob.escape(prefix)}*.part"):
+        if _is_stale(part, prefix, now):
+            try:
+                part.unlink()
+            except FileNotFoundError:       # another process removed it first
+                pass
+
+
+def _copy_checked(resp, out, size, bar) -> str:
+    """Stream the response into ``out``: the SHA-256 of its bytes, once all ``size`` came."""
+    digest, got = hashlib.sha256(), 0
+    try:
+        for chunk in iter(lambda: resp.read(1 << 16), b""):
+            out.write(chunk)
+            digest.update(chunk)
+            got += len(chunk)
+            bar.update(len(chunk))
+    except http.client.IncompleteRead as exc:       # the connection closed mid-response
+        got += len(exc.partial)
+        raise _IncompleteDownload(
+            f"incomplete download: got {got} of {size} bytes" if size else
+            f"incomplete download: got {got} bytes, then the connection closed") from None
+    # http.client ends a read quietly when the connection closes before Content-Length bytes
+    if size is not None and got != size:
+        raise _IncompleteDownload(f"incomplete download: got {got} of {size} bytes")
+    return digest.hexdigest()
+
+
 def _download(url: str, path: Path, rel: str, progress: bool) -> None:
-    """Stream ``url`` into a temporary file beside ``path``; move it there once its SHA-256
-    matches (so an interrupted or corrupted download never looks like a cached file). A failed
-    download also removes the folders it created."""
+    """Stream ``url`` into a partial file beside ``path``, unique to this process; move it
+    there once complete and its SHA-256 matches (so an interrupted or corrupted download never
+    looks like a cached file). A failed download also removes the folders it created; one
+    killed leaves its partial file, which the next download of ``path`` removes."""
     created = [d for d in (path.parent, *path.parent.parents) if not d.exists()]
     tmp, done = None, False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-        digest = hashlib.sha256()
+        _remove_stale_parts(path)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part",
+                                   prefix=f"{_part_prefix(path)}{os.getpid()}@{_HOST}.")
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as resp:
             size = int(resp.headers.get("Content-Length") or 0) or None
             with tqdm(total=size, unit="B", unit_scale=True, desc=f"downloading {path.name}",
                       disable=not progress, leave=False) as bar:
-                for chunk in iter(lambda: resp.read(1 << 16), b""):
-                    out.write(chunk)
-                    digest.update(chunk)
-                    bar.update(len(chunk))
-        _check(url, rel, digest.hexdigest())
+                sha256 = _copy_checked(resp, out, size, bar)
+        _check(url, rel, sha256)
         os.replace(tmp, path)
         done = True
     finally:

@@ -1,0 +1,75 @@
+"""The quick lane: ``pytest -m "not slow"`` leaves out the tests marked ``slow`` (the figure
+scripts, the wheel and docs builds, the torch sweeps and benchmark, the Dask cluster) and keeps
+the rest; plain ``pytest`` (CI's command) runs both."""
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ["test_figures.py", "test_packaging.py", "test_docs.py", "test_torch.py",
+         "test_dask.py", "test_simd.py", "test_oracle.py", "test_cli.py"]
+
+#: a plugin reporting what the -m expression kept and what it deselected
+PROBE = '''
+def pytest_deselected(items):
+    for item in items:
+        print("DESELECTED", item.nodeid)
+
+
+def pytest_collection_finish(session):
+    for item in session.items:
+        print("KEPT", item.nodeid)
+'''
+
+SLOW = ["tests/test_figures.py::test_script_runs_quick[fig_scaling]",
+        "tests/test_figures.py::test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped",
+        "tests/test_packaging.py::test_the_wheel_lists_what_it_ships",
+        "tests/test_docs.py::test_docs_build_without_warnings",
+        "tests/test_docs.py::test_python_blocks_run[dask.md]",
+        "tests/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-continuous]",
+        "tests/test_oracle.py::test_ranking_losses_against_all_permutations[portable-ap]"]
+SLOW_TORCH = ["tests/test_torch.py::test_bench_rows_are_measured",
+              "tests/test_torch.py::test_torch_ops_rank_like_the_kernels_on_thousands_of_instances[ap]"]
+SLOW_DASK = ["tests/test_dask.py::test_same_w_as_one_machine[one-DaskAPSVM]",
+             "tests/test_dask.py::test_split_inference_equals_qs_on_a_million[no-ties-ap]"]
+
+KEPT = ["tests/test_figures.py::test_scaling_series_come_from_the_registry",
+        "tests/test_figures.py::test_scaling_silences_only_the_slow_algorithm_warning",
+        "tests/test_docs.py::test_code_blocks_are_found",
+        "tests/test_docs.py::test_python_blocks_run[inference.md]",
+        "tests/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-ties]",
+        "tests/test_oracle.py::test_ranking_losses_against_all_permutations[simd-ap]",
+        "tests/test_cli.py::test_version_prints_the_package_version"]
+KEPT_TORCH = ["tests/test_torch.py::test_unknown_loss_is_refused",
+              "tests/test_torch.py::test_value_and_gradient_equal_the_kernels[torch-ap-dtype1]"]
+KEPT_DASK = ["tests/test_dask.py::test_import_aprank_does_not_import_dask"]
+
+
+def _collect(tmp_path, expression):
+    (tmp_path / "lane_probe.py").write_text(PROBE)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-p", "lane_probe", "-m", expression, *(f"tests/{name}" for name in FILES)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])})
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    return ({line.split(" ", 1)[1] for line in lines if line.startswith("KEPT ")},
+            {line.split(" ", 1)[1] for line in lines if line.startswith("DESELECTED ")})
+
+
+def test_the_quick_lane_leaves_out_the_slow_tests_and_keeps_the_others(tmp_path):
+    slow, kept = list(SLOW), list(KEPT)
+    if importlib.util.find_spec("torch") is not None:      # else the file skips as a whole
+        slow += SLOW_TORCH
+        kept += KEPT_TORCH
+    if importlib.util.find_spec("distributed") is not None:
+        slow += SLOW_DASK
+        kept += KEPT_DASK
+    quick, deselected = _collect(tmp_path, "not slow")
+    assert set(slow) <= deselected, sorted(set(slow) - deselected)
+    assert set(kept) <= quick, sorted(set(kept) - quick)
+    assert not quick & deselected
