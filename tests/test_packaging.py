@@ -3,6 +3,7 @@ the kernels share, ``py.typed`` and the metadata, and none of the C++ Cython gen
 import email
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -48,4 +49,5 @@ def test_the_wheel_has_one_version_and_its_metadata(wheel):
     meta = email.message_from_bytes(wheel.read(name))
     assert meta["Version"] == aprank.__version__
     assert "Typing :: Typed" in meta.get_all("Classifier")
-    assert meta["Requires-Python"] == ">=3.9"
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert meta["Requires-Python"] == declared == ">=3.11"     # scikit-learn 1.8's floor
