@@ -10,7 +10,8 @@ import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import Pipeline
 
-from aprank.learn import APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, OneQueryWarning
+from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, LatentAPSVM,
+                          LatentSSVM, LatentSVM, OneQueryWarning)
 
 FIT_ONE_QUERY = r"fit got no qid, so it ranks all \d+ samples as one query: pass qid="
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
@@ -126,3 +127,24 @@ def test_item1_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, 
     unpaired = cls(C=10.0, eta=1.0, **kwargs).fit(X, y)
     assert not np.any(unpaired.coef_pairs_ != 0)
     _quiet(NO_PAIRS, lambda: unpaired.score(X, y))
+
+
+NO_BAGS = r"score got no bags, so every one of its \d+ rows is a bag of its own"
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls", [LatentAPSVM, LatentSSVM, LatentSVM])
+def test_item1_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
+    """The latent SVMs' score without bags ranks rows, not bags: after a fit on bags of
+    several rows that is the same silent drop as a rank SVM's score without qid."""
+    rng = np.random.default_rng(0)
+    bags = np.repeat(np.arange(30), 3)
+    y = np.repeat(rng.random(30) < 0.4, 3)
+    y[:3], y[3:6] = True, False
+    X = rng.standard_normal((90, 4)) + y[:, None]
+    est = cls(C=1.0, max_outer=3).fit(X, y, bags=bags)
+    with pytest.warns(UserWarning, match=NO_BAGS + r".*pass bags=.*set_score_request\(bags=True\)"):
+        rows = est.score(X, y)
+    assert rows != pytest.approx(_quiet(NO_BAGS, lambda: est.score(X, y, bags=bags)))
+    one_row_bags = cls(C=1.0, max_outer=3).fit(X, y)        # every row its own bag: nothing lost
+    _quiet(NO_BAGS, lambda: one_row_bags.score(X, y))

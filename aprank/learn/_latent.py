@@ -118,7 +118,8 @@ class _Latent(_StructuredSVM):
             fitted["intercept_"] = float(best.w[n] * self.intercept_scaling)
         self.__dict__.update(fitted, converged_=best.converged, n_outer_=best.n_outer,
                              objective_=best.objective, cccp_history_=best.history,
-                             start_objectives_=objectives, train_h_=model.impute(best.w))
+                             start_objectives_=objectives, train_h_=model.impute(best.w),
+                             _fit_on_bags=bool(np.unique(bags).shape[0] < X.shape[0]))
         return self
 
     def _convex(self, completed) -> CCCPResult:
@@ -168,9 +169,20 @@ class _Latent(_StructuredSVM):
 
     def score(self, X, y, bags=None):
         """AP of the ranking of bags by their scores (one label per bag; a label outside
-        ``classes_`` is a ValueError)."""
+        ``classes_`` is a ValueError). Without ``bags`` every row is its own bag; after a fit
+        on bags of several rows a UserWarning says to pass them."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if bags is None and getattr(self, "_fit_on_bags", False):
+            # a scikit-learn search without metadata routing scores so: say it, as the rank
+            # SVMs' score does for qid
+            name = type(self).__name__
+            warnings.warn(f"{name}.score got no bags, so every one of its {X.shape[0]} rows is a "
+                          f"bag of its own, but {name} was fitted on bags of several rows: pass "
+                          "bags= (each row's bag id); in a scikit-learn search, route it: "
+                          "sklearn.set_config(enable_metadata_routing=True); "
+                          "est.set_fit_request(bags=True).set_score_request(bags=True)",
+                          UserWarning, stacklevel=2)
         bags = self._rows(X.shape[0], bags, None)[0]
         y = np.asarray(y)
         if y.shape != (X.shape[0],):
