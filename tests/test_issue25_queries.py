@@ -148,3 +148,20 @@ def test_item1_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
     assert rows != pytest.approx(_quiet(NO_BAGS, lambda: est.score(X, y, bags=bags)))
     one_row_bags = cls(C=1.0, max_outer=3).fit(X, y)        # every row its own bag: nothing lost
     _quiet(NO_BAGS, lambda: one_row_bags.score(X, y))
+
+
+@pytest.mark.parametrize("name", ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"])
+def test_item1_dask_score_without_qid_after_a_fit_on_queries_warns(name):
+    """The Dask estimators' score says it as the single-machine ones do (no cluster needed:
+    dask's local scheduler runs the same code)."""
+    pytest.importorskip("dask", reason="aprank.dask needs the dask extra")
+    import dask.array as da
+    import aprank.dask
+
+    X, y, qid = _queries()
+    est = getattr(aprank.dask, name)(C=1.0).fit(da.from_array(X, chunks=(72, 5)),
+                                                da.from_array(y, chunks=72),
+                                                da.from_array(qid, chunks=72))
+    with pytest.warns(OneQueryWarning, match=ONE_QUERY + r" 9 queries"):
+        global_score = est.score(X, y)
+    assert global_score != pytest.approx(_quiet(ONE_QUERY, lambda: est.score(X, y, qid=qid)))

@@ -65,7 +65,9 @@ class _OnDask:
         del data, inputs
         res, warm = self._train(model)
         self.__dict__.update(warm, **self._fitted(res, n_features, classes),
-                             n_features_in_=n_features, n_skipped_queries_=n_skipped)
+                             n_features_in_=n_features, n_skipped_queries_=n_skipped,
+                             _n_fit_queries=1 if found.query_ids is None
+                             else found.query_ids.shape[0])
         return self
 
     def _dask_model(self, data: DaskData, positive, one_query: bool):
@@ -91,10 +93,12 @@ class _OnDask:
 
     def _scored(self, X, y, qid):
         """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed).
-        A label outside ``classes_`` is a ValueError."""
+        A label outside ``classes_`` is a ValueError; no qid after a fit on several queries is
+        an ``aprank.learn.OneQueryWarning``, as on one machine."""
         check_is_fitted(self)
         scores, y = dask.compute(self.decision_function(X), y)
         scores = np.asarray(scores)
+        self._say_if_scored_as_one_query(qid, scores.shape[0])
         return self._relevance(_gather(y), scores.shape[0]), \
             scores, None if qid is None else _gather(qid)
 

@@ -324,6 +324,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         position = {q: k for k, q in enumerate([0] if ids is None else ids.tolist())}
         return float(np.average(values, weights=weights[[position[q] for q in got.tolist()]]))
 
+    def _say_if_scored_as_one_query(self, qid, n_samples: int) -> None:
+        """The OneQueryWarning of a score without qid after a fit on several queries."""
+        if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
+            say_one_query(type(self).__name__, "score", n_samples, self._n_fit_queries)
+
     def _say_if_one_query(self, qid, n_samples: int) -> None:
         """The OneQueryWarning of a fit without qid, for the losses that rank within queries."""
         if qid is None and self._ranks_queries:
@@ -342,8 +347,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         relevant = self._relevance(y, scores.shape[0])
         qid = _check_qid(qid, scores.shape[0])
-        if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
-            say_one_query(type(self).__name__, "score", scores.shape[0], self._n_fit_queries)
+        self._say_if_scored_as_one_query(qid, scores.shape[0])
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
             relevant, scores = relevant[kept], scores[kept]
