@@ -136,7 +136,8 @@ def _cross_validated_C(make, X, y, grid, cv, groups=None, qid=None, limits=C_LIM
 
 def _final_fit(est, X, y, X_test, y_test, qid=None, qid_test=None) -> Fit:
     t0 = time.perf_counter()
-    est.fit(X, y) if qid is None else est.fit(X, y, qid=qid)
+    # without queries the data set is one ranking, on purpose: said with one id for every sample
+    est.fit(X, y, qid=np.zeros(len(y)) if qid is None else qid)
     seconds = time.perf_counter() - t0
     history = list(est.history_)
     if hasattr(est, "binary_"):      # APSVMAppx: its first stage is part of the cost
