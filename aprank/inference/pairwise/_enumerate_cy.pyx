@@ -8,12 +8,20 @@ max-marginals in O(k): O(2^k k) per component, with no graph to build. On the co
 few samples that real groupings have (segments of one recording, boxes of one image) this is
 faster than any cut (measured: ``python -m benchmarks --pairwise``).
 
-Labellings are kept as bit codes (bit i: the label of the component's i-th sample). The winners'
-values are evaluated again from scratch at the end, so what is reported carries no rounding
-accumulated along the walk. Valid for pair scores of any sign (enumeration needs no
-submodularity).
+Labellings are kept as bit codes (bit i: the label of the component's i-th sample). Valid for pair
+scores of any sign (enumeration needs no submodularity).
+
+The running score only proposes: it accumulates rounding along the walk, and with pair scores many
+binary orders of magnitude above the unary ones (adding and removing -1e16 wipes out a unary score
+of 1) it can rank labellings wrongly (issue 24 item 3). So every labelling whose running score comes
+within a proven bound of the rounding (``tol``) of a kept maximum is evaluated from scratch
+(:func:`_value`, what is compared and reported), and only those exact values decide. At ordinary
+scales ``tol`` is ~1e-12 of the scores and only improvements and near-ties are re-evaluated, so the
+walk keeps its speed; at extreme scales (``tol`` above the unary scores) nearly every labelling is
+re-evaluated: O(2^k (k + m)) for the component, still exact, like brute force. Ties go, as before, to
+the first labelling of the walk with the largest value.
 """
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 
 from aprank.inference._kernel cimport i64
 
@@ -59,10 +67,13 @@ def enumerate_components(const double[::1] s, const i64[::1] offsets, const i64[
     """
     cdef i64 n_comps = comps.shape[0]
     cdef i64 qi, q, a, k, e0, e1, j, node, p, i, r, code, bcode, t, steps, bj
-    cdef double score, bval
-    # run[2 i + b]: the best score seen with label b at the component's i-th sample; indexing by
-    # the label, not branching on it, keeps the walk free of unpredictable branches
+    cdef double score, bval, bthr, v, size, tol, adds
+    cdef bint have_v
+    # run[2 i + b]: the best value seen with label b at the component's i-th sample (exact, by
+    # _value), thr[2 i + b] = run[2 i + b] - tol; indexing by the label, not branching on it,
+    # keeps the walk free of unpredictable branches
     cdef double run[128]
+    cdef double thr[128]
     cdef i64 run_code[128]
     with nogil:
         for qi in range(n_comps):
@@ -71,13 +82,30 @@ def enumerate_components(const double[::1] s, const i64[::1] offsets, const i64[
             k = offsets[q + 1] - a
             e0 = e_off[q]
             e1 = e_off[q + 1]
-            code = 0            # every label 0: no unary score, no pair cut
+            # Every partial sum of the walk and of _value is a sum of distinct unary and pair
+            # scores, so at most ``size`` in magnitude, and each addition rounds by at most
+            # 2^-53 of it: the walk's ``adds`` additions and _value's k + m leave running score
+            # and exact value at most (adds + k + m) 2^-53 size apart; twice that covers the
+            # rounding of the bound itself and of ``v - tol`` (products of +-1 are exact).
+            size = 0.0
+            for i in range(k):
+                size += fabs(s[a + i])
+            for i in range(e0, e1):
+                size += fabs(c[i])
+            adds = 0.0
+            for i in range(k):          # sample i flips 2^(k-1-i) times, each 1 + degree adds
+                adds += <double>((<i64>1) << (k - 1 - i)) * (1 + nbr_ptr[a + i + 1] - nbr_ptr[a + i])
+            tol = size * (2.0 * (adds + k + (e1 - e0) + 2) * 1.1102230246251565e-16)
+            code = 0            # every label 0: no unary score, no pair cut (exactly 0)
             score = 0.0
             bcode = 0
             bval = 0.0
+            bthr = -tol
             for i in range(k):
                 run[2 * i] = 0.0
+                thr[2 * i] = -tol
                 run[2 * i + 1] = -INFINITY
+                thr[2 * i + 1] = -INFINITY
                 run_code[2 * i] = 0
                 run_code[2 * i + 1] = 0
             steps = (<i64>1) << k
@@ -92,19 +120,29 @@ def enumerate_components(const double[::1] s, const i64[::1] offsets, const i64[
                 for p in range(nbr_ptr[node], nbr_ptr[node + 1]):
                     score += (1 - 2 * (_bit(code, nbr[p] - a) ^ bj)) * nbr_c[p]
                 code ^= (<i64>1) << j
-                if score > bval:
-                    bval = score
-                    bcode = code
+                have_v = False
+                if score > bthr:        # may beat the maximum: decide on the exact value
+                    v = _value(code, a, k, s, ea, eb, c, e0, e1)
+                    have_v = True
+                    if v > bval:
+                        bval = v
+                        bthr = v - tol
+                        bcode = code
                 if marginals:
                     for i in range(k):
                         r = 2 * i + _bit(code, i)
-                        if score > run[r]:
-                            run[r] = score
-                            run_code[r] = code
+                        if score > thr[r]:
+                            if not have_v:
+                                v = _value(code, a, k, s, ea, eb, c, e0, e1)
+                                have_v = True
+                            if v > run[r]:
+                                run[r] = v
+                                thr[r] = v - tol
+                                run_code[r] = code
             best_code[q] = bcode
-            best[q] = _value(bcode, a, k, s, ea, eb, c, e0, e1)
+            best[q] = bval
             if marginals:
                 for i in range(k):
-                    code = run_code[2 * i + 1 - _bit(bcode, i)]
-                    other_code[a + i] = code
-                    other[a + i] = _value(code, a, k, s, ea, eb, c, e0, e1)
+                    r = 2 * i + 1 - _bit(bcode, i)
+                    other_code[a + i] = run_code[r]
+                    other[a + i] = run[r]
