@@ -109,3 +109,15 @@ def test_item3_larger_enumerated_components_at_huge_scales():
         assert abs(got.value - ref.value) <= tol, trial
         np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol, err_msg=str(trial))
         np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol, err_msg=str(trial))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e16, 1e300])
+def test_item3_ties_go_to_the_first_labelling_at_any_scale(scale):
+    """Tied labellings (every unary score 0: all 0 and all 1 both score 0) are decided by exact
+    values, the first of the walk winning as before: all 0, as brute's first maximum; the
+    other max-marginal labelling of every sample is all 1."""
+    r = max_marginals(np.zeros(4), [[0, 1], [1, 2], [2, 3], [3, 0]], -scale, flips=True)
+    ref = max_marginals(np.zeros(4), [[0, 1], [1, 2], [2, 3], [3, 0]], -scale, algorithm="brute")
+    assert r.labelling.tolist() == ref.labelling.tolist() == [0, 0, 0, 0]
+    assert r.value == 0.0 and r.m_plus.tolist() == r.m_minus.tolist() == [0.0] * 4
+    assert r.flips.toarray().all()
