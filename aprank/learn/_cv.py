@@ -2,11 +2,12 @@
 
 Each chooses C from a grid by k-fold cross-validation, as scikit-learn's
 ``LogisticRegressionCV`` does for its C: within a fold one estimator walks the grid from the
-smallest C to the largest with ``warm_start=True``, so each fit starts from the previous fit's
-working set (the same training data, so its constraints still hold) instead of from nothing.
-The scores, the ranking of the grid and the chosen C are those of a ``GridSearchCV`` over the
-same grid and splitter with ``qid`` routed to ``fit`` and ``score`` (tests/test_cv_estimators.py
-checks it); the folds run in parallel with ``n_jobs``.
+smallest C to the largest. By default every C is fitted from nothing, so the fits, the scores,
+the ranking of the grid and the chosen C are those of a ``GridSearchCV`` over the same grid and
+splitter with ``qid`` routed to ``fit`` and ``score`` (tests/test_cv_estimators.py checks it);
+with ``warm_path=True`` each fit starts from the previous fit's working set (``warm_start``:
+the same training data, so its constraints still hold). The folds run in parallel with
+``n_jobs``.
 """
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def _rows(values, rows):
 
 
 def _fold_path(estimator, Cs, X, y, qid, sample_weight, train, test, scorer):
-    """Fit ``estimator`` (warm_start=True) on the training rows for every C of ``Cs`` in turn
-    and score each fit on the test rows: (scores, iterations, primal objectives), one per C."""
+    """Fit ``estimator`` on the training rows for every C of ``Cs`` in turn (warm-started or
+    not, as its ``warm_start`` says) and score each fit on the test rows: (scores, iterations,
+    primal objectives), one per C."""
     scores, n_iter, primal = [], [], []
     Xtr, ytr, qtr, wtr = X[train], y[train], _rows(qid, train), _rows(sample_weight, train)
     Xte, yte, qte, wte = X[test], y[test], _rows(qid, test), _rows(sample_weight, test)
@@ -62,10 +64,10 @@ def _fold_path(estimator, Cs, X, y, qid, sample_weight, train, test, scorer):
     return np.asarray(scores, dtype=float), np.asarray(n_iter), np.asarray(primal)
 
 
-def _refitted(self):
-    """Whether the estimator holds a model fitted on all the data (``refit=True``)."""
-    check_is_fitted(self)
-    return hasattr(self, "best_estimator_")
+def _refits(self) -> bool:
+    """Whether a fit leaves a model fitted on all the data (``refit=True``), as GridSearchCV's
+    methods are there by its parameters, before a fit as after."""
+    return bool(self.refit)
 
 
 class _SVMCV(ClassifierMixin, BaseEstimator):
@@ -81,6 +83,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         "scoring": [StrOptions(set(get_scorer_names())), callable, None],
         "refit": ["boolean"],
         "n_jobs": [Integral, None],
+        "warm_path": ["boolean"],
     }
 
     def _base(self, C):
@@ -149,8 +152,8 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
             fit_qid = np.zeros(X.shape[0], dtype=np.int64)
         scorer = None if self.scoring is None else check_scoring(template, self.scoring)
         paths = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fold_path)(clone(template).set_params(warm_start=True), Cs, X, y, fit_qid,
-                                sample_weight, train, test, scorer)
+            delayed(_fold_path)(clone(template).set_params(warm_start=self.warm_path), Cs, X, y,
+                                fit_qid, sample_weight, train, test, scorer)
             for train, test in splits)
         scores = np.stack([path[0] for path in paths])         # (n_folds, n_Cs)
         results = self._results(Cs, scores)
@@ -186,19 +189,21 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         return results
 
     # ------------------------------------------------------------------ the refitted model
-    @available_if(_refitted)
+    @available_if(_refits)
     def decision_function(self, X):
         """Scores of the model refitted at ``C_``: rank samples by them, highest first."""
+        check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.decision_function(X)
 
-    @available_if(_refitted)
+    @available_if(_refits)
     def predict(self, X):
         """The refitted model's ``predict``: the second class where the score is above 0."""
+        check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.predict(X)
 
-    @available_if(_refitted)
+    @available_if(_refits)
     def score(self, X, y, qid=None, sample_weight=None):
         """The refitted model's ``score`` (its own metric, per query with ``qid``).
 
@@ -218,6 +223,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         float
             Mean AP (``APSVMCV``, ``BinarySVMCV``) or mean NDCG (``NDCGSVMCV``).
         """
+        check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.score(X, y, qid=qid, sample_weight=sample_weight)
 
@@ -252,16 +258,24 @@ _CV_DOC = """
         ``decision_function``, ``predict`` and ``score`` then use; with False they are absent
         and only the cross-validation's attributes are set.
     n_jobs : int, default None
-        Folds run in parallel (joblib; None: one at a time, -1: all processors). The grid of a
-        fold is walked in order, each fit warm-started from the previous one.
+        Folds run in parallel (joblib; None: one at a time, -1: all processors).
+    warm_path : bool, default False
+        Walk each fold's grid warm-started: every fit after the first starts from the working
+        set of the fit at the C before. False fits every C from nothing, as ``GridSearchCV``.
 """
 
 _CV_RULE = """
-    Within a fold, one estimator fits the grid from the smallest C to the largest with
-    ``warm_start=True``: every fit after the first starts from the working set of the one
-    before (the same training data) and stops by the same rule (``tol``) as a fit from nothing,
-    so its objective is the cold fit's within ``tol``. The score of a C is the mean of its
-    fold scores (unweighted, as ``GridSearchCV``).
+    Within a fold, one estimator fits the grid from the smallest C to the largest. With
+    ``warm_path=True`` every fit after the first starts from the working set of the one before
+    (the same training data) and stops by the same rule (``tol``) as a fit from nothing, so its
+    primal objective is the cold fit's within ``tol`` (tested). Its w is not the cold fit's,
+    though (both lie within sqrt(2 tol) of the optimum, which is far in direction when C is
+    small and w short), so test scores, and on a flat curve the chosen C, can differ from
+    ``GridSearchCV``'s: on the 1797 digits in queries of 60, five folds and C from 0.01 to
+    100, the warm path ran 10 % fewer cutting-plane iterations and chose C = 10 where the
+    cold fits chose 100 (mean AP 0.96902 against 0.96896). Hence the default, ``False``: the
+    same fits as ``GridSearchCV``. The score of a C is the mean of its fold scores
+    (unweighted, as ``GridSearchCV``).
 
     **Choosing C on a flat curve.** ``C_`` is the C of the highest mean score; among C of equal
     mean score (a flat curve, often where every C ranks the test queries alike) the
@@ -295,7 +309,7 @@ _CV_ATTRIBUTES = """
     best_score_ : float
         Mean test score at ``C_``.
     n_iter_ : ndarray of shape (n_folds, n_Cs)
-        Cutting-plane iterations of every fold's fit at every C (the warm-started ones).
+        Cutting-plane iterations of every fold's fit at every C.
     primal_path_ : ndarray of shape (n_folds, n_Cs)
         The primal objective each of those fits reached.
     n_splits_ : int
@@ -332,12 +346,14 @@ class APSVMCV(_SVMCV):
     _parameter_constraints = _constraints(APSVM, _base_params)
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
-                 algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50, empty="skip"):
+                 warm_path=False, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
+                 empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
         self.n_jobs = n_jobs
+        self.warm_path = warm_path
         self.algorithm = algorithm
         self.tol = tol
         self.max_iter = max_iter
@@ -361,13 +377,14 @@ class NDCGSVMCV(_SVMCV):
     _parameter_constraints = _constraints(NDCGSVM, _base_params)
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
-                 algorithm="auto", discount=None, tol=1e-3, max_iter=1000, prune_after=50,
-                 empty="skip"):
+                 warm_path=False, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
+                 prune_after=50, empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
         self.n_jobs = n_jobs
+        self.warm_path = warm_path
         self.algorithm = algorithm
         self.discount = discount
         self.tol = tol
@@ -394,14 +411,15 @@ class BinarySVMCV(_SVMCV):
     _base_params = ("J", "intercept_scaling", "tol", "max_iter", "prune_after", "empty")
     _parameter_constraints = _constraints(BinarySVM, _base_params)
 
-    def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None, J=None,
-                 intercept_scaling=1.0, tol=1e-3, max_iter=1000, prune_after=50,
-                 empty="skip"):
+    def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
+                 warm_path=False, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
+                 prune_after=50, empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
         self.n_jobs = n_jobs
+        self.warm_path = warm_path
         self.J = J
         self.intercept_scaling = intercept_scaling
         self.tol = tol
