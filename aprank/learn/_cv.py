@@ -192,14 +192,14 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
     @available_if(_refits)
     def decision_function(self, X):
         """Scores of the model refitted at ``C_``: rank samples by them, highest first."""
-        check_is_fitted(self)
+        check_is_fitted(self, "best_estimator_")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.decision_function(X)
 
     @available_if(_refits)
     def predict(self, X):
         """The refitted model's ``predict``: the second class where the score is above 0."""
-        check_is_fitted(self)
+        check_is_fitted(self, "best_estimator_")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.predict(X)
 
@@ -223,7 +223,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         float
             Mean AP (``APSVMCV``, ``BinarySVMCV``) or mean NDCG (``NDCGSVMCV``).
         """
-        check_is_fitted(self)
+        check_is_fitted(self, "best_estimator_")
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.score(X, y, qid=qid, sample_weight=sample_weight)
 
