@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 import sklearn
 from sklearn.datasets import load_digits
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import (GridSearchCV, GroupKFold, LeaveOneGroupOut,
                                      StratifiedKFold)
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -187,6 +188,9 @@ def test_refit_false_keeps_only_the_search(digits):
         assert not hasattr(cv, method)
     assert not hasattr(cv, "coef_")
     assert cv.C_ == APSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid).C_
+    cv.set_params(refit=True)           # no model was refitted: not fitted, naming what lacks
+    with pytest.raises(NotFittedError, match="best_estimator_"):
+        cv.decision_function(X)
 
 
 def test_folds_in_parallel_give_the_same_search(digits):

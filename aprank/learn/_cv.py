@@ -189,17 +189,24 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         return results
 
     # ------------------------------------------------------------------ the refitted model
+    def _check_refitted(self) -> None:
+        """NotFittedError unless a fit left a model on all the data (``best_estimator_``)."""
+        check_is_fitted(self)
+        check_is_fitted(self, "best_estimator_",
+                        msg="This %(name)s was fitted with refit=False, so it has no "
+                            "best_estimator_ to use; fit it again with refit=True")
+
     @available_if(_refits)
     def decision_function(self, X):
         """Scores of the model refitted at ``C_``: rank samples by them, highest first."""
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.decision_function(X)
 
     @available_if(_refits)
     def predict(self, X):
         """The refitted model's ``predict``: the second class where the score is above 0."""
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.predict(X)
 
@@ -223,7 +230,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         float
             Mean AP (``APSVMCV``, ``BinarySVMCV``) or mean NDCG (``NDCGSVMCV``).
         """
-        check_is_fitted(self, "best_estimator_")
+        self._check_refitted()
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self.best_estimator_.score(X, y, qid=qid, sample_weight=sample_weight)
 
