@@ -1,10 +1,12 @@
 """Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
 the scikit-learn estimators built on them (HOBSVM and HOAPSVM of paper 002 among them), and
 the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
-of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM). A fit that leaves out queries without a
-relevant sample (the default, ``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a rank
-SVM given no ``qid`` where queries matter says so in a :class:`OneQueryWarning`."""
+of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
+by cross-validation. A fit that leaves out queries without a relevant sample (the default,
+``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a rank SVM given no ``qid`` where
+queries matter says so in a :class:`OneQueryWarning`."""
 from aprank.learn._cccp import CCCPResult, cccp
+from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
@@ -12,7 +14,7 @@ from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.learn._query_warnings import EmptyQueryWarning, OneQueryWarning
 
-__all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "cutting_plane", "CuttingPlaneResult",
-           "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
+__all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV", "BinarySVMCV",
+           "cutting_plane", "CuttingPlaneResult", "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
            "OneQueryWarning"]

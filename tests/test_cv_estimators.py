@@ -1,0 +1,232 @@
+"""The cross-validated estimators (APSVMCV, NDCGSVMCV, BinarySVMCV): scikit-learn's conventions,
+pickling, agreement with GridSearchCV over the same grid and splitter, the warm-started path
+over C, queries and their splitters."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sklearn
+from sklearn.datasets import load_digits
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import (GridSearchCV, GroupKFold, LeaveOneGroupOut,
+                                     StratifiedKFold)
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from aprank.learn import (APSVM, NDCGSVM, APSVMCV, BinarySVM, BinarySVMCV, NDCGSVMCV,
+                          EmptyQueryWarning, OneQueryWarning)
+from test_learn import QUERY_WEIGHT_CHECKS
+
+pytestmark = pytest.mark.min_versions
+
+#: two C and three folds keep the checks' many fits quick
+CHECKED = [APSVMCV(Cs=[0.1, 10.0], cv=3), NDCGSVMCV(Cs=[0.1, 10.0], cv=3),
+           BinarySVMCV(Cs=[0.1, 10.0], cv=3)]
+PAIRS = [(APSVMCV, APSVM), (NDCGSVMCV, NDCGSVM), (BinarySVMCV, BinarySVM)]
+CS = [0.01, 0.1, 1.0, 10.0]
+
+
+def expected_failed_checks(estimator):
+    # the folds' fits and scores are the estimator's: the rank SVMs' query weights refuse
+    # weights that vary within one query, as tests/test_learn.py says of the base estimators
+    return {} if isinstance(estimator, BinarySVMCV) else QUERY_WEIGHT_CHECKS
+
+
+@parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
+def test_sklearn_conventions(estimator, check):
+    with warnings.catch_warnings():
+        # the checks' data has no queries: the rank SVMs' CV says so, which is not the point
+        warnings.simplefilter("ignore", OneQueryWarning)
+        check(estimator)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """600 digits, 3 against the rest, in 12 queries of 50."""
+    images, digit = load_digits(return_X_y=True)
+    return images[:600] / 16.0, digit[:600] == 3, np.arange(600) // 50
+
+
+def routed_search(base, splitter, X, y, qid, **fit):
+    """GridSearchCV over CS with qid routed to fit and score, as docs/learning.md shows."""
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = base().set_fit_request(qid=True, sample_weight="sample_weight" in fit)
+        est.set_score_request(qid=True, sample_weight="sample_weight" in fit)
+        return GridSearchCV(est, {"C": CS}, cv=splitter, error_score="raise").fit(
+            X, y, groups=qid, qid=qid, **fit)
+
+
+def assert_same_search(cv, gs):
+    """The same choice, score and table as the GridSearchCV."""
+    assert cv.C_ == gs.best_params_["C"] and cv.best_index_ == gs.best_index_
+    assert cv.best_score_ == pytest.approx(gs.best_score_, abs=1e-9)
+    for key in ("mean_test_score", "std_test_score"):
+        np.testing.assert_allclose(cv.cv_results_[key], gs.cv_results_[key], atol=1e-9)
+    np.testing.assert_array_equal(cv.cv_results_["rank_test_score"],
+                                  gs.cv_results_["rank_test_score"])
+    assert cv.cv_results_["params"] == gs.cv_results_["params"]
+    for k in range(cv.n_splits_):
+        np.testing.assert_allclose(cv.cv_results_[f"split{k}_test_score"],
+                                   gs.cv_results_[f"split{k}_test_score"], atol=1e-9)
+
+
+@pytest.mark.parametrize("cv_class, base", PAIRS, ids=["APSVMCV", "NDCGSVMCV", "BinarySVMCV"])
+def test_equals_a_routed_grid_search_over_group_folds(cv_class, base, digits):
+    """An int cv with qid is GroupKFold over the queries: the same folds, fits and scores as
+    GridSearchCV(base, {"C": Cs}, cv=GroupKFold(4)) with qid routed, and the same C."""
+    X, y, qid = digits
+    cv = cv_class(Cs=CS, cv=4).fit(X, y, qid=qid)
+    gs = routed_search(base, GroupKFold(4), X, y, qid)
+    assert cv.n_splits_ == 4 and cv.scores_.shape == (4, len(CS))
+    assert_same_search(cv, gs)
+    # the refit is the search's best estimator
+    np.testing.assert_allclose(cv.coef_, gs.best_estimator_.coef_, atol=1e-12)
+    assert cv.score(X, y, qid=qid) == gs.best_estimator_.score(X, y, qid=qid)
+
+
+def test_query_weights_weigh_the_folds_as_a_routed_search(digits):
+    X, y, qid = digits
+    weight = np.where(qid % 3 == 0, 2.0, 1.0)
+    kept = weight.copy()
+    cv = APSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid, sample_weight=weight)
+    assert_same_search(cv, routed_search(APSVM, GroupKFold(3), X, y, qid, sample_weight=weight))
+    np.testing.assert_array_equal(weight, kept)          # the caller's array is not modified
+    unweighted = APSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid)
+    assert not np.allclose(unweighted.scores_, cv.scores_)
+
+
+def test_a_flat_curve_chooses_the_smallest_C_as_grid_search_does():
+    """Separable queries: every C ranks every test query perfectly, the mean scores tie at 1,
+    and both choose the first of the ascending grid; an unsorted Cs is sorted first."""
+    rng = np.random.default_rng(0)
+    y = np.tile(np.r_[np.ones(5, bool), np.zeros(15, bool)], 8)
+    X = np.c_[np.where(y, 3.0, -3.0) + rng.normal(0, 0.1, y.size), rng.normal(size=(y.size, 2))]
+    qid = np.repeat(np.arange(8), 20)
+    cv = APSVMCV(Cs=[10.0, 0.01, 1.0, 0.1], cv=4).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(cv.Cs_, CS)
+    np.testing.assert_array_equal(cv.cv_results_["mean_test_score"], 1.0)
+    np.testing.assert_array_equal(cv.cv_results_["rank_test_score"], 1)
+    gs = routed_search(APSVM, GroupKFold(4), X, y, qid)
+    assert cv.C_ == gs.best_params_["C"] == 0.01
+    assert_same_search(cv, gs)
+
+
+def test_the_warm_path_reaches_the_cold_objectives(digits):
+    """warm_path=True: each fold's fit at each C, started from the working set of the C before,
+    has the primal objective of a fit from nothing within tol (both are within tol above the
+    optimum: gap <= tol), in fewer iterations over the path; warm_path=False is the cold fits."""
+    X, y, qid = digits
+    tol = 1e-3
+    warm = APSVMCV(Cs=CS, cv=3, tol=tol, warm_path=True).fit(X, y, qid=qid)
+    cold = APSVMCV(Cs=CS, cv=3, tol=tol).fit(X, y, qid=qid)
+    for k, (train, _) in enumerate(GroupKFold(3).split(X, y, qid)):
+        for j, C in enumerate(CS):
+            alone = APSVM(C=C, tol=tol).fit(X[train], y[train], qid=qid[train])
+            assert abs(warm.primal_path_[k, j] - alone.primal_) <= tol, (k, C)
+            assert cold.primal_path_[k, j] == alone.primal_
+            assert cold.n_iter_[k, j] == alone.n_iter_
+    # the first C of a fold starts from nothing either way
+    np.testing.assert_array_equal(warm.n_iter_[:, 0], cold.n_iter_[:, 0])
+    assert warm.n_iter_.sum() < cold.n_iter_.sum()
+
+
+def test_a_grouped_splitter_gets_the_queries(digits):
+    """A splitter is given groups=qid: LeaveOneGroupOut makes one fold per query, and the
+    result is a routed search's over the same splitter."""
+    X, y, qid = digits
+    X, y, qid = X[:300], y[:300], qid[:300]
+    cv = APSVMCV(Cs=CS, cv=LeaveOneGroupOut()).fit(X, y, qid=qid)
+    assert cv.n_splits_ == 6
+    assert_same_search(cv, routed_search(APSVM, LeaveOneGroupOut(), X, y, qid))
+
+
+def test_without_qid_one_warning_and_the_stratified_search_of_one_query(digits):
+    """No qid: one OneQueryWarning from the CV (not one per fold and C), then the folds are
+    StratifiedKFold's, each fitted and scored as one query, as a GridSearchCV does them."""
+    X, y, _ = digits
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        cv = APSVMCV(Cs=CS, cv=3).fit(X, y)
+    one_query = [w for w in said if issubclass(w.category, OneQueryWarning)]
+    assert len(one_query) == 1 and "APSVMCV.fit got no qid" in str(one_query[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OneQueryWarning)
+        gs = GridSearchCV(APSVM(), {"C": CS}, cv=StratifiedKFold(3)).fit(X, y)
+    assert_same_search(cv, gs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OneQueryWarning)     # BinarySVM ranks no queries
+        BinarySVMCV(Cs=[1.0], cv=3).fit(X, y)
+
+
+def test_empty_queries_are_said_once_by_the_refit(digits):
+    X, y, qid = digits
+    y = y & (qid != 0)                  # query 0 loses its positives
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        cv = APSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid)
+    empty = [w for w in said if issubclass(w.category, EmptyQueryWarning)]
+    assert len(empty) == 1 and "1 of 12 training queries" in str(empty[0].message)
+    assert cv.n_skipped_queries_ == 1
+
+
+def test_fitted_estimators_pickle(digits):
+    X, y, qid = digits
+    for cv_class, _ in PAIRS:
+        cv = cv_class(Cs=[0.1, 1.0], cv=3).fit(sp.csr_matrix(X), y, qid=qid)
+        back = pickle.loads(pickle.dumps(cv))
+        np.testing.assert_array_equal(back.decision_function(X), cv.decision_function(X))
+        assert back.C_ == cv.C_ and back.score(X, y, qid=qid) == cv.score(X, y, qid=qid)
+        np.testing.assert_array_equal(back.scores_, cv.scores_)
+
+
+def test_refit_false_keeps_only_the_search(digits):
+    X, y, qid = digits
+    cv = APSVMCV(Cs=CS, cv=3, refit=False).fit(X, y, qid=qid)
+    assert cv.C_ in CS and cv.classes_.tolist() == [False, True]
+    for method in ("decision_function", "predict", "score"):
+        assert not hasattr(cv, method)
+    assert not hasattr(cv, "coef_")
+    assert cv.C_ == APSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid).C_
+    cv.set_params(refit=True)           # no model was refitted: not fitted, naming what lacks
+    with pytest.raises(NotFittedError, match="best_estimator_"):
+        cv.decision_function(X)
+
+
+def test_folds_in_parallel_give_the_same_search(digits):
+    X, y, qid = digits
+    one = NDCGSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid)
+    two = NDCGSVMCV(Cs=CS, cv=3, n_jobs=2).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(one.scores_, two.scores_)
+    assert one.C_ == two.C_
+
+
+def test_a_scorer_by_name(digits):
+    """A scikit-learn scorer scores each test fold's samples as one set (no queries)."""
+    X, y, qid = digits
+    cv = BinarySVMCV(Cs=CS, cv=3, scoring="roc_auc").fit(X, y, qid=qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        gs = GridSearchCV(BinarySVM().set_fit_request(qid=True), {"C": CS}, cv=GroupKFold(3),
+                          scoring="roc_auc").fit(X, y, groups=qid, qid=qid)
+    assert_same_search(cv, gs)
+
+
+def test_default_grid_and_bad_grids(digits):
+    X, y, qid = digits
+    np.testing.assert_allclose(APSVMCV(Cs=2, cv=2).fit(X, y, qid=qid).Cs_, [0.01, 100.0])
+    for Cs in ([], [1.0, -1.0], [[1.0]], [np.inf]):
+        with pytest.raises(ValueError, match="Cs must be an int or a non-empty 1-D list"):
+            APSVMCV(Cs=Cs).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="use qid= for queries"):
+        APSVMCV(Cs=[1.0]).fit(X, y, groups=qid)
+
+
+def test_the_cv_estimator_routes_as_the_base_estimators(digits):
+    """set_fit_request / set_score_request exist for qid and sample_weight, so the CV
+    estimator nests in a routed outer cross-validation."""
+    from sklearn.model_selection import cross_val_score
+    X, y, qid = digits
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = APSVMCV(Cs=[0.1, 1.0], cv=2).set_fit_request(qid=True).set_score_request(qid=True)
+        scores = cross_val_score(est, X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid})
+    assert scores.shape == (3,) and np.all((0 < scores) & (scores <= 1))
