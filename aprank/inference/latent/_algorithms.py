@@ -245,8 +245,8 @@ def _brute_latent_cost(P, N):
 #: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
 #: shared) on the benchmark's bags of 4 rows: latent-ap 0.014 us per unit of its cost
 #: (1e5 positive and 9e5 negative bags: 0.30 s); latent-greedy 1.0e-5 ... 6.4e-5 us per unit
-#: of (P + N)^4 (P = N / 4 and P = N, 50 ... 800 bags; 4.2e-5 at 800 bags, 11.4 s, the size
-#: that matters for a minute); brute 23-54 us per ranking of bags of 2 rows (5-7 bags).
+#: of (P + N)^4 (P = N / 4 and P = N, 50 ... 1000 bags; 4.2e-5 at 800 bags, 11.4 s, and
+#: 2.4e-5 at 1000, 23.8 s: the sizes that matter for a minute); brute 23-54 us per ranking of bags of 2 rows (5-7 bags).
 #: Rounded up.
 _US_LATENT_AP, _US_GREEDY, _US_PERMUTATION = 0.03, 5e-5, 50.0
 
