@@ -246,3 +246,12 @@ def test_ctrl_c_stops_a_long_graph_cut_call_within_a_second():
                                        PairwiseCall(graph, s, c)) > 10
     assert _interrupted_after(
         lambda: max_marginals(s, edge_scores=c, graph=graph, algorithm="graphcut-dynamic")) < 1.0
+
+
+def test_a_cost_model_that_is_not_callable_is_refused_when_registered():
+    entry = dataclasses.replace(_registry.get("qs", "ranking"), name="user-bad-seconds",
+                                builtin=False, seconds=60.0)
+    with pytest.raises(TypeError, match="seconds must be callable"):
+        _registry.add(entry)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        _registry.get("user-bad-seconds")

@@ -249,6 +249,11 @@ def _check_entry(algorithm: Algorithm) -> None:
         raise TypeError(f"losses must be a tuple of loss names, got {algorithm.losses!r}")
     if not callable(algorithm.run):
         raise TypeError("an algorithm's run must be callable")
+    for field_name in ("cost", "seconds"):
+        model = getattr(algorithm, field_name)
+        if model is not None and not callable(model):
+            # found out only when a call is about to run, far from where it was registered
+            raise TypeError(f"an algorithm's {field_name} must be callable or None, got {model!r}")
 
 
 def add(algorithm: Algorithm, replace: bool = False) -> Algorithm:
