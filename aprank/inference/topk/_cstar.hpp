@@ -33,17 +33,18 @@ struct CStar {
     const uint8_t* in_core;  // n flags
 };
 
-// A check for a pending stop (Ctrl-C) that the kernel makes every POLL_WORK item updates, some
-// milliseconds: a core of 20 over 1e6 items is an hour of states. ``pending`` is the caller's
+// A check for a pending stop (Ctrl-C) that the kernel makes every POLL_WORK item updates, about
+// 0.05-0.1 s: a core of 20 over 1e6 items is an hour of states. ``pending`` is the caller's
 // (the Cython wrapper reacquires the GIL and asks PyErr_CheckSignals); this header knows
-// nothing of Python. A stopped solve returns at once and its outputs are to be discarded.
+// nothing of Python. Not more often: taking the GIL back may wait out another thread's switch
+// interval (5 ms). A stopped solve returns at once and its outputs are to be discarded.
 struct Poll {
     bool (*pending)() = nullptr;   // nullptr: never asked
     int64_t work = 0;              // item updates since the last check
     bool stopped = false;
 };
 
-static const int64_t POLL_WORK = (int64_t)1 << 24;
+static const int64_t POLL_WORK = (int64_t)1 << 26;
 
 // Count ``work`` item updates; true when a check found a stop pending (now or earlier).
 static inline bool poll_stop(Poll* poll, int64_t work) {

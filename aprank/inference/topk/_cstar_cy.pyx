@@ -1,6 +1,6 @@
 # distutils: language = c++
 """The c-star top-k kernel (paper 001 section 4): a loop over queries around cstar_solve in
-_cstar.hpp, without the GIL but for a check for Ctrl-C every few milliseconds of work."""
+_cstar.hpp, without the GIL but for a check for Ctrl-C about every 0.1 s of work."""
 from libc.stdint cimport int64_t, uint8_t, int8_t
 from libcpp cimport bool as cpp_bool
 from libcpp.vector cimport vector
@@ -47,7 +47,7 @@ def cstar_queries(const double[::1] u, const int8_t[::1] clamp, const int64_t[::
     shared by every query; with a core every query has the same L items (without one, sizes
     may differ and ``in_core`` covers the largest). Fills ``t`` (1 = in the subset) and
     ``value[q]`` (-inf when the clamps leave no subset of size k). Inputs are validated by
-    aprank.inference.TopKProblem. A signal (Ctrl-C) stops it within milliseconds with the
+    aprank.inference.TopKProblem. A signal (Ctrl-C) stops it within about 0.1 s with the
     handler's exception (KeyboardInterrupt), ``t`` and ``value`` partly written."""
     cdef int64_t n_queries = k.shape[0], q, a
     cdef CStar S
