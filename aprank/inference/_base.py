@@ -232,6 +232,12 @@ class QueryProblem(Problem):
         return (int(self.positives[self.used].max(initial=0)),
                 int(negatives[self.used].max(initial=0)))
 
+    def query_sizes(self) -> tuple:
+        """(P, N): the positives and negatives of each query used, the sizes that the
+        registry's ``seconds`` models (:func:`~aprank.inference.per_query_seconds`) sum over."""
+        sizes = np.diff(self.offsets)
+        return self.positives[self.used], (sizes - self.positives)[self.used]
+
     def _positives_per_query(self) -> np.ndarray:
         grouped = self.is_pos if self.order is None else self.is_pos[self.order]
         return np.add.reduceat(grouped.astype(np.int64), self.offsets[:-1])

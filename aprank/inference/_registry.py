@@ -17,12 +17,15 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+import numpy as np
+
 from aprank.inference._protocol import Instances, Problem
 from aprank.losses import LOSSES, Loss, get_loss
 
 __all__ = ["Algorithm", "AlgorithmTable", "ProblemKind", "add_kind", "add", "remove", "get",
            "get_kind", "kinds", "algorithms", "resolve", "as_algorithm", "SlowAlgorithmWarning",
-           "faster_alternative", "warn_if_slow", "version"]
+           "faster_alternative", "warn_if_slow", "warn_if_slow_call", "per_query_seconds",
+           "estimated_seconds", "SLOW_CALL_SECONDS", "version"]
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,13 @@ class Algorithm:
         ``run(call)`` fills the outputs of one validated call (the call type of the kind's
         ``_problem.py``).
     cost : callable, optional
-        Model of the running time up to a constant, ``cost(P, N)``: it decides the warning of
-        a long call and lets the benchmark skip cells predicted to be too slow.
+        Model of the running time of one query up to a constant, ``cost(P, N)``: it compares
+        algorithms (the warning naming a faster one) and lets the benchmark skip cells
+        predicted to be too slow.
+    seconds : callable, optional
+        Estimated seconds of one whole call, ``seconds(call)`` for the call ``run`` takes
+        (every query, every component; its constants measured): a call estimated over
+        SLOW_CALL_SECONDS warns before it starts (:func:`warn_if_slow_call`).
     max_samples : int, optional
         Largest query the algorithm accepts (None: no limit).
     builtin : bool
@@ -115,6 +123,7 @@ class Algorithm:
     reference: str
     run: Callable
     cost: Optional[Callable] = None
+    seconds: Optional[Callable] = None
     max_samples: Optional[int] = None
     builtin: bool = True
 
@@ -240,6 +249,11 @@ def _check_entry(algorithm: Algorithm) -> None:
         raise TypeError(f"losses must be a tuple of loss names, got {algorithm.losses!r}")
     if not callable(algorithm.run):
         raise TypeError("an algorithm's run must be callable")
+    for field_name in ("cost", "seconds"):
+        model = getattr(algorithm, field_name)
+        if model is not None and not callable(model):
+            # found out only when a call is about to run, far from where it was registered
+            raise TypeError(f"an algorithm's {field_name} must be callable or None, got {model!r}")
 
 
 def add(algorithm: Algorithm, replace: bool = False) -> Algorithm:
@@ -391,12 +405,58 @@ def as_algorithm(loss: Loss, algorithm) -> Algorithm:
 SLOW_CALL_UNITS = 1e9
 #: ... and at least this many times what the fastest exact algorithm for the same loss needs.
 SLOW_CALL_RATIO = 100.0
+#: A call that its algorithm's ``seconds`` model estimates at this many seconds or more warns
+#: before it starts, whether or not a faster algorithm exists: a minute is past what anyone
+#: waits for without being told.
+SLOW_CALL_SECONDS = 60.0
 
 
 class SlowAlgorithmWarning(UserWarning):
-    """A kernel call predicted (by the registry's cost models) to take far longer than another
-    exact algorithm would on the same input; a compiled kernel does not see Ctrl-C until it
-    returns, so the warning comes before the call."""
+    """A call predicted (by the registry's cost models) to take over SLOW_CALL_SECONDS, or far
+    longer than another exact algorithm would on the same input. It comes before the call:
+    some compiled kernels (the ranking and labelling kernels, the pairwise enumeration) do not
+    see Ctrl-C until they return."""
+
+
+def _as_float(x) -> float:
+    """float(x), inf for an integer too large for a float (an enumeration's count)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return float("inf")
+
+
+def per_query_seconds(cost: Callable, us_per_unit: float,
+                      us_per_query: float = 0.0) -> Callable:
+    """A ``seconds(call)`` model (see :class:`Algorithm`) from a per-query cost model.
+
+    Parameters
+    ----------
+    cost : callable
+        ``cost(P, N)`` of one query.
+    us_per_unit : float
+        Microseconds per unit of ``cost``, measured.
+    us_per_query : float
+        Microseconds each query costs besides.
+
+    Returns
+    -------
+    callable
+        ``seconds(call)``: the units summed over the call's queries (``call.query_sizes()``,
+        the P and N of each query solved), not the largest query's alone, so that a thousand
+        queries of an enumerating oracle cost a thousand times one.
+    """
+    def seconds(call) -> float:
+        P, N = call.query_sizes()
+        if P.size == 0:
+            return 0.0
+        # one evaluation per distinct size: the models use Python integers (C(n, P) overflows
+        # int64) and a batch repeats few sizes
+        pairs, counts = np.unique(np.stack([P, N], 1), axis=0, return_counts=True)
+        units = sum(count * _as_float(cost(p, n))
+                    for (p, n), count in zip(pairs.tolist(), counts.tolist()))
+        return 1e-6 * (us_per_unit * units + us_per_query * P.size)
+    return seconds
 
 
 def faster_alternative(algorithm: Algorithm, loss, P: int, N: int):
@@ -408,7 +468,7 @@ def faster_alternative(algorithm: Algorithm, loss, P: int, N: int):
     (an enumerating oracle's model is never evaluated beyond its size limit)."""
     if algorithm.cost is None:
         return None
-    mine = float(algorithm.cost(P, N))
+    mine = _as_float(algorithm.cost(P, N))
     if mine < SLOW_CALL_UNITS:
         return None
     best = None
@@ -416,7 +476,7 @@ def faster_alternative(algorithm: Algorithm, loss, P: int, N: int):
         if other is algorithm or other.cost is None or (
                 other.max_samples is not None and P + N > other.max_samples):
             continue
-        cost = float(other.cost(P, N))
+        cost = _as_float(other.cost(P, N))
         if best is None or cost < best[1]:
             best = (other, cost)
     if best is None or best[1] * SLOW_CALL_RATIO > mine:
@@ -435,5 +495,64 @@ def warn_if_slow(algorithm: Algorithm, loss, P: int, N: int, stacklevel: int = 2
         f"algorithm {algorithm.name!r} is predicted to take about {mine / theirs:.0f} times as "
         f"long as {other.name!r} here (its largest query has P = {P} positives and N = {N} "
         f"negatives; cost models {algorithm.complexity} against {other.complexity}); "
-        f"{other.name!r} is exact and returns the same result. The call cannot be interrupted "
-        f"until the kernel returns", SlowAlgorithmWarning, stacklevel=stacklevel + 1)
+        f"{other.name!r} is exact and returns the same result", SlowAlgorithmWarning,
+        stacklevel=stacklevel + 1)
+
+
+def estimated_seconds(algorithm: Algorithm, call, repeat: int = 1) -> Optional[float]:
+    """Seconds that ``repeat`` runs of ``algorithm`` on ``call`` are estimated to take (its
+    ``seconds`` model), or None for an algorithm without one."""
+    if algorithm.seconds is None:
+        return None
+    return repeat * _as_float(algorithm.seconds(call))
+
+
+def warn_if_slow_call(algorithm: Algorithm, call, loss=None, largest=None, repeat: int = 1,
+                      stacklevel: int = 2) -> None:
+    """Warn before a long call: every kind calls this before ``algorithm.run(call)``.
+
+    Parameters
+    ----------
+    algorithm : Algorithm
+        The algorithm about to run.
+    call : object
+        What its ``run`` takes (the kind's call type).
+    loss : str or Loss, optional
+        With ``largest``: also warn, as :func:`warn_if_slow`, when another exact algorithm
+        is predicted far faster on the largest query.
+    largest : tuple of (int, int), optional
+        (P, N) of the largest query.
+    repeat : int
+        How many runs on ``call`` the caller makes (the top-k kind makes two).
+    stacklevel : int
+        Of the warning, counted from the caller of this function.
+
+    Notes
+    -----
+    A call estimated at SLOW_CALL_SECONDS or more draws one :class:`SlowAlgorithmWarning`
+    with the estimate (naming a faster exact algorithm when there is one); otherwise only
+    the comparison with a faster algorithm can draw it.
+    """
+    seconds = estimated_seconds(algorithm, call, repeat)
+    if seconds is None or seconds < SLOW_CALL_SECONDS:
+        if loss is not None and largest is not None:
+            warn_if_slow(algorithm, loss, *largest, stacklevel=stacklevel + 1)
+        return
+    found = None if loss is None or largest is None else faster_alternative(
+        algorithm, loss, *largest)
+    faster = "" if found is None else (
+        f"; {found[0].name!r} is exact, returns the same result and is predicted "
+        f"{found[2] / found[1]:.0f} times faster")
+    warnings.warn(
+        f"algorithm {algorithm.name!r} is estimated to take about {_duration(seconds)} on this "
+        f"input (its cost model, {algorithm.complexity}, with constants measured on one "
+        f"machine), over the {SLOW_CALL_SECONDS:.0f} s that draws this warning{faster}",
+        SlowAlgorithmWarning, stacklevel=stacklevel + 1)
+
+
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "longer than anyone can wait"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} minutes" if seconds >= 120 else f"{seconds:.0f} s"
+    return f"{seconds / 3600:.3g} hours"

@@ -232,11 +232,41 @@ def _latent_ap_cost(P, N):
 
 
 def _latent_greedy_cost(P, N):
-    return _candidates(P, N) + N * (N ** 3 + P ** 3)     # per slot moved: two assignments
+    # Measured growth, not the worst case of the complexity column: the slots scanned grow
+    # about linearly with the bags, each scan's assignments and Bellman-Ford passes about
+    # cubically (P + N = 50 ... 800 bags: 0.004 ... 11 s, within a factor 6 of (P + N)^4)
+    return _candidates(P, N) + (P + N) ** 4
 
 
 def _brute_latent_cost(P, N):
     return 4 ** (P + N) * factorial(P + N) * (P + N)
+
+
+#: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
+#: shared) on the benchmark's bags of 4 rows: latent-ap 0.014 us per unit of its cost
+#: (1e5 positive and 9e5 negative bags: 0.30 s); latent-greedy 1.0e-5 ... 6.4e-5 us per unit
+#: of (P + N)^4 (P = N / 4 and P = N, 50 ... 1000 bags; 4.2e-5 at 800 bags, 11.4 s, and
+#: 2.4e-5 at 1000, 23.8 s: the sizes that matter for a minute); brute 23-54 us per ranking of bags of 2 rows (5-7 bags).
+#: Rounded up.
+_US_LATENT_AP, _US_GREEDY, _US_PERMUTATION = 0.03, 5e-5, 50.0
+
+
+def _latent_ap_seconds(call) -> float:
+    P, N, M = call.problem.P, call.problem.N, call.problem.n_samples
+    return 1e-6 * _US_LATENT_AP * (M + qs_cost(P, N))
+
+
+def _latent_greedy_seconds(call) -> float:
+    P, N, M = call.problem.P, call.problem.N, call.problem.n_samples
+    return 1e-6 * (_US_LATENT_AP * M + _US_GREEDY * float(P + N) ** 4)
+
+
+def _brute_latent_seconds(call) -> float:
+    """Every ranking of the B bags (a NumPy pass each) over every latent choice: B! (1 + K B
+    / 5000), K the product of the bags' row counts (the choices, at most)."""
+    B = call.bags.n_bags
+    K = float(np.prod(call.bags.counts.astype(np.float64)))
+    return 1e-6 * _US_PERMUTATION * float(factorial(B)) * (1.0 + K * B / 5000.0)
 
 
 KINDS = (
@@ -250,13 +280,14 @@ ALGORITHMS = (
     Algorithm("latent-ap", "latent", ("latent-ap",), True,
               "O(M) + the ranking algorithm's (qs: O(N log P + P log N))",
               "paper 003 Propositions 2-3: best row per bag, then exact AP inference",
-              run_latent_ap, cost=_latent_ap_cost),
+              run_latent_ap, cost=_latent_ap_cost, seconds=_latent_ap_seconds),
     Algorithm("latent-greedy", "latent", ("latent-ssvm",), False,
               "O(M log M + N (N^3 + P^3 L)) worst case, L <= P Bellman-Ford passes",
               "paper 003 appendix A: greedy over negative slots; per slot one Hungarian "
               "assignment per side (scipy) and augmenting paths", run_latent_greedy,
-              cost=_latent_greedy_cost),
+              cost=_latent_greedy_cost, seconds=_latent_greedy_seconds),
     Algorithm("brute", "latent", None, True, "O(B! K^B B), K rows per bag",
               "exhaustive over rankings of bags and latent rows: the oracle", run_brute,
-              cost=_brute_latent_cost, max_samples=MAX_SAMPLES),
+              cost=_brute_latent_cost, seconds=_brute_latent_seconds,
+              max_samples=MAX_SAMPLES),
 )

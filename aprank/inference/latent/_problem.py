@@ -40,7 +40,7 @@ import numpy as np
 
 from aprank import validation
 from aprank.inference._protocol import Problem
-from aprank.inference._registry import as_algorithm
+from aprank.inference._registry import as_algorithm, warn_if_slow_call
 from aprank.inference.ranking import RankingProblem
 from aprank.losses import AveragePrecision, get_loss
 
@@ -393,6 +393,7 @@ class LatentProblem(Problem):
                              f"{self.n_samples})")
         call = LatentCall(self, s, None)
         call.impute = self._impute_rows(impute, call.argmax)
+        warn_if_slow_call(algo, call, stacklevel=5)     # _solve, solve, solve_one, infer
         algo.run(call)
         return self._result(call, algo.name)
 

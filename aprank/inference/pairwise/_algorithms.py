@@ -27,7 +27,7 @@ class _Components:
         graph = call.graph
         active = call.pair != 0            # a pair scoring 0 links nothing
         e = graph.edges[active]
-        self.order, self.offsets, _ = graph.components(active)   # sample at each position
+        self.order, self.offsets, _ = call.components   # sample at each position
         self.n_linked = nl = int(self.offsets[-1])
         node = np.empty(graph.n, dtype=np.int64)
         node[self.order] = np.arange(graph.n)
@@ -191,11 +191,51 @@ def run_graphcut_static(call) -> None:
 
 
 def _graphcut_cost(P, N):
-    return P + N      # linear: a bounded number of cuts per sample of bounded components
+    return P + N      # the benchmark's graphs: a bounded number of cuts per sample of bounded components
 
 
 def _brute_labelling_cost(P, N):
     return 2 ** (P + N) * (P + N)
+
+
+#: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
+#: shared) on one component of k = 250 ... 16000 samples, a chain or a chain plus random pairs
+#: (e = 2k to 11k pairs): one cut 0.5-0.8 us per sample and pair; every max-marginal by
+#: dynamic re-cuts up to 0.045 us per unit of k (k + e) (4000 samples, 12000 pairs: 2.9 s;
+#: 8000 samples, 88000 pairs: 29 s; a chain of 8000: 5 ms: a re-cut may search the whole
+#: component, or almost none of it); by cuts from scratch 0.05-0.36 us per unit of k (k + e);
+#: the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of 8-14); brute 0.006-
+#: 0.019 us per unit of 2^n (n + m) (chains of 10-14). Rounded up.
+_US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 1.0, 0.05, 0.4, 0.005, 0.02
+
+
+def _cuts_seconds(k, e, want_marginals: bool, dynamic: bool) -> float:
+    """Components of k samples and e pairs (arrays) by graph cuts: one cut of each for the
+    maximum, O(k + e) in practice; for the max-marginals k re-cuts, each of which may search
+    the whole component (dynamic) or 2k cuts from scratch (static): O(k (k + e))."""
+    k, e = k.astype(np.float64), e.astype(np.float64)
+    us = _US_CUT * float(np.sum(k + e))
+    if want_marginals:
+        us += (_US_RECUT if dynamic else _US_STATIC) * float(np.sum(k * (k + e)))
+    return us
+
+
+def _seconds(dynamic: bool, enumerate_up_to):
+    """The ``seconds(call)`` model of a graph-cut algorithm: components of at most
+    ``enumerate_up_to(call)`` samples enumerated (2^k k each), larger ones cut."""
+    def seconds(call) -> float:
+        k, e = call.component_sizes()
+        small = k <= enumerate_up_to(call)
+        us = _US_ENUM * float(np.sum(np.exp2(k[small]) * k[small]))
+        us += _cuts_seconds(k[~small], e[~small], call.want_marginals, dynamic)
+        return 1e-6 * (us + 0.1 * call.graph.n)
+    return seconds
+
+
+def _brute_seconds(call) -> float:
+    """Every labelling of the whole graph: 2^n (n + m)."""
+    n, m = call.graph.n, call.graph.n_edges
+    return 1e-6 * _US_BRUTE * 2.0 ** n * (n + m)
 
 
 KINDS = (
@@ -209,16 +249,18 @@ ALGORITHMS = (
               f"O(2^k k) per component of k <= {ENUMERATE_UP_TO}; larger: as "
               "graphcut-dynamic",
               "compiled enumeration of small components, else graphcut-dynamic; pair scores <= 0",
-              run_graphcut, cost=_graphcut_cost),
+              run_graphcut, cost=_graphcut_cost,
+              seconds=_seconds(True, lambda call: call.enumerate_up_to)),
     Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
               "one s-t min cut per component + one dynamic re-cut per sample",
               "paper 002 sec. 3; Boykov-Kolmogorov (PyMaxflow), dynamic cuts of Kohli-Torr 2005; "
-              "pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost),
+              "pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
+              seconds=_seconds(True, lambda call: 0)),
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",
               "the baseline of dynamic cuts; pair scores <= 0", run_graphcut_static,
-              cost=_graphcut_cost),
+              cost=_graphcut_cost, seconds=_seconds(False, lambda call: 0)),
     Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
               "exhaustive over labellings: the oracle", run_brute,
-              cost=_brute_labelling_cost, max_samples=MAX_SAMPLES),
+              cost=_brute_labelling_cost, seconds=_brute_seconds, max_samples=MAX_SAMPLES),
 )

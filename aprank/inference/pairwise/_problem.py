@@ -26,6 +26,7 @@ the maximising labelling and the max-marginal labelling of the other value of th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
@@ -34,7 +35,7 @@ from scipy.sparse.csgraph import connected_components
 
 from aprank import validation
 from aprank.inference._base import QueryProblem
-from aprank.inference._registry import as_algorithm
+from aprank.inference._registry import as_algorithm, warn_if_slow_call
 from aprank.inference.pairwise import _enumerate_cy
 from aprank.losses import get_loss
 
@@ -164,6 +165,22 @@ class PairwiseCall:
         self.m_minus: Optional[np.ndarray] = None
         self.flips: Optional[sp.csr_matrix] = None
 
+    @cached_property
+    def components(self):
+        """(order, offsets, comp) of the components that the non-zero pairs link (see
+        :meth:`PairwiseGraph.components`): found once per call, for the cost estimate and
+        the graph cuts."""
+        return self.graph.components(self.pair != 0)
+
+    def component_sizes(self):
+        """(samples, pairs) of each component of two or more samples: what the graph cuts'
+        and the enumeration's costs grow with."""
+        comp = self.components[2]
+        samples = np.bincount(comp)
+        pairs = np.bincount(comp[self.graph.edges[self.pair != 0, 0]], minlength=samples.size)
+        linked = samples > 1
+        return samples[linked], pairs[linked]
+
     def require_submodular(self, algorithm: str) -> None:
         bad = np.flatnonzero(self.pair > 0)
         if bad.size:
@@ -290,6 +307,7 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
     c = _as_pair_scores(edge_scores, graph.n_edges)
     _check_summable(graph, s, c, False)
     call = PairwiseCall(graph, np.ascontiguousarray(s), c, flips, enumerate_up_to=enumerate_up_to)
+    warn_if_slow_call(algo, call, stacklevel=2)
     algo.run(call)
     return PairwiseResult(call.labelling.astype(np.int8), call.value, call.m_plus, call.m_minus,
                           0.0, call.value, algo.name, call.flips)
@@ -413,6 +431,7 @@ class PairwiseProblem(QueryProblem):
         _check_summable(self.graph, s, c, augmented)
         unary = s + self.loss_unary if augmented else s
         call = PairwiseCall(self.graph, np.ascontiguousarray(unary), c, flips, marginals)
+        warn_if_slow_call(algo, call, stacklevel=5)     # _solve, solve, solve_one, infer
         algo.run(call)
         const = self.loss_constant if augmented else 0.0
         y = call.labelling.astype(np.int8)

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from aprank.inference._registry import Algorithm, ProblemKind
+from aprank.inference._registry import Algorithm, ProblemKind, per_query_seconds
 from aprank.inference.ranking import (_driver_cy, _greedy_cy, _optranks_cy, _search_cy,
                                       _select_cy)
 from aprank.inference.ranking._instances import RankingInstances
@@ -158,6 +158,15 @@ def _auto_cost(P, N):
     return min(cost(P, N) for models in AUTO_MODELS.values() for _, cost, _, _ in models)
 
 
+#: Microseconds per unit of each algorithm's cost model and per query, for its ``seconds``
+#: model (the warning of a call over a minute). Measured on one query of P = 1000 (3000 for
+#: search and select), N = 2e4 ... 1e6, and for brute 100 queries of P = N = 6 and 7 (Intel
+#: Xeon, AVX-512, 2 cores shared): qs 0.0021, yue 0.0015, ndcg-greedy 0.0010, search and
+#: select 0.0006, brute 0.045 us per unit. qs keeps "auto"'s batch fit (0.0084, and 0.069 us
+#: per query), which is the larger; the others are rounded up to the next 1, 2 or 5.
+_US = {"qs": (0.0084, 0.069), "yue": (0.002, 0.1), "search": (0.001, 0.1),
+       "brute": (0.05, 1.0)}
+
 _AUTO = AutoKernel({code: (tuple(m[0] for m in models), _auto_rule(models))
                     for code, models in AUTO_MODELS.items()})
 
@@ -169,23 +178,28 @@ KINDS = (
 
 ALGORITHMS = (
     Algorithm("yue", "ranking", ("ap",), True, "O(PN + N log N)",
-              "Yue et al. 2007; paper 000 Alg. 1", RankingKernel(_greedy_cy), cost=_yue_cost),
+              "Yue et al. 2007; paper 000 Alg. 1", RankingKernel(_greedy_cy), cost=_yue_cost,
+              seconds=per_query_seconds(_yue_cost, *_US["yue"])),
     Algorithm("ndcg-greedy", "ranking", ("ndcg",), True, "O(PN + N log N)",
               "Chakrabarti et al. 2008, corrected in paper 004 sec. 2.3",
-              RankingKernel(_greedy_cy, discount_table=True), cost=_yue_cost),
+              RankingKernel(_greedy_cy, discount_table=True), cost=_yue_cost,
+              seconds=per_query_seconds(_yue_cost, *_US["yue"])),
     Algorithm("search", "ranking", ("ap",), True, "O(N log N + N log P + P^2)",
-              "paper 000 Alg. 2; paper 004 sec. 5", RankingKernel(_search_cy), cost=_search_cost),
+              "paper 000 Alg. 2; paper 004 sec. 5", RankingKernel(_search_cy), cost=_search_cost,
+              seconds=per_query_seconds(_search_cost, *_US["search"])),
     Algorithm("select", "ranking", ("ap",), True,
               "O(N + K log K + P^2) expected, K = negatives above rank P+1",
-              "paper 000 Alg. 3 (ERRATA 4)", RankingKernel(_select_cy), cost=_search_cost),
+              "paper 000 Alg. 3 (ERRATA 4)", RankingKernel(_select_cy), cost=_search_cost,
+              seconds=per_query_seconds(_search_cost, *_US["search"])),
     Algorithm("qs", "ranking", ("ap", "ndcg"), True, "O(N log P + P log N) expected",
               "paper 004 Algs. 1-2 (+ sec. 5 search for AP)", RankingKernel(_optranks_cy),
-              cost=qs_cost),
+              cost=qs_cost, seconds=per_query_seconds(qs_cost, *_US["qs"])),
     Algorithm("auto", "ranking", ("ap", "ndcg"), True,
               "per query the least of its candidates' (today qs's)",
               "per query the exact kernel of least measured cost for its P and N (today qs)",
-              _AUTO, cost=_auto_cost),
+              _AUTO, cost=_auto_cost, seconds=per_query_seconds(_auto_cost, *_US["qs"])),
     Algorithm("brute", "ranking", None, True, "O(C(n, P) n)",
               "exhaustive over interleavings (paper 004 Obs. 1): the oracle", run_brute,
-              cost=_brute_ranking_cost, max_samples=MAX_SAMPLES),
+              cost=_brute_ranking_cost, max_samples=MAX_SAMPLES,
+              seconds=per_query_seconds(_brute_ranking_cost, *_US["brute"])),
 )

@@ -15,7 +15,7 @@ import numpy as np
 
 from aprank import validation
 from aprank.inference._base import BatchResult, InferenceResult, QueryProblem, read_only
-from aprank.inference._registry import as_algorithm, warn_if_slow
+from aprank.inference._registry import as_algorithm, warn_if_slow_call
 
 __all__ = ["RankingProblem", "Call"]
 
@@ -140,12 +140,13 @@ class RankingProblem(QueryProblem):
         if scores.shape[0] != self.n_samples:
             raise ValueError(f"scores has {scores.shape[0]} entries but the problem has "
                              f"{self.n_samples} samples")
-        # the cost check once per problem and algorithm: a learner solves one problem often
+        call = Call(self, scores, truth and "truth_coef" not in self.__dict__)
+        # the cost check once per problem and algorithm (the estimate reads only the query
+        # sizes): a learner solves one problem often
         checked = self.__dict__.setdefault("_cost_checked", set())
         if algo.name not in checked:
             checked.add(algo.name)
-            warn_if_slow(algo, self.loss, *self.largest_query, stacklevel=4)
-        call = Call(self, scores, truth and "truth_coef" not in self.__dict__)
+            warn_if_slow_call(algo, call, self.loss, self.largest_query, stacklevel=4)
         algo.run(call)
         call.clear_unused()
         return call
@@ -192,6 +193,10 @@ class Call:
     @property
     def positives(self) -> np.ndarray:
         return self.problem.positives
+
+    def query_sizes(self) -> tuple:
+        """(P, N) of each query solved (what a ``seconds`` cost model sums over)."""
+        return self.problem.query_sizes()
 
     def query_indices(self, q: int) -> np.ndarray:
         return self.problem.query_indices(q)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from math import comb
 
+import numpy as np
+
 from aprank.inference._registry import Algorithm, ProblemKind
 from aprank.inference.topk import _cstar_cy
 from aprank.inference.topk._instances import TopKInstances
@@ -28,6 +30,30 @@ def _brute_subset_cost(P, N):
     return comb(P + N, P) * P
 
 
+#: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
+#: shared): c-star 0.0008-0.0013 us per core state and item (C = 8, 12, 16, 20 at n = 1e5, 2e4,
+#: 2e3, 2e4) and 0.05 us per item besides (C = 4, n = 1e6: the states no longer dominate); brute
+#: 1.0-2.6 us per unit of C(n, k) k (n = 12-16, a NumPy product per subset).
+_US_STATE, _US_ITEM, _US_SUBSET = 0.0012, 0.05, 2.5
+
+
+def _cstar_seconds(call) -> float:
+    """2^C states, each updating and selecting among every item of every query (and scoring
+    the C x C core): 2^C (n + Q C^2), the growth of the kernel's loop."""
+    C = call.problem.core.shape[0]
+    n, Q = float(call.offsets[-1]), call.n_queries
+    return 1e-6 * (_US_STATE * 2.0 ** C * (n + Q * C * C) + _US_ITEM * n)
+
+
+def _brute_subset_seconds(call) -> float:
+    """Every k-subset of every query: the sum over the call's queries of C(n_q, k_q) k_q."""
+    sizes = np.diff(call.offsets)
+    pairs, counts = np.unique(np.stack([sizes, call.k], 1), axis=0, return_counts=True)
+    units = sum(count * comb(n, k) * max(k, 1)
+                for (n, k), count in zip(pairs.tolist(), counts.tolist()))
+    return 1e-6 * _US_SUBSET * units
+
+
 KINDS = (
     ProblemKind("topk", "scores, binary labels and core interactions per query -> the most "
                 "violated subset of k items (precision@k)", TopKProblem, TopKInstances(),
@@ -37,8 +63,8 @@ KINDS = (
 ALGORITHMS = (
     Algorithm("cstar", "topk", ("precision@k",), True, "O(2^C N), C = core size",
               "paper 001 sec. 4 (Gray-code core states, linear-time selection)",
-              run_cstar, cost=_cstar_cost),
+              run_cstar, cost=_cstar_cost, seconds=_cstar_seconds),
     Algorithm("brute", "topk", None, True, "O(C(n, k) k)",
               "exhaustive over k-subsets: the oracle", run_brute, cost=_brute_subset_cost,
-              max_samples=MAX_SAMPLES),
+              seconds=_brute_subset_seconds, max_samples=MAX_SAMPLES),
 )

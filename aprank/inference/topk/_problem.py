@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from aprank import validation
 from aprank.inference._base import BatchResult, InferenceResult, QueryProblem
-from aprank.inference._registry import as_algorithm
+from aprank.inference._registry import as_algorithm, warn_if_slow_call
 from aprank.losses import get_loss
 
 __all__ = ["TopKProblem", "TopKCall", "MAX_CORE"]
@@ -214,6 +214,7 @@ class TopKProblem(QueryProblem):
         if clamp is not None and infeasible == "raise":
             self._check_clamp(c, kk)
         call = TopKCall(self, np.ascontiguousarray(s), np.ascontiguousarray(c), kk)
+        warn_if_slow_call(algo, call, stacklevel=4)
         algo.run(call)
         return self._ungrouped(call.t.astype(np.int8)), call.value
 
@@ -284,6 +285,8 @@ class TopKProblem(QueryProblem):
         k_item = self._per_item(self.k).astype(np.float64)
         augmented = TopKCall(self, np.ascontiguousarray(s + (1.0 - self.z) / k_item),
                              np.zeros(s.shape[0], np.int8), self.k)
+        # two runs (loss-augmented and reference): one warning for both, before either
+        warn_if_slow_call(algo, augmented, repeat=2, stacklevel=4)
         algo.run(augmented)
         reference = TopKCall(self, np.ascontiguousarray(s), self.reference_clamp(), self.k)
         algo.run(reference)

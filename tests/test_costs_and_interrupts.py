@@ -1,0 +1,257 @@
+"""Costs known before a call, for every kind, and Ctrl-C during a long one (issue 24 item 4).
+
+Every kind warns (SlowAlgorithmWarning) before a call its algorithm's ``seconds`` model
+estimates over a minute: the tests hand ``infer``, ``infer_batch`` and ``max_marginals`` a copy
+of the registry entry whose ``run`` fails the test, so the warning, made an error, must come
+before the run (and the long call never runs). A SIGINT from a timer thread stops a long
+c-star call (the kernel polls for signals) and a long graph-cut call (Python loops between
+PyMaxflow's cuts) within a second.
+"""
+from __future__ import annotations
+
+import dataclasses
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import aprank
+from aprank.checks import bench_instance
+from aprank.inference import (LatentProblem, PairwiseGraph, SlowAlgorithmWarning, TopKProblem,
+                              max_marginals)
+from aprank.inference import _registry
+from aprank.inference.pairwise._problem import PairwiseCall
+from aprank.inference.topk._problem import TopKCall
+
+
+def _never_run(call):
+    raise AssertionError("the algorithm ran: the warning must come before the call")
+
+
+def _guarded(name: str, kind: str):
+    """The registry entry with a run that fails the test (its cost models unchanged)."""
+    return dataclasses.replace(_registry.get(name, kind), run=_never_run)
+
+
+def _queries(n_queries: int, size: int, positives: int):
+    y = np.tile(np.arange(size) < positives, n_queries)
+    return np.linspace(-1.0, 1.0, y.size), y, np.repeat(np.arange(n_queries), size)
+
+
+def _core_problem(n: int, C: int):
+    """One query of n items with interactions on a core of C: 2^C states over n items."""
+    core = np.arange(C)
+    F = sp.csr_matrix((np.full(C, 0.1), (core, core + C)), shape=(n, n))
+    y = np.zeros(n, dtype=bool)
+    y[:: 5] = True
+    return np.linspace(-1.0, 1.0, n), y, F, core
+
+
+def _giant_component(n: int, extra: int, seed: int = 0):
+    """A chain of n samples plus ``extra`` random pairs: one component of n samples."""
+    rng = np.random.default_rng(seed)
+    e = rng.integers(0, n, (extra, 2))
+    e = np.r_[e[e[:, 0] != e[:, 1]], np.column_stack([np.arange(n - 1), np.arange(1, n)])]
+    return rng.standard_normal(n), e, -np.abs(rng.standard_normal(e.shape[0]))
+
+
+def _ranking_call(kind, name):
+    s, y, qid = _queries(10_000, 16, 8)        # brute: C(16, 8) 16 per query, 10^4 queries
+    return lambda: aprank.infer_batch(s, y, qid, loss="ap", algorithm=_guarded(name, kind))
+
+
+def _labelling_call(kind, name):
+    s, y, qid = _queries(5_000, 16, 8)         # brute: 2^16 16 per query
+    return lambda: aprank.infer_batch(s, y, qid, loss="zero-one", algorithm=_guarded(name, kind))
+
+
+def _topk_call(kind, name):
+    s, y, F, core = _core_problem(100_000, 20)     # 2^20 states x 1e5 items, twice
+    return lambda: aprank.infer(s, y, loss="precision@k", interactions=F, core=core,
+                                algorithm=_guarded(name, kind))
+
+
+def _pairwise_infer(kind, name):
+    s, e, c = _giant_component(20_000, 80_000)     # k (k + e) = 2e4 x 1e5 for the re-cuts
+    return lambda: aprank.infer(s, s > 0, loss="pairwise-zero-one", edges=e,
+                                edge_scores=c, algorithm=_guarded(name, kind))
+
+
+def _pairwise_max_marginals(kind, name):
+    s, e, c = _giant_component(20_000, 80_000)
+    return lambda: max_marginals(s, e, c, algorithm=_guarded(name, kind))
+
+
+def _latent_call(kind, name):
+    instance = bench_instance("latent", 300, 1200, 1.0)     # 1500 bags
+    return lambda: aprank.infer(instance.scores, instance.labels, loss="latent-ssvm",
+                                bags=instance.bags, algorithm=_guarded(name, kind))
+
+
+LONG_CALLS = [
+    ("ranking", "brute", _ranking_call),
+    ("labelling", "brute", _labelling_call),
+    ("topk", "cstar", _topk_call),
+    ("pairwise", "graphcut", _pairwise_infer),
+    ("pairwise", "graphcut-dynamic", _pairwise_max_marginals),
+    ("latent", "latent-greedy", _latent_call),
+]
+
+
+@pytest.mark.parametrize("kind, name, make", LONG_CALLS,
+                         ids=[f"{k}-{n}-{m.__name__}" for k, n, m in LONG_CALLS])
+def test_a_call_estimated_over_a_minute_warns_before_it_starts(kind, name, make):
+    call = make(kind, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowAlgorithmWarning)
+        with pytest.raises(SlowAlgorithmWarning, match=f"'{name}' is estimated to take about"):
+            call()
+    # without the error the same call reaches the algorithm: the warning came first
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SlowAlgorithmWarning)
+        with pytest.raises(AssertionError, match="the algorithm ran"):
+            call()
+
+
+@pytest.mark.parametrize("kind, name, make", LONG_CALLS[:1] + LONG_CALLS[2:4],
+                         ids=["ranking", "topk", "pairwise"])
+def test_a_small_call_of_the_same_algorithm_does_not_warn(kind, name, make, monkeypatch):
+    # the same inputs under a threshold the estimate does not reach: no warning, so the
+    # estimate, not the algorithm, decides
+    monkeypatch.setattr(_registry, "SLOW_CALL_SECONDS", float("inf"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowAlgorithmWarning)
+        with pytest.raises(AssertionError, match="the algorithm ran"):
+            make(kind, name)()
+
+
+def test_the_defaults_at_ordinary_sizes_do_not_warn():
+    rng = np.random.default_rng(0)
+    s, y = rng.standard_normal(100_000), rng.random(100_000) < 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowAlgorithmWarning)
+        aprank.infer(s, y)
+        aprank.infer(s, y, loss="zero-one")
+        sc, yc, F, core = _core_problem(2_000, 8)
+        aprank.infer(sc, yc, loss="precision@k", interactions=F, core=core)
+        sp_, e, c = _giant_component(2_000, 4_000)
+        max_marginals(sp_, e, c)
+
+
+# ------------------------------------------------------------------ growth of the estimates
+def _seconds(name, kind, call):
+    return _registry.estimated_seconds(_registry.get(name, kind), call)
+
+
+def test_cstar_estimate_doubles_with_each_core_item():
+    estimates = []
+    for C in (10, 11, 12):
+        s, y, F, core = _core_problem(100_000, C)
+        p = TopKProblem(y, interactions=F, core=core)
+        estimates.append(_seconds("cstar", "topk", TopKCall(p, s, np.zeros(s.size, np.int8),
+                                                            p.k)))
+    assert estimates[1] / estimates[0] == pytest.approx(2.0, rel=0.05)
+    assert estimates[2] / estimates[1] == pytest.approx(2.0, rel=0.05)
+
+
+def test_brute_estimates_are_per_call_not_per_query():
+    one = aprank.inference.RankingProblem(_queries(1, 12, 4)[1])
+    _, y, qid = _queries(1_000, 12, 4)
+    many = aprank.inference.RankingProblem(y, qid=qid)
+    for kind in ("ranking", "labelling"):
+        algo = _registry.get("brute", kind)
+        per_one = algo.seconds(type("Call", (), {"query_sizes": one.query_sizes})())
+        per_many = algo.seconds(type("Call", (), {"query_sizes": many.query_sizes})())
+        assert per_many == pytest.approx(1_000 * per_one, rel=1e-9)
+
+
+def test_graph_cut_estimate_grows_with_the_giant_component():
+    # the same samples and pairs, as one component or as components of 10
+    n = 10_000
+    chain = np.column_stack([np.arange(n - 1), np.arange(1, n)])
+    cut = chain[np.arange(n - 1) % 10 != 9]
+    s = np.zeros(n)
+    giant = _seconds("graphcut-dynamic", "pairwise",
+                     PairwiseCall(PairwiseGraph(n, chain), s, -np.ones(n - 1)))
+    pieces = _seconds("graphcut-dynamic", "pairwise",
+                      PairwiseCall(PairwiseGraph(n, cut), s, -np.ones(cut.shape[0])))
+    assert giant > 100 * pieces
+    # quadratic in the component for the max-marginals (k re-cuts of up to k + e steps)
+    half = _seconds("graphcut-dynamic", "pairwise",
+                    PairwiseCall(PairwiseGraph(n // 2, chain[: n // 2 - 1]), s[: n // 2],
+                                 -np.ones(n // 2 - 1)))
+    assert 3.5 < giant / half < 4.5
+
+
+def test_latent_greedy_estimate_grows_as_the_fourth_power_of_the_bags():
+    estimates = []
+    for P, N in ((100, 400), (200, 800)):
+        instance = bench_instance("latent", P, N, 1.0)
+        p = LatentProblem(instance.labels, "latent-ssvm", bags=instance.bags)
+        call = type("Call", (), {"problem": p, "bags": p.bags})()
+        estimates.append(_seconds("latent-greedy", "latent", call))
+    assert 14 < estimates[1] / estimates[0] < 17
+
+
+# ------------------------------------------------------------------------------ Ctrl-C
+def _interrupted_after(call, delay: float = 0.3) -> float:
+    """Seconds from a SIGINT raised by a timer thread ``delay`` s into ``call`` to the
+    KeyboardInterrupt that must end it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    fired = []
+    timer = threading.Timer(delay, lambda: (fired.append(time.perf_counter()),
+                                            signal.raise_signal(signal.SIGINT)))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SlowAlgorithmWarning)
+            timer.start()
+            with pytest.raises(KeyboardInterrupt):
+                call()
+            stopped = time.perf_counter()
+    finally:
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
+    assert fired, "the call ended before the signal"
+    return stopped - fired[0]
+
+
+def test_ctrl_c_stops_a_long_cstar_call_within_a_second():
+    s, y, F, core = _core_problem(20_000, 20)         # about a minute: 2^20 states x 2e4 items
+    problem = TopKProblem(y, interactions=F, core=core)
+    kept = s.copy()
+    assert _registry.estimated_seconds(_registry.get("cstar", "topk"),
+                                       TopKCall(problem, s, np.zeros(s.size, np.int8),
+                                                problem.k)) > 10
+    assert _interrupted_after(lambda: problem.solve(s)) < 1.0
+    np.testing.assert_array_equal(s, kept)
+    # nothing is left half-done: the kernel solves again, and right (brute agrees)
+    small_s, small_y, small_F, small_core = _core_problem(14, 4)
+    small = TopKProblem(small_y, interactions=small_F, core=small_core)
+    got, ref = small.solve(small_s), small.solve(small_s, "brute")
+    assert got.objective[0] == pytest.approx(ref.objective[0], abs=1e-12)
+    assert np.array_equal(got.coef, ref.coef)
+
+
+def test_ctrl_c_stops_a_long_graph_cut_call_within_a_second():
+    # Python loops around PyMaxflow's cuts, so the interpreter sees the signal between two
+    # cuts; this one's max-marginals take tens of seconds (the cuts re-search the component)
+    s, e, c = _giant_component(8_000, 80_000)
+    graph = PairwiseGraph(s.size, e)
+    assert _registry.estimated_seconds(_registry.get("graphcut-dynamic", "pairwise"),
+                                       PairwiseCall(graph, s, c)) > 10
+    assert _interrupted_after(
+        lambda: max_marginals(s, edge_scores=c, graph=graph, algorithm="graphcut-dynamic")) < 1.0
+
+
+def test_a_cost_model_that_is_not_callable_is_refused_when_registered():
+    entry = dataclasses.replace(_registry.get("qs", "ranking"), name="user-bad-seconds",
+                                builtin=False, seconds=60.0)
+    with pytest.raises(TypeError, match="seconds must be callable"):
+        _registry.add(entry)
+    with pytest.raises(ValueError, match="unknown algorithm"):
+        _registry.get("user-bad-seconds")
