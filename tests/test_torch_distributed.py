@@ -43,8 +43,8 @@ def batches():
     y = rng.random(n) < 0.3
     for g in np.unique(q):
         y[np.flatnonzero(q == g)[-1]] = True
-    out.append(dict(name="queries across ranks, ties", x=np.round(rng.standard_normal((n, FEATURES)), 1),
-                    y=y, qid=q, sizes=[30, 13]))
+    x = np.round(rng.standard_normal((n, FEATURES)), 1)
+    out.append(dict(name="queries across ranks, ties", x=x, y=y, qid=q, sizes=[30, 13]))
     # rank 0 holds nothing; one query, no qid
     y = rng.random(25) < 0.4
     y[0] = True
@@ -126,8 +126,8 @@ def _worker(rank, port, outdir):
 
         # a group of one rank is the loss of that rank's batch alone
         singles = [dist.new_group([r]) for r in range(WORLD)]
-        alone = [run(batch, rank, "ap", "kernels", "mean", group) for group in (singles[rank], None)]
-        results["group of one"] = alone
+        results["group of one"] = [run(batch, rank, "ap", "kernels", "mean", group)
+                                   for group in (singles[rank], None)]
 
         # a check failing on one rank fails on both, naming it (no rank left waiting)
         x, y, q = share(batch, rank)
@@ -135,7 +135,8 @@ def _worker(rank, port, outdir):
         bad = {
             "labels shape": (s, torch.tensor(y[:-1] if rank == 1 else y), torch.tensor(q)),
             "dtype": (s.float() if rank == 1 else s, torch.tensor(y), torch.tensor(q)),
-            "label value": (s, torch.tensor(np.where(y, 2, 0) if rank == 1 else y), torch.tensor(q)),
+            "label value": (s, torch.tensor(np.where(y, 2, 0) if rank == 1 else y),
+                            torch.tensor(q)),
             "qid on one rank": (s, torch.tensor(y), torch.tensor(q) if rank == 0 else None),
         }
         for name, (si, yi, qi) in bad.items():
