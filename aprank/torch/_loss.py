@@ -8,6 +8,7 @@ import torch
 
 from aprank.inference import RankingProblem
 from aprank.losses import LOSSES, NDCG, Loss, get_loss
+from aprank.torch._distributed import gather_batch
 from aprank.torch._ops import hinge_terms
 
 __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
@@ -174,7 +175,8 @@ class _StructuredHinge(torch.autograd.Function):
 # (one range count per search level) that would otherwise break its graph at every level.
 @torch.compiler.disable
 def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
-               backend: str = "auto", empty: str = "skip", n_threads=None) -> torch.Tensor:
+               backend: str = "auto", empty: str = "skip", n_threads=None,
+               process_group=None) -> torch.Tensor:
     """The exact structured hinge of a ranking loss: per query,
 
         max_R [Delta(R*, R) + sum_k coef_k(R) s_k] - sum_k coef_k(R*) s_k,
@@ -209,6 +211,11 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     n_threads : int, optional
         Threads for the compiled kernels on large batches (default
         ``torch.get_num_threads()``).
+    process_group : torch.distributed.ProcessGroup or True, optional
+        None (default): this process's batch alone. A group (True: the default group): the
+        loss of the global batch, every rank's samples gathered, ``qid`` global across ranks;
+        every rank gets the same value, and a gradient only for its own samples, scaled so
+        that DDP's average over the ranks is the single-process gradient (see the Notes).
 
     Returns
     -------
@@ -220,7 +227,18 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     Both backends compute the same ranks (ties follow the rule of :func:`aprank.infer`) and
     decide in float64; the result has the scores' dtype. Under ``torch.compile`` the loss runs
     eagerly (``torch.compiler.disable``): the model around it compiles, with one graph break.
+
+    With ``process_group``, each rank passes its own samples (any number, none included); the
+    loss-augmented inference runs once per query over the ranks' samples concatenated in rank
+    order, on every rank. The gradient reaching a rank's samples is ``world_size`` times the
+    derivative of the global loss with respect to them, so that DDP, which averages the
+    replicas' gradients, trains on exactly the gradient of the concatenated batch. A check
+    that fails on one rank is raised on every rank.
     """
+    if process_group is not None:
+        # before any other check: every rank then reaches the same collectives, and the
+        # checks below run on the global batch, failing on every rank alike
+        scores, labels, qid = gather_batch(scores, labels, qid, process_group)
     scores = _as_score_tensor(scores)
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
@@ -269,7 +287,7 @@ def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) 
         "mean" over the queries that have positives, "sum", or "none" (one value per query,
         in the order of ``torch.unique(qid)``, or per column).
     **options
-        ``backend``, ``empty``, ``n_threads`` of :func:`hinge_loss`.
+        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss`.
 
     Returns
     -------
@@ -299,7 +317,7 @@ def ndcg_hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, discou
     discount : array-like, optional
         The discount, as ``aprank.losses.NDCG`` takes it (default 1/log2(1 + i)).
     **options
-        ``backend``, ``empty``, ``n_threads`` of :func:`hinge_loss`.
+        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss`.
 
     Returns
     -------
@@ -329,16 +347,19 @@ def _ndcg(discount):
 
 
 class _HingeModule(torch.nn.Module):
-    def __init__(self, reduction="mean", *, backend="auto", empty="skip", n_threads=None):
+    def __init__(self, reduction="mean", *, backend="auto", empty="skip", n_threads=None,
+                 process_group=None):
         super().__init__()
         if reduction not in REDUCTIONS:
             raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
         if backend not in BACKENDS:
             raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
         self.reduction, self.backend, self.empty, self.n_threads = reduction, backend, empty, n_threads
+        self.process_group = process_group
 
     def _options(self):
-        return dict(backend=self.backend, empty=self.empty, n_threads=self.n_threads)
+        return dict(backend=self.backend, empty=self.empty, n_threads=self.n_threads,
+                    process_group=self.process_group)
 
 
 class APHingeLoss(_HingeModule):
@@ -360,6 +381,9 @@ class APHingeLoss(_HingeModule):
     n_threads : int, optional
         Threads for the compiled kernels on large batches (default
         ``torch.get_num_threads()``).
+    process_group : torch.distributed.ProcessGroup or True, optional
+        The loss of the group's global batch (True: the default group), as
+        :func:`hinge_loss`; None (default): this process's batch alone.
     """
 
     def forward(self, scores, labels, qid=None):
@@ -376,7 +400,7 @@ class NDCGHingeLoss(_HingeModule):
     discount : array-like, optional
         The discount, as ``aprank.losses.NDCG`` takes it; checked when the module is made.
     **options
-        ``backend``, ``empty``, ``n_threads`` of :func:`hinge_loss`.
+        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss`.
     """
 
     def __init__(self, reduction="mean", *, discount=None, **options):
