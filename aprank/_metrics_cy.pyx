@@ -115,8 +115,9 @@ cdef double ideal_dcg(double* g, i64 m, const double* table, const double* prefi
 
 
 cdef double precision_value(const double* s, const double* r, i64 m, bint blockwise,
-                            i64 k) noexcept nogil:
-    """Precision at k of one ranked query: each tie block's mean gain at its positions < k."""
+                            i64 k, double k_float) noexcept nogil:
+    """Precision at k of one ranked query: each tie block's mean gain at its positions < k
+    (k_float: k itself, which may exceed any i64; k: the cutoff within the query)."""
     cdef i64 b = 0, e, j
     cdef double bs, mean, acc = 0.0
     while b < m and b < k:
@@ -128,12 +129,12 @@ cdef double precision_value(const double* s, const double* r, i64 m, bint blockw
         for j in range(b, e if e < k else k):
             acc += mean
         b = e
-    return acc / <double>k
+    return acc / k_float
 
 
 def query_values(const double[::1] score, const double[::1] gain, const i64[::1] order,
                  const i64[::1] offsets, int metric, int ties, const double[::1] table,
-                 const double[::1] prefix, i64 k, int simd):
+                 const double[::1] prefix, i64 k, double k_float, int simd):
     """Each query's metric value (NaN where it has no non-zero gain) and whether it has one.
 
     Parameters
@@ -155,7 +156,10 @@ def query_values(const double[::1] score, const double[::1] gain, const i64[::1]
     prefix : ndarray of float64
         NDCG: ``np.r_[0.0, np.cumsum(table)]`` (unused otherwise).
     k : int
-        Precision: the cutoff, >= 1 (unused otherwise).
+        Precision: the cutoff, >= 1, at most n (a larger one counts the same ranks; unused
+        otherwise).
+    k_float : float
+        Precision: the divisor, the cutoff as given (unused otherwise).
     simd : int
         The partition path of the sort (a SimdLevel of _order.hpp, at most :data:`SIMD`).
 
@@ -221,6 +225,6 @@ def query_values(const double[::1] score, const double[::1] gain, const i64[::1]
                 value = dcg_value(&s[0], &r[0], m, blockwise, &table[0])
                 value = value / ideal_dcg(&g[0], m, &table[0], &prefix[0])
             else:
-                value = precision_value(&s[0], &r[0], m, blockwise, k)
+                value = precision_value(&s[0], &r[0], m, blockwise, k, k_float)
             values[q] = value
     return values_buf, nonempty_buf

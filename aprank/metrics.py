@@ -135,7 +135,9 @@ class _Values:
         # the kernel reads contiguous float64 (as_scores may return a strided view: copy it)
         self.values, self.nonempty = query_values(
             np.ascontiguousarray(score), np.ascontiguousarray(gain), order, offsets, metric,
-            _TIES_CODE[ties], table, prefix, 0 if k is None else k, SIMD)
+            _TIES_CODE[ties], table, prefix,
+            # the cutoff within the kernel's 64-bit indices: no query is longer than n
+            0 if k is None else min(int(k), score.shape[0]), 1.0 if k is None else float(k), SIMD)
 
 
 def _undefined_query(r: _Values, where: int, qid) -> ValueError:

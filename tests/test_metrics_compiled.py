@@ -145,7 +145,7 @@ def test_long_queries_on_every_partition_path():
                 (METRIC_PRECISION, y, 100, reference.precision_at_k(y, s, 100, ties=ties,
                                                                     qid=qid, per_query=True))):
             got = [query_values(s, gain.astype(float), order, offsets, metric, code, table,
-                                prefix, k, simd)[0] for simd in range(SIMD + 1)]
+                                prefix, k, float(k), simd)[0] for simd in range(SIMD + 1)]
             for other in got[1:]:
                 assert np.array_equal(other, got[0])
             np.testing.assert_allclose(got[0], want[1], rtol=0, atol=TOL)
@@ -172,6 +172,17 @@ def test_odd_inputs_same_as_the_numpy_pass():
                         call(reference, name, [True], [2.0], **kw))
     for a, c in zip((base_s, base_y, qid), copies):
         assert np.array_equal(a, c)
+
+
+def test_cutoffs_beyond_64_bits_same_as_the_numpy_pass():
+    """k is any int >= 1: past every query (and past 2^63) it counts every rank, and precision
+    still divides by k itself."""
+    y, s, qid = [1, 0, 1, 1], [0.3, 0.2, 0.1, 0.1], [0, 0, 1, 1]
+    for k in (5, 10**20, np.uint64(2**63 + 5)):
+        for ties in metrics.TIE_POLICIES:
+            for name in ("ndcg", "p@k"):
+                kw = dict(ties=ties, qid=qid, k=k, per_query=True)
+                assert_same(call(metrics, name, y, s, **kw), call(reference, name, y, s, **kw))
 
 
 # ---- the kernel's own contract ---------------------------------------------------------------
@@ -201,11 +212,11 @@ def test_kernel_values_and_empty_queries():
     assert ids.tolist() == [3, 5, 7]
     none = np.zeros(1)
     values, nonempty = query_values(s, y, order, offsets, METRIC_AP, TIES_SKLEARN, none, none,
-                                    0, 0)
+                                    0, 1.0, 0)
     assert nonempty.dtype == np.bool_ and nonempty.tolist() == [False, False, True]
     assert np.isnan(values[:2]).all() and values[2] == 1.0
     # query 3 holds scores (0.1, 0.5, 0.2): with relevance on the 0.1, AP = 1/3
     y2 = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0])
     values, nonempty = query_values(s, y2, order, offsets, METRIC_AP, TIES_SKLEARN, none, none,
-                                    0, 0)
+                                    0, 1.0, 0)
     assert nonempty.tolist() == [True, False, True] and values[0] == pytest.approx(1 / 3)
