@@ -53,7 +53,6 @@ __all__ = ["average_precision", "ndcg", "precision_at_k", "TIE_POLICIES"]
 TIE_POLICIES = ("sklearn", "expected", "pessimistic", "optimistic")
 
 
-
 def _check_options(ties, empty):
     """Refuse an unknown tie policy or empty-query rule before any work is done."""
     if not isinstance(ties, str) or ties not in TIE_POLICIES:
@@ -101,6 +100,7 @@ def _as_gains(y_true, n: int) -> np.ndarray:
 #: The kernel's tie codes, by policy.
 _TIES_CODE = {"sklearn": TIES_SKLEARN, "expected": TIES_EXPECTED,
               "pessimistic": TIES_PESSIMISTIC, "optimistic": TIES_OPTIMISTIC}
+#: What the kernel gets for the NDCG tables when it computes another metric (never read).
 _NO_TABLE = np.zeros(1)
 
 
