@@ -35,6 +35,7 @@ def compiled(module: str, *include_dirs: str) -> Extension:
 extensions = [compiled(f"{folder.replace('/', '.')}.{name}", folder, SHARED)
               for folder, names in KERNELS.items() for name in names] + [
     compiled("aprank._validation_cy"),      # the counting sort of query ids (validation.py)
+    compiled("aprank._metrics_cy", SHARED),  # every query's metric value (metrics.py)
     compiled("aprank.learn._qp_cy"),        # the working-set QP's active-set steps (learn/_qp.py)
 ]
 

@@ -32,9 +32,10 @@ and ``precision_at_k`` take only binary relevance; ``ndcg`` also takes graded re
 finite non-negative reals used as the gains themselves. A -1 mixed with anything but +1 is
 refused with the first offending index.
 
-Every query is evaluated in one vectorised pass: the samples are sorted once by (query,
-decreasing score) and the per-query sums are segment sums over that order, so the cost is two
-sorts of n plus O(n), however many queries there are.
+Every query is evaluated in one compiled pass (``aprank/_metrics_cy.pyx``): the samples are
+grouped by query (``aprank.validation.as_query_groups``, the grouping inference uses), and each
+query is sorted and summed in a small buffer while it is in cache, so many small queries cost
+about as much as inference on them.
 """
 from __future__ import annotations
 
@@ -42,16 +43,14 @@ import numbers
 
 import numpy as np
 
+from aprank._metrics_cy import (METRIC_AP, METRIC_NDCG, METRIC_PRECISION, SIMD, TIES_EXPECTED,
+                                TIES_OPTIMISTIC, TIES_PESSIMISTIC, TIES_SKLEARN, query_values)
 from aprank.validation import as_labels, as_query_groups, as_scores
 
 __all__ = ["average_precision", "ndcg", "precision_at_k", "TIE_POLICIES"]
 
 #: The tie policies, the values of every metric's ``ties=``.
 TIE_POLICIES = ("sklearn", "expected", "pessimistic", "optimistic")
-
-#: Sort key breaking score ties by gain, for the policies that resolve ties that way (the sort is
-#: ascending: "optimistic" puts higher gains first, "pessimistic" lower ones).
-_GAIN_TIE_KEY = {"optimistic": np.negative, "pessimistic": np.positive}
 
 
 def _check_options(ties, empty):
@@ -98,172 +97,59 @@ def _as_gains(y_true, n: int) -> np.ndarray:
     return (gain == 1).astype(np.float64)
 
 
-def _stable_order(keys, bound: int):
-    """Stable argsort of non-negative integers below ``bound``.
-
-    LSD radix passes over 16-bit digits: NumPy sorts uint16 stably by counting, O(n) a pass,
-    about 3 x faster than its stable (merge) sort of int64 at n = 1e6, and query indices rarely
-    need more than two passes.
-    """
-    order, shift = None, 0
-    while True:
-        digits = ((keys if order is None else keys[order]) >> shift) & 0xFFFF
-        step = np.argsort(digits.astype(np.uint16), kind="stable")
-        order = step if order is None else order[step]
-        shift += 16
-        if bound <= 1 << shift:
-            return order
+#: The kernel's tie codes, by policy.
+_TIES_CODE = {"sklearn": TIES_SKLEARN, "expected": TIES_EXPECTED,
+              "pessimistic": TIES_PESSIMISTIC, "optimistic": TIES_OPTIMISTIC}
+#: What the kernel gets for the NDCG tables when it computes another metric (never read).
+_NO_TABLE = np.zeros(1)
 
 
-def _by_query(order, query, n_queries: int):
-    """``order`` stably regrouped by query (``query``: each position's query index), a radix
-    pass; one query needs none."""
-    return order if n_queries <= 1 else order[_stable_order(query[order], n_queries)]
+class _Values:
+    """Every query's value, from one compiled pass (``aprank/_metrics_cy.pyx``).
 
-
-class _Ranking:
-    """Every query ranked at once.
-
-    Positions are grouped by query (query q holds positions ``offsets[q]:offsets[q + 1]``) and
-    ordered by decreasing score within a query. ``gain`` is the gain at each position,
-    ``query`` its query's index and ``qpos`` its 0-based rank within the query. Tie blocks
-    (equal scores within a query) start at ``bstart`` with ``bsize`` positions and gain sum
-    ``bsum``; ``block`` is each position's block and ``qblock`` each query's first block. For "pessimistic"/"optimistic" the ties are
-    resolved by the gain in the sort, so every position is its own block and the tie-aware
-    formulas reduce to the tie-free ones.
+    ``ids`` are the query ids in ascending order (id 0 for the single query without ``qid``),
+    ``sizes`` the queries' sample counts, ``values`` their metric values (NaN for a query with
+    no non-zero gain: ``nonempty`` False, see :func:`_finish`).
     """
 
-    def __init__(self, score, gain, qid, ties):
-        n = score.shape[0]
-        grouping, offsets, ids = as_query_groups(qid, n)
+    def __init__(self, metric: int, score, gain, qid, ties, k=None, discount=None):
+        order, offsets, ids = as_query_groups(qid, score.shape[0])
         self.ids = np.zeros(1, dtype=np.int64) if ids is None else ids
-        self.offsets = offsets
-        self.starts = offsets[:-1]
         self.sizes = np.diff(offsets)
-        n_queries = self.sizes.shape[0]
-        # each position's query, in the grouped order and in the input order
-        self.query = np.repeat(np.arange(n_queries), self.sizes)
-        query = self.query if grouping is None else np.empty(n, dtype=np.intp)
-        if grouping is not None:
-            query[grouping] = self.query
-
-        # Stable passes from the least significant key (the gain, for the policies that break
-        # ties by it; the score; the query) instead of one np.lexsort: the score pass may use
-        # the unstable (SIMD) sort when nothing precedes it, since the metrics do not depend on
-        # the order within a tie block, the query pass is a radix sort, and it is skipped for a
-        # single query; together faster than one np.lexsort of (score, query) at n = 1e6.
-        tie_key = _GAIN_TIE_KEY.get(ties)
-        if tie_key is None:
-            order = np.argsort(-score)
-        else:
-            order = np.argsort(tie_key(gain), kind="stable")
-            order = order[np.argsort(-score[order], kind="stable")]
-        order = _by_query(order, query, n_queries)
-
-        self.gain = gain[order]
-        self.qpos = np.arange(n) - self.starts[self.query]
-        if tie_key is None:
-            ranked_score = score[order]
-            new = np.empty(n, dtype=bool)
-            new[0] = True
-            np.not_equal(ranked_score[1:], ranked_score[:-1], out=new[1:])
-            new[self.starts] = True
-            self.bstart = np.flatnonzero(new)
-            self.block = np.cumsum(new) - 1
-        else:
-            self.bstart = np.arange(n)
-            self.block = self.bstart
-        self.bsize = np.diff(np.r_[self.bstart, n])
-        self.bsum = np.add.reduceat(self.gain, self.bstart)
-        self.qblock = self.block[self.starts]
-        self.total = np.add.reduceat(self.gain, self.starts)
-        self.nonempty = np.logical_or.reduceat(self.gain != 0, self.starts)
-
-    def per_query(self, x):
-        """Sum of a per-position array over each query."""
-        return np.add.reduceat(x, self.starts)
-
-    def per_query_blocks(self, x):
-        """Sum of a per-block array over each query."""
-        return np.add.reduceat(x, self.qblock)
-
-    def cumulative_blocks(self, x):
-        """Running sum of a per-block array within each query (through the block itself).
-
-        One running sum over all queries minus its value before each query: exact for the
-        integer counts AP uses; real values would carry the rounding of earlier queries."""
-        running = np.cumsum(x)
-        before = (running - x)[self.qblock]
-        return running - np.repeat(before, np.diff(np.r_[self.qblock, x.shape[0]]))
-
-    def expected_gain(self):
-        """Expected gain at each position when every tie block is in uniformly random order."""
-        # Under a uniformly random order of a tie block, every position in it holds the block's
-        # mean gain in expectation; that is all a metric linear in the per-position gains needs.
-        return (self.bsum / self.bsize)[self.block]
-
-    def divide(self, x, denominator):
-        """x / denominator per query; empty queries (denominator 0) get NaN until
-        :func:`_finish` decides their value."""
-        out = np.full(x.shape[0], np.nan)
-        np.divide(x, denominator, out=out, where=self.nonempty)
-        return out
+        table = prefix = _NO_TABLE
+        if metric == METRIC_NDCG:
+            longest = int(self.sizes.max())
+            if discount is None:
+                table = 1.0 / np.log2(np.arange(longest) + 2.0)
+            else:
+                # only an empty query (whose value is not computed) may be longer than the
+                # discount; the zeros keep the kernel within the table for any other, whose
+                # value is then refused by ndcg
+                table = np.zeros(longest)
+                table[:min(longest, discount.size)] = discount[:longest]
+            if k is not None:
+                table[k:] = 0.0
+            # binary gains: the ideal DCG of R relevant samples is the sum of the first R
+            # discounts
+            prefix = np.r_[0.0, np.cumsum(table)]
+        # the kernel reads contiguous float64 (as_scores may return a strided view: copy it)
+        self.values, self.nonempty = query_values(
+            np.ascontiguousarray(score), np.ascontiguousarray(gain), order, offsets, metric,
+            _TIES_CODE[ties], table, prefix,
+            # the cutoff within the kernel's 64-bit indices: no query is longer than n
+            0 if k is None else min(int(k), score.shape[0]), 1.0 if k is None else float(k), SIMD)
 
 
-def _ap_values(r: _Ranking, ties) -> np.ndarray:
-    """AP of each query from its binary (0/1) gains."""
-    cum = r.cumulative_blocks(r.bsum)
-    if ties != "expected":
-        # One threshold per block; with singleton blocks this is plain AP.
-        return r.divide(r.per_query_blocks(r.bsum * cum / (r.qpos[r.bstart] + r.bsize)), r.total)
-    # See expected_ap_derivation in average_precision's docstring.
-    rb, mb = r.bsum[r.block], r.bsize[r.block]
-    j = np.arange(r.gain.shape[0]) - r.bstart[r.block]
-    before = (cum - r.bsum)[r.block]
-    others = j * (rb - 1) / np.maximum(mb - 1, 1)
-    return r.divide(r.per_query(rb / mb * (before + 1 + others) / (r.qpos + 1)), r.total)
-
-
-def _ndcg_values(r: _Ranking, k, discount) -> np.ndarray:
-    """NDCG (cut at k unless None) of each query."""
-    longest = int(r.sizes.max())
-    if discount is None:
-        table = 1.0 / np.log2(np.arange(longest) + 2.0)
-    else:
-        # only an empty query (whose value is not computed) may be longer than the discount
-        table = np.zeros(longest)
-        table[:min(longest, discount.size)] = discount[:longest]
-    if k is not None:
-        table[k:] = 0.0
-    at = table[r.qpos]
-    dcg = r.per_query(r.expected_gain() * at)
-    if np.all((r.gain == 0) | (r.gain == 1)):
-        # binary gains: the ideal ranking puts a query's R relevant samples first, so its DCG is
-        # the sum of the first R discounts; no second sort
-        return r.divide(dcg, np.r_[0.0, np.cumsum(table)][r.total.astype(np.intp)])
-    # the ideal ranking: each query's gains in decreasing order, positions (and so discounts)
-    # unchanged since the query blocks keep their offsets
-    order = _by_query(np.argsort(-r.gain), r.query, r.sizes.shape[0])
-    ideal = r.per_query(r.gain[order] * at)
-    # "sklearn" equals "expected" for NDCG: the DCG is linear in the gain at each position.
-    return r.divide(dcg, ideal)
-
-
-def _precision_values(r: _Ranking, k) -> np.ndarray:
-    """Precision at k of each query from its binary (0/1) gains."""
-    return r.divide(r.per_query(np.where(r.qpos < k, r.expected_gain(), 0.0)),
-                    np.full(r.sizes.shape[0], float(k)))
-
-
-def _undefined_query(r: _Ranking, where: int, qid) -> ValueError:
+def _undefined_query(r: _Values, where: int, qid) -> ValueError:
     """The error for the query at ``where`` having no relevant sample."""
     name = "the input" if qid is None else f"query {r.ids[where:where + 1].tolist()[0]!r}"
     return ValueError(f"{name} has no relevant sample, so the metric is undefined; "
                       "pass empty='skip', 0 or 1 to decide")
 
 
-def _finish(r: _Ranking, values, qid, empty, per_query):
+def _finish(r: _Values, qid, empty, per_query):
     """Apply the empty-query rule to per-query values and aggregate them."""
+    values = r.values
     keep = np.ones(values.shape[0], dtype=bool)
     if not r.nonempty.all():
         if empty == "error":
@@ -323,8 +209,7 @@ def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error
     _check_options(ties, empty)
     score = as_scores(y_score, "y_score")
     rel = as_labels(y_true, score.shape[0], "y_true").astype(np.float64)
-    r = _Ranking(score, rel, qid, ties)
-    return _finish(r, _ap_values(r, ties), qid, empty, per_query)
+    return _finish(_Values(METRIC_AP, score, rel, qid, ties), qid, empty, per_query)
 
 
 def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", per_query=False,
@@ -370,7 +255,7 @@ def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", pe
             raise ValueError("discount must be a 1-D array of finite, non-negative values")
     score = as_scores(y_score, "y_score")
     gain = _as_gains(y_true, score.shape[0])
-    r = _Ranking(score, gain, qid, ties)
+    r = _Values(METRIC_NDCG, score, gain, qid, ties, k, discount)
     if discount is not None:
         # the first query, in query order, that is either undefined or longer than the
         # discount decides which error is raised
@@ -381,7 +266,7 @@ def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", pe
                 raise _undefined_query(r, int(np.argmin(r.nonempty)), qid)
             raise ValueError(f"discount has {discount.size} values but a query has "
                              f"{int(r.sizes[q])} samples")
-    return _finish(r, _ndcg_values(r, k, discount), qid, empty, per_query)
+    return _finish(r, qid, empty, per_query)
 
 
 def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="error", per_query=False):
@@ -420,5 +305,4 @@ def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="erro
     _check_k(k, allow_none=False)
     score = as_scores(y_score, "y_score")
     rel = as_labels(y_true, score.shape[0], "y_true").astype(np.float64)
-    r = _Ranking(score, rel, qid, ties)
-    return _finish(r, _precision_values(r, k), qid, empty, per_query)
+    return _finish(_Values(METRIC_PRECISION, score, rel, qid, ties, k), qid, empty, per_query)
