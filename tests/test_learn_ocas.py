@@ -91,8 +91,9 @@ def test_ocas_converges_where_the_plain_cutting_plane_runs_out(digits):
     X, y = digits
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        plain = APSVM(C=1e4, max_iter=400).fit(X, y == 8)
-    ocas = APSVM(C=1e4, max_iter=400, solver="ocas").fit(X, y == 8)
+        plain = APSVM(C=1e4, max_iter=400, solver="cutting-plane").fit(X, y == 8)
+    ocas = APSVM(C=1e4, max_iter=400).fit(X, y == 8)       # the default: OCAS
+    assert ocas.solver == "ocas"
     assert not plain.converged_ and plain.gap_ > TOL
     assert ocas.converged_ and ocas.gap_ <= TOL
     assert ocas.primal_ <= plain.primal_

@@ -349,7 +349,7 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
                   prune_after: int = 50, hard=None, w0: Optional[np.ndarray] = None,
                   working_set: Optional[WorkingSet] = None, upper: Optional[np.ndarray] = None,
                   callback: Optional[Callable[[dict], None]] = None,
-                  solver: str = "cutting-plane") -> CuttingPlaneResult:
+                  solver: str = "ocas") -> CuttingPlaneResult:
     """Train w on ``model`` (any :class:`aprank.models.StructuredModel`).
 
     Parameters
@@ -380,7 +380,7 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         Called after inference in every iteration with a dict: the iteration's history entry
         plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
         ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
-    solver : {"cutting-plane", "ocas"}, default "cutting-plane"
+    solver : {"ocas", "cutting-plane"}, default "ocas"
         "cutting-plane": each cut is sought at the working set's optimum, which is the w
         returned. "ocas": the optimized cutting plane (Franc & Sonnenburg 2009), each cut
         sought between the best point so far and the working set's optimum, and the best

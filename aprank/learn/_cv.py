@@ -354,7 +354,7 @@ class APSVMCV(_SVMCV):
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
-                 solver="cutting-plane",
+                 solver="ocas",
                  empty="skip"):
         self.Cs = Cs
         self.cv = cv
@@ -387,7 +387,7 @@ class NDCGSVMCV(_SVMCV):
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="cutting-plane", empty="skip"):
+                 prune_after=50, solver="ocas", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
@@ -423,7 +423,7 @@ class BinarySVMCV(_SVMCV):
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="cutting-plane", empty="skip"):
+                 prune_after=50, solver="ocas", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring

@@ -153,7 +153,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         "callback": [callable, None],
     }
 
-    def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, solver="cutting-plane",
+    def __init__(self, C=1.0, *, tol=1e-3, max_iter=1000, prune_after=50, solver="ocas",
                  empty="skip",
                  verbose=False, warm_start=False, callback=None):
         self.C = C
@@ -389,7 +389,7 @@ _COMMON_DOC = """
         Cutting-plane iterations (a ConvergenceWarning is raised when reached).
     prune_after : int, default 50
         Drop working-set constraints inactive for this many iterations in a row.
-    solver : {"cutting-plane", "ocas"}, default "cutting-plane"
+    solver : {"ocas", "cutting-plane"}, default "ocas"
         The learner: the plain 1-slack cutting plane, or OCAS (each cut sought between the
         best point so far and the working set's optimum; the same objective, tol and gap,
         fewer iterations at large C). See :func:`aprank.learn.cutting_plane`.
@@ -447,7 +447,7 @@ class BinarySVM(_StructuredSVM):
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="cutting-plane", empty="skip", verbose=False,
+                 prune_after=50, solver="ocas", empty="skip", verbose=False,
                  warm_start=False,
                  callback=None):
         self.J = J
@@ -500,7 +500,7 @@ class APSVM(_StructuredSVM):
     _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str]}
 
     def __init__(self, C=1.0, *, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
-                 solver="cutting-plane",
+                 solver="ocas",
                  empty="skip", verbose=False, warm_start=False, callback=None):
         self.algorithm = algorithm
         super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, solver=solver,
@@ -529,7 +529,7 @@ class NDCGSVM(_StructuredSVM):
                               "discount": ["array-like", None]}
 
     def __init__(self, C=1.0, *, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="cutting-plane", empty="skip", verbose=False,
+                 prune_after=50, solver="ocas", empty="skip", verbose=False,
                  warm_start=False,
                  callback=None):
         self.algorithm = algorithm
@@ -580,7 +580,7 @@ class APSVMAppx(_StructuredSVM):
                               "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, keep=0.5, algorithm="auto", intercept_scaling=1.0, tol=1e-3,
-                 max_iter=1000, prune_after=50, solver="cutting-plane", empty="skip",
+                 max_iter=1000, prune_after=50, solver="ocas", empty="skip",
                  verbose=False, warm_start=False,
                  callback=None):
         self.keep = keep

@@ -159,7 +159,7 @@ class HOBSVM(_HighOrder):
 
     def __init__(self, C=1.0, eta=1.0, *, J=None, pair_feature=None, algorithm="graphcut",
                  intercept_scaling=1.0, tol=1e-3, max_iter=1000, prune_after=50,
-                 solver="cutting-plane", verbose=False,
+                 solver="ocas", verbose=False,
                  warm_start=False, callback=None):
         self.eta = eta
         self.J = J
@@ -240,7 +240,7 @@ class HOAPSVM(_HighOrder):
 
     def __init__(self, C=1.0, eta=1.0, *, init="hob", pair_feature=None, algorithm="graphcut",
                  ranking_algorithm="qs", intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 max_outer=50, prune_after=50, solver="cutting-plane", verbose=False,
+                 max_outer=50, prune_after=50, solver="ocas", verbose=False,
                  callback=None):
         self.eta = eta
         self.init = init

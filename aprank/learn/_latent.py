@@ -47,7 +47,7 @@ class _Latent(_StructuredSVM):
     }
 
     def __init__(self, C=1.0, *, n_init=1, random_state=None, tol=1e-3, max_iter=1000,
-                 max_outer=50, prune_after=50, solver="cutting-plane", verbose=False,
+                 max_outer=50, prune_after=50, solver="ocas", verbose=False,
                  callback=None):
         self.n_init = n_init
         self.random_state = random_state
@@ -253,7 +253,7 @@ class LatentAPSVM(_Latent):
     _parameter_constraints = {**_Latent._parameter_constraints, "algorithm": [str]}
 
     def __init__(self, C=1.0, *, algorithm="qs", n_init=1, random_state=None, tol=1e-3,
-                 max_iter=1000, max_outer=50, prune_after=50, solver="cutting-plane",
+                 max_iter=1000, max_outer=50, prune_after=50, solver="ocas",
                  verbose=False, callback=None):
         self.algorithm = algorithm
         super().__init__(C, n_init=n_init, random_state=random_state, tol=tol,
@@ -286,7 +286,7 @@ class LatentSSVM(LatentAPSVM):
 """ + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS
 
     def __init__(self, C=1.0, *, algorithm="latent-greedy", n_init=1, random_state=None,
-                 tol=1e-3, max_iter=1000, max_outer=50, prune_after=50, solver="cutting-plane",
+                 tol=1e-3, max_iter=1000, max_outer=50, prune_after=50, solver="ocas",
                  verbose=False,
                  callback=None):
         super().__init__(C, algorithm=algorithm, n_init=n_init, random_state=random_state,
@@ -331,7 +331,7 @@ class LatentSVM(_Latent):
 
     def __init__(self, C=1.0, *, J=None, c=0.0, intercept_scaling=1.0, n_init=1,
                  random_state=None, tol=1e-3, max_iter=1000, max_outer=50, prune_after=50,
-                 solver="cutting-plane",
+                 solver="ocas",
                  verbose=False, callback=None):
         self.J = J
         self.c = c
