@@ -367,7 +367,9 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
     tol : float, default 1e-3
         Stop when the most violated constraint exceeds the working-set slack by at most
         ``tol``, the primal-dual gap is at most ``tol`` and no hard constraint is violated by
-        more than ``tol``.
+        more than ``tol`` (OCAS: its best point's gap at most ``min(1, C) tol``,
+        the same tests at a working-set optimum, and that point within ``tol`` of the hard
+        constraints).
     max_iter : int, default 1000
         The most cutting-plane iterations.
     prune_after : int, default 50
@@ -400,7 +402,7 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
 
     Notes
     -----
-    C, tol, max_iter and prune_after are checked (scikit-learn's ``InvalidParameterError``)
+    C, tol, max_iter, prune_after and solver are checked (scikit-learn's ``InvalidParameterError``)
     unless the caller has checked them already (an estimator's fit).
     """
     dim = model.size_joint_feature

@@ -384,7 +384,8 @@ _COMMON_DOC = """
         Weight of the slack against 1/2 ||w||^2.
     tol : float, default 1e-3
         Stop when the most violated constraint exceeds the working-set slack by at most tol
-        and the primal-dual gap is at most tol.
+        and the primal-dual gap is at most tol (with OCAS: when its best point's gap is at
+        most min(1, C) tol, which is the same pair of tests at a working-set optimum).
     max_iter : int, default 1000
         Cutting-plane iterations (a ConvergenceWarning is raised when reached).
     prune_after : int, default 50
