@@ -45,8 +45,8 @@ from aprank.learn import cutting_plane
 from aprank.losses import get_loss
 from aprank.models import RankingModel, StructuredModel
 
-#: the C of the table
-C_VALUES = (0.1, 1.0, 10.0, 100.0)
+#: the C of the table (issue 27: every fit converges from 1e-3 to 1e4)
+C_VALUES = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4)
 TOL = 1e-3
 MAX_ITER = 1000
 DIGIT_CLASSES = (3, 8)
@@ -129,9 +129,11 @@ def _timed_model(model):
     return Timed()
 
 
-def structured_fit(method: str, X, y, qid, C: float, tol: float = TOL) -> dict:
+def structured_fit(method: str, X, y, qid, C: float, tol: float = TOL,
+                   solver: str | None = None) -> dict:
     """One fit as the estimator runs it (its design matrix, model and learner), timed in
-    parts. method: "APSVM", "NDCGSVM" or "BinarySVM"."""
+    parts. method: "APSVM", "NDCGSVM" or "BinarySVM"; solver: the learner's (None: its
+    default, which is all that a checkout older than ``solver=`` takes)."""
     t0 = time.perf_counter()
     design = X
     if method == "BinarySVM":   # the estimator's bias column
@@ -141,7 +143,8 @@ def structured_fit(method: str, X, y, qid, C: float, tol: float = TOL) -> dict:
                        "BinarySVM": ("zero-one", "zero-one")}[method]
     timed = _timed_model(RankingModel(design, y, loss, qid=qid, algorithm=algorithm,
                                       empty="skip"))
-    res = cutting_plane(timed, C, tol=tol, max_iter=MAX_ITER, prune_after=50)
+    options = {} if solver is None else {"solver": solver}
+    res = cutting_plane(timed, C, tol=tol, max_iter=MAX_ITER, prune_after=50, **options)
     total = time.perf_counter() - t0
     inference = sum(h["inference_seconds"] for h in res.history)
     qp = sum(h["qp_seconds"] for h in res.history)
@@ -194,9 +197,10 @@ def _median_run(fit, repeats: int) -> dict:
 
 
 def measure(data_sets=None, C_values=C_VALUES, liblinear=True, repeats: int = 3,
-            log=lambda line: None) -> list:
+            log=lambda line: None, plain: bool = True) -> list:
     """Rows (dicts) of every fit: data set, task, C, method and its times (the run of median
-    time of ``repeats``)."""
+    time of ``repeats``); with ``plain``, also the plain cutting plane's fit of the same problem
+    (``solver="cutting-plane"``: its time, iterations and convergence, under "plain")."""
     rows = []
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")     # a fit that does not converge says so in its row
@@ -205,6 +209,11 @@ def measure(data_sets=None, C_values=C_VALUES, liblinear=True, repeats: int = 3,
                 for C in C_values:
                     for method in methods_of(name):
                         r = _median_run(lambda: structured_fit(method, X, y, qid, C), repeats)
+                        if plain:
+                            p = _median_run(lambda: structured_fit(method, X, y, qid, C,
+                                                                   solver="cutting-plane"), repeats)
+                            r["plain"] = {k: p[k] for k in ("seconds", "n_iter", "converged",
+                                                            "primal")}
                         rows.append({"data": name, "task": task, "C": C, "method": method, **r})
                         log(f"{name:10s} {task:16s} C={C:<6g} {method:10s} {r['seconds']:8.3f} s "
                             f"{r['n_iter']:4d} it qp {r['qp']:.3f} inf {r['inference']:.3f} "
@@ -243,9 +252,15 @@ def _relative(a, b) -> float:
 def format_table(after: list, before: list | None = None) -> str:
     """The Markdown fit-time table: per data set, C and method, the fit time in ms and its
     split (products and cut / QP / inference / rest), iterations and convergence, after (and
-    before) and, for LinearSVC, how far its w and primal objective are from BinarySVM's."""
+    before) and, for LinearSVC, how far its w and primal objective are from BinarySVM's; where
+    the rows carry the plain cutting plane's fits (``measure(plain=True)``), their time,
+    iterations and convergence (the default solver's iterations beside them are the
+    "iterations" column)."""
+    with_plain = any("plain" in r for r in after)
     head = ["data set (tasks)", "C", "method", "fit ms", "split ms (products / QP / inference / rest)",
             "iterations", "converged"]
+    if with_plain:
+        head += ["plain CP: fit ms", "plain CP: iterations", "plain CP: converged"]
     if before is not None:
         head[3:3] = ["before: fit ms", "before: split ms"]
         head[-2:-2] = ["speed-up"]
@@ -281,8 +296,22 @@ def format_table(after: list, before: list | None = None) -> str:
                         cells[3:3] = [f"{1e3 * then['seconds']:.1f}", _split_text(then)]
                         cells[-2:-2] = [f"{then['seconds'] / now['seconds']:.1f} x"]
                         cells[-2] = f"{then['n_iter']:.0f} -> {now['n_iter']:.0f}"
+                if with_plain:
+                    cells += _plain_cells(after, data, C, method)
                 out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _plain_cells(rows, data, C, method) -> list:
+    """The plain cutting plane's cells of a data set, C and method (sums and mean over the
+    tasks, as :func:`_cells`); blank for LinearSVC."""
+    sel = [r["plain"] for r in rows
+           if r["data"] == data and r["C"] == C and r["method"] == method and "plain" in r]
+    if not sel:
+        return ["", "", ""]
+    return [f"{1e3 * sum(p['seconds'] for p in sel):.1f}",
+            f"{np.mean([p['n_iter'] for p in sel]):.0f}",
+            "yes" if all(p["converged"] for p in sel) else "NO"]
 
 
 def format_targets(after: list) -> str:
@@ -377,4 +406,4 @@ if __name__ == "__main__":      # measure_elsewhere's subprocess: rows as one JS
         print(json.dumps(weights(tuple(spec["C_values"]), log=_log)))
     else:
         print(json.dumps(measure(spec["data_sets"], tuple(spec["C_values"]), liblinear=False,
-                                 repeats=spec["repeats"], log=_log)))
+                                 repeats=spec["repeats"], log=_log, plain=False)))

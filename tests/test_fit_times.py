@@ -65,3 +65,20 @@ def test_tables_from_rows():
     equality = fit_times.format_equality([row("APSVM", 1, w=(1.0, 2.0 + 1e-8))],
                                          [row("APSVM", 1, ridge=1e-6)])
     assert "| quadprog with ridged proximal steps | 1 | 5.0e-09 | 1 |" in equality
+
+
+def test_the_table_shows_the_plain_cutting_planes_fits_beside_the_default(task):
+    # measure(plain=True) fits each problem with both solvers; the plain one's time,
+    # iterations and convergence get columns of their own (blank for LinearSVC)
+    X, y = task
+    default = fit_times.structured_fit("APSVM", X, y, None, 1e3)
+    plain = fit_times.structured_fit("APSVM", X, y, None, 1e3, solver="cutting-plane")
+    assert plain["n_iter"] > default["n_iter"]            # OCAS, the default, needs fewer
+    assert abs(plain["primal"] - default["primal"]) <= fit_times.TOL
+    row = {"data": "digits", "task": "digit 3", "C": 1e3, "method": "APSVM", **default,
+           "plain": {k: plain[k] for k in ("seconds", "n_iter", "converged", "primal")}}
+    table = fit_times.format_table([row])
+    assert "plain CP: iterations" in table.splitlines()[0]
+    assert table.splitlines()[2].endswith(
+        f"| {default['n_iter']} | yes | {1e3 * plain['seconds']:.1f} | {plain['n_iter']} | "
+        f"{'yes' if plain['converged'] else 'NO'} |")

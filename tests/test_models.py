@@ -71,6 +71,10 @@ def test_cutting_plane_takes_a_model_and_reports_through_the_callback(digits):
     res = cutting_plane(model, 1.0, callback=seen.append)
     assert res.converged and len(seen) == res.n_iter
     assert all(set(s) >= {"iteration", "primal", "w", "result", "n_last_rank"} for s in seen)
+    # OCAS (the default) returns the best point it evaluated; the plain loop its last one
+    assert any(np.array_equal(s["w"], res.w) for s in seen)
+    seen = []
+    res = cutting_plane(model, 1.0, callback=seen.append, solver="cutting-plane")
     np.testing.assert_array_equal(seen[-1]["w"], res.w)
 
 

@@ -336,7 +336,7 @@ _CV_ATTRIBUTES = """
 """
 
 _PASSED_DOC = """
-    tol, max_iter, prune_after, empty
+    tol, max_iter, prune_after, solver, empty
         As the estimator's, for every fit.
 """
 
@@ -349,11 +349,12 @@ class APSVMCV(_SVMCV):
         As :class:`APSVM`'s.""" + _PASSED_DOC + _CV_ATTRIBUTES
 
     _estimator = APSVM
-    _base_params = ("algorithm", "tol", "max_iter", "prune_after", "empty")
+    _base_params = ("algorithm", "tol", "max_iter", "prune_after", "solver", "empty")
     _parameter_constraints = _constraints(APSVM, _base_params)
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
+                 solver="ocas",
                  empty="skip"):
         self.Cs = Cs
         self.cv = cv
@@ -365,6 +366,7 @@ class APSVMCV(_SVMCV):
         self.tol = tol
         self.max_iter = max_iter
         self.prune_after = prune_after
+        self.solver = solver
         self.empty = empty
 
 
@@ -380,12 +382,12 @@ class NDCGSVMCV(_SVMCV):
         + _CV_ATTRIBUTES
 
     _estimator = NDCGSVM
-    _base_params = ("algorithm", "discount", "tol", "max_iter", "prune_after", "empty")
+    _base_params = ("algorithm", "discount", "tol", "max_iter", "prune_after", "solver", "empty")
     _parameter_constraints = _constraints(NDCGSVM, _base_params)
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
-                 prune_after=50, empty="skip"):
+                 prune_after=50, solver="ocas", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
@@ -397,6 +399,7 @@ class NDCGSVMCV(_SVMCV):
         self.tol = tol
         self.max_iter = max_iter
         self.prune_after = prune_after
+        self.solver = solver
         self.empty = empty
 
 
@@ -415,12 +418,12 @@ class BinarySVMCV(_SVMCV):
 """
 
     _estimator = BinarySVM
-    _base_params = ("J", "intercept_scaling", "tol", "max_iter", "prune_after", "empty")
+    _base_params = ("J", "intercept_scaling", "tol", "max_iter", "prune_after", "solver", "empty")
     _parameter_constraints = _constraints(BinarySVM, _base_params)
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 prune_after=50, empty="skip"):
+                 prune_after=50, solver="ocas", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
@@ -432,4 +435,5 @@ class BinarySVMCV(_SVMCV):
         self.tol = tol
         self.max_iter = max_iter
         self.prune_after = prune_after
+        self.solver = solver
         self.empty = empty

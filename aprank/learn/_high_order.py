@@ -158,14 +158,16 @@ class HOBSVM(_HighOrder):
     _parameter_constraints = {**_HighOrder._parameter_constraints, "J": [NON_NEGATIVE, None]}
 
     def __init__(self, C=1.0, eta=1.0, *, J=None, pair_feature=None, algorithm="graphcut",
-                 intercept_scaling=1.0, tol=1e-3, max_iter=1000, prune_after=50, verbose=False,
+                 intercept_scaling=1.0, tol=1e-3, max_iter=1000, prune_after=50,
+                 solver="ocas", verbose=False,
                  warm_start=False, callback=None):
         self.eta = eta
         self.J = J
         self.pair_feature = pair_feature
         self.algorithm = algorithm
         self.intercept_scaling = intercept_scaling
-        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, solver=solver,
+                         empty="error",
                          verbose=verbose, warm_start=warm_start, callback=callback)
 
     def _loss(self):
@@ -238,7 +240,8 @@ class HOAPSVM(_HighOrder):
 
     def __init__(self, C=1.0, eta=1.0, *, init="hob", pair_feature=None, algorithm="graphcut",
                  ranking_algorithm="qs", intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 max_outer=50, prune_after=50, verbose=False, callback=None):
+                 max_outer=50, prune_after=50, solver="ocas", verbose=False,
+                 callback=None):
         self.eta = eta
         self.init = init
         self.pair_feature = pair_feature
@@ -246,7 +249,8 @@ class HOAPSVM(_HighOrder):
         self.ranking_algorithm = ranking_algorithm
         self.intercept_scaling = intercept_scaling
         self.max_outer = max_outer
-        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, solver=solver,
+                         empty="error",
                          verbose=verbose, warm_start=False, callback=callback)
 
     def _loss(self):
@@ -270,12 +274,14 @@ class HOAPSVM(_HighOrder):
             hob = HOBSVM(self.C, self.eta, pair_feature=self.pair_feature,
                          algorithm=self.algorithm, intercept_scaling=self.intercept_scaling,
                          tol=self.tol, max_iter=self.max_iter, prune_after=self.prune_after,
+                         solver=self.solver,
                          ).fit(X, data.classes[is_pos.astype(int)], edges=graph.edges)
             # HOB's joint feature is divided by its normaliser: the same energy at w / Z
             w0 = np.r_[hob.coef_, hob.intercept_ / self.intercept_scaling,
                        hob.coef_pairs_] / hob.normaliser_
             extra["hob_"] = hob
         options = {"tol": self.tol, "max_iter": self.max_iter, "prune_after": self.prune_after,
+                   "solver": self.solver,
                    "upper": model.upper}
         res = cccp(model, float(self.C), tol=self.tol, max_outer=self.max_outer, w0=w0,
                    inner=cutting_plane, inner_options=options, callback=self.callback)

@@ -47,11 +47,13 @@ class _Latent(_StructuredSVM):
     }
 
     def __init__(self, C=1.0, *, n_init=1, random_state=None, tol=1e-3, max_iter=1000,
-                 max_outer=50, prune_after=50, verbose=False, callback=None):
+                 max_outer=50, prune_after=50, solver="ocas", verbose=False,
+                 callback=None):
         self.n_init = n_init
         self.random_state = random_state
         self.max_outer = max_outer
-        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, empty="error",
+        super().__init__(C, tol=tol, max_iter=max_iter, prune_after=prune_after, solver=solver,
+                         empty="error",
                          verbose=verbose, warm_start=False, callback=callback)
 
     def _rows(self, n: int, bags, h):
@@ -81,7 +83,8 @@ class _Latent(_StructuredSVM):
     def _starts(self, design, is_pos, bags):
         """Start points of CCCP: the bag-means solution, then random directions."""
         init = cutting_plane(self._init_model(design, is_pos, bags), float(self.C), tol=self.tol,
-                             max_iter=self.max_iter, prune_after=self.prune_after).w
+                             max_iter=self.max_iter, prune_after=self.prune_after,
+                             solver=self.solver).w
         rng = check_random_state(self.random_state)
         norm = max(float(np.linalg.norm(init)), 1e-3)
         starts = [init]
@@ -124,7 +127,7 @@ class _Latent(_StructuredSVM):
 
     def _convex(self, completed) -> CCCPResult:
         res = cutting_plane(completed, float(self.C), tol=self.tol, max_iter=self.max_iter,
-                            prune_after=self.prune_after)
+                            prune_after=self.prune_after, solver=self.solver)
         if not res.converged:
             warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
                           f"(gap {res.gap:.3g}, tol {self.tol:g})", ConvergenceWarning)
@@ -134,7 +137,8 @@ class _Latent(_StructuredSVM):
 
     def _cccp(self, model, design, is_pos, bags):
         """Every start's CCCP run: (the run of least objective, the objectives)."""
-        options = {"tol": self.tol, "max_iter": self.max_iter, "prune_after": self.prune_after}
+        options = {"tol": self.tol, "max_iter": self.max_iter, "prune_after": self.prune_after,
+                   "solver": self.solver}
         best, objectives = None, []
         for w0 in self._starts(design, is_pos, bags):
             res = cccp(model, float(self.C), tol=self.tol, max_outer=self.max_outer, w0=w0,
@@ -249,10 +253,12 @@ class LatentAPSVM(_Latent):
     _parameter_constraints = {**_Latent._parameter_constraints, "algorithm": [str]}
 
     def __init__(self, C=1.0, *, algorithm="qs", n_init=1, random_state=None, tol=1e-3,
-                 max_iter=1000, max_outer=50, prune_after=50, verbose=False, callback=None):
+                 max_iter=1000, max_outer=50, prune_after=50, solver="ocas",
+                 verbose=False, callback=None):
         self.algorithm = algorithm
         super().__init__(C, n_init=n_init, random_state=random_state, tol=tol,
                          max_iter=max_iter, max_outer=max_outer, prune_after=prune_after,
+                         solver=solver,
                          verbose=verbose, callback=callback)
 
     def _loss(self):
@@ -280,11 +286,13 @@ class LatentSSVM(LatentAPSVM):
 """ + _LATENT_DOC + _COMMON_LATENT + _LATENT_ATTRS
 
     def __init__(self, C=1.0, *, algorithm="latent-greedy", n_init=1, random_state=None,
-                 tol=1e-3, max_iter=1000, max_outer=50, prune_after=50, verbose=False,
+                 tol=1e-3, max_iter=1000, max_outer=50, prune_after=50, solver="ocas",
+                 verbose=False,
                  callback=None):
         super().__init__(C, algorithm=algorithm, n_init=n_init, random_state=random_state,
                          tol=tol, max_iter=max_iter, max_outer=max_outer,
-                         prune_after=prune_after, verbose=verbose, callback=callback)
+                         prune_after=prune_after, solver=solver, verbose=verbose,
+                         callback=callback)
 
     def _algorithm(self):
         return "qs"     # the bag-means start is an AP-SVM; the latent kind's algorithm is ours
@@ -323,12 +331,14 @@ class LatentSVM(_Latent):
 
     def __init__(self, C=1.0, *, J=None, c=0.0, intercept_scaling=1.0, n_init=1,
                  random_state=None, tol=1e-3, max_iter=1000, max_outer=50, prune_after=50,
+                 solver="ocas",
                  verbose=False, callback=None):
         self.J = J
         self.c = c
         self.intercept_scaling = intercept_scaling
         super().__init__(C, n_init=n_init, random_state=random_state, tol=tol,
                          max_iter=max_iter, max_outer=max_outer, prune_after=prune_after,
+                         solver=solver,
                          verbose=verbose, callback=callback)
 
     def _loss(self):

@@ -1,0 +1,155 @@
+"""solver="ocas" (issue 27 item 1): the optimized cutting plane reaches the plain cutting
+plane's objective within tol, with the same stopping rule and a true duality gap, for every
+structured SVM (binary, AP, NDCG, APPX with its hard constraints, HOB with its w2 <= 0 bounds,
+the inner runs of CCCP), and converges where the plain one runs out of iterations."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from aprank.learn import (APSVM, APSVMCV, NDCGSVM, APSVMAppx, BinarySVM, HOBSVM, LatentAPSVM,
+                          cutting_plane)
+from aprank.models import RankingModel
+
+TOL = 1e-3
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _both(make, *args, **kwargs):
+    """The fits of ``make(solver=...)`` by both solvers, ConvergenceWarning an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        return [make(solver=s).fit(*args, **kwargs) for s in ("cutting-plane", "ocas")]
+
+
+@pytest.mark.parametrize("C", [0.1, 100.0])
+@pytest.mark.parametrize("cls", [BinarySVM, APSVM, NDCGSVM])
+def test_ocas_reaches_the_plain_objective(digits, cls, C):
+    # both stop at gap <= tol over one lower bound of the same convex objective, so their
+    # primal objectives are within tol of the optimum and of each other
+    X, y = digits
+    X, y = X[:500], y[:500] == 8
+    qid = np.repeat(np.arange(5), 100)
+    plain, ocas = _both(lambda solver: cls(C=C, tol=TOL, solver=solver), X, y, qid=qid)
+    assert plain.converged_ and ocas.converged_
+    assert 0 <= ocas.gap_ <= min(1.0, C) * TOL
+    assert abs(ocas.primal_ - plain.primal_) <= TOL
+
+
+@pytest.mark.parametrize("C", [0.1, 100.0])
+def test_ocas_meets_appx_hard_constraints_at_the_plain_objective(digits, C):
+    # APSVMAppx's problem: AP over the difficult samples, w'h_i >= 1 for the easy ones. The
+    # estimators' easy sets come from first stages that differ within tol, so the two
+    # solvers are compared on one set: the samples far on their side of a BinarySVM
+    X, y = digits
+    X, y = np.c_[X[:500], np.ones(500)], y[:500] == 8
+    signs = np.where(y, 1.0, -1.0)
+    margins = signs * BinarySVM(C=1.0).fit(X[:, :-1], y).decision_function(X[:, :-1])
+    easy = margins > 1.0
+    hard = X[easy] * signs[easy, None]
+    model = RankingModel(X[~easy], y[~easy], "ap", algorithm="qs")
+    plain, ocas = [cutting_plane(model, C, tol=TOL, hard=hard, solver=s)
+                   for s in ("cutting-plane", "ocas")]
+    assert easy.sum() >= 50 and plain.converged and ocas.converged
+    assert (hard @ ocas.w).min() >= 1 - TOL
+    assert abs(ocas.primal - plain.primal) <= TOL
+    # and the estimator runs OCAS in both its stages, meeting its own hard constraints (at
+    # C = 100, where its first stage finds easy samples)
+    appx = APSVMAppx(C=100.0, keep=1.0, solver="ocas").fit(X[:, :-1], y)
+    assert appx.converged_ and appx.binary_.solver == "ocas" and appx.easy_.any()
+    assert (signs * appx.decision_function(X[:, :-1]))[appx.easy_].min() >= 1 - TOL
+
+
+def test_ocas_history_is_monotone_and_its_gap_true(digits):
+    # the best point never gets worse, and every dual is a lower bound of every primal
+    X, y = digits
+    model = RankingModel(X, y == 3, "ap", algorithm="qs")
+    res = cutting_plane(model, 1e3, tol=TOL, solver="ocas")
+    primal = np.array([h["primal"] for h in res.history])
+    dual = np.array([h["dual"] for h in res.history])
+    assert res.converged
+    assert np.all(np.diff(primal) <= 0)
+    assert dual.max() <= primal.min() + 1e-9
+    assert res.primal == primal[-1] and res.gap == pytest.approx(primal[-1] - dual[-1])
+    # the returned w is the point whose objective is reported
+    assert model.most_violated(res.w).violation * 1e3 + 0.5 * res.w @ res.w == \
+        pytest.approx(res.primal, rel=1e-12)
+
+
+def test_ocas_converges_where_the_plain_cutting_plane_runs_out(digits):
+    # at C = 1e4 the plain cutting plane needs 662 iterations on digit 8 (fit benchmark
+    # territory), OCAS 263: with max_iter = 400 only OCAS meets tol
+    X, y = digits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = APSVM(C=1e4, max_iter=400, solver="cutting-plane").fit(X, y == 8)
+    ocas = APSVM(C=1e4, max_iter=400).fit(X, y == 8)       # the default: OCAS
+    assert ocas.solver == "ocas"
+    assert not plain.converged_ and plain.gap_ > TOL
+    assert ocas.converged_ and ocas.gap_ <= TOL
+    assert ocas.primal_ <= plain.primal_
+
+
+def test_ocas_keeps_hob_pair_weights_nonpositive():
+    # HOB-SVM's w2 <= 0 bounds: OCAS's points are convex combinations of bounded ones
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(12), 5)
+    group_label = rng.random(12) < 0.4
+    group_label[:2] = (True, False)
+    y = group_label[groups] ^ (rng.random(groups.size) < 0.15)
+    X = rng.standard_normal((groups.size, 4)) + 0.8 * y[:, None]
+    plain, ocas = _both(lambda solver: HOBSVM(C=10.0, eta=1.0, tol=TOL, solver=solver),
+                        X, y.astype(int), groups=groups)
+    assert np.all(ocas.coef_pairs_ <= 0)
+    assert np.any(ocas.coef_pairs_ < -1e-6)       # the bounds are not all slack
+    assert abs(ocas.primal_ - plain.primal_) <= TOL
+
+
+def test_ocas_as_cccps_inner_solver():
+    # the latent objective is not convex, but CCCP with OCAS inside keeps its guarantees:
+    # every inner run converges and the objective never increases
+    rng = np.random.default_rng(1)
+    bags = np.repeat(np.arange(40), 4)
+    bag_pos = rng.random(40) < 0.4
+    bag_pos[:2] = [True, False]
+    X = rng.standard_normal((bags.size, 5))
+    witness = np.arange(40) * 4 + rng.integers(0, 4, 40)
+    X[witness[bag_pos]] += [2.0, 1.0, 0, 0, 0]
+    y = bag_pos[bags].astype(int)
+    ocas = LatentAPSVM(C=10.0, tol=TOL, solver="ocas").fit(X, y, bags=bags)
+    objectives = [h["objective"] for h in ocas.cccp_history_]
+    assert len(objectives) >= 2 and ocas.converged_
+    assert all(h["inner_converged"] for h in ocas.cccp_history_)
+    assert all(b <= a + TOL for a, b in zip(objectives, objectives[1:]))
+
+
+def test_ocas_warm_start_and_cv_path_reach_the_cold_objective(digits):
+    X, y = digits
+    cold = APSVM(C=30.0, solver="ocas").fit(X, y == 9)
+    warm = APSVM(C=10.0, solver="ocas", warm_start=True).fit(X, y == 9)
+    warm.set_params(C=30.0).fit(X, y == 9)
+    assert warm.n_iter_ < cold.n_iter_
+    assert abs(warm.primal_ - cold.primal_) <= TOL
+    X, y = X[:400], y[:400] == 2
+    qid = np.repeat(np.arange(8), 50)
+    Cs = [0.1, 10.0, 1e3]
+    path = APSVMCV(Cs=Cs, cv=2, warm_path=True, solver="ocas").fit(X, y, qid=qid)
+    cold = APSVMCV(Cs=Cs, cv=2, solver="ocas").fit(X, y, qid=qid)
+    assert np.all(np.abs(path.primal_path_ - cold.primal_path_) <= TOL)
+
+
+def test_an_unknown_solver_is_refused(digits):
+    X, y = digits
+    with pytest.raises(InvalidParameterError, match="solver"):
+        APSVM(solver="bmrm").fit(X[:50], y[:50] == 1)
+    with pytest.raises(InvalidParameterError, match="solver"):
+        cutting_plane(RankingModel(X[:50], y[:50] == 1, "ap"), 1.0, solver="bmrm")
