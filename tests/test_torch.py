@@ -328,3 +328,25 @@ def test_loss_modules_pickle():
     for m in [at.APHingeLoss(reduction="sum"), at.NDCGHingeLoss(discount=1.0 / np.arange(1, 60))]:
         back = pickle.loads(pickle.dumps(m))
         assert back(s, y).item() == m(s, y).item()
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_torch_ops_inference_compiles_whole(loss):
+    """Issue 26 item 1: the torch-ops inference has no host synchronisation and no
+    data-dependent shape, so Dynamo traces it as one graph (fullgraph=True raises at the first
+    graph break), and the traced function still returns the kernels' ranks, ties included."""
+    rng = np.random.default_rng(9)
+    n = 24                        # bit_length(24) = 5 levels: a few seconds of tracing
+    for blocks in (False, True):
+        s = torch.tensor(np.round(rng.standard_normal(n), 1))     # ties
+        y = torch.tensor(rng.random(n) < 0.4)
+        q = torch.arange(3).repeat_interleave(8) if blocks else torch.tensor(rng.integers(0, 3, n))
+        for g in range(3):
+            y[torch.nonzero(q == g)[0]] = True
+        torch._dynamo.reset()
+        fn = torch.compile(lambda s, y, q: at.hinge_terms(s, y, q, 3, loss, blocks=blocks),
+                           fullgraph=True, backend="eager")
+        got = fn(s, y, q)
+        want = aprank.infer_batch(s.numpy(), y.numpy(), q.numpy(), loss=loss)
+        assert np.array_equal(got.ranks.numpy(), want.ranks)
+        np.testing.assert_allclose(got.grad.numpy(), want.coef - want.truth_coef, atol=1e-15)
