@@ -104,7 +104,7 @@ def test_torch_ops_on_large_queries(loss, n):
             s = np.round(s, digits)
         want = aprank.infer(s, y, loss=loss, algorithm="qs")
         got = at.hinge_terms(torch.tensor(s), torch.tensor(y), torch.zeros(n, dtype=torch.int64), 1,
-                             loss)
+                             loss, n_positives=P)
         assert np.array_equal(got.ranks.numpy(), want.ranks)
         assert got.objective[0].item() == pytest.approx(want.objective, rel=1e-9)
 

@@ -154,8 +154,10 @@ def _run_kernels(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
 def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     """The torch-ops inference on the tensors' device; ``discount`` a float64 tensor there
     (or None: 1/log2(1 + m)); ``blocks``: the queries are equal consecutive blocks."""
+    # the count of positives sizes the search's buffers: one look at the data, as the
+    # validation's, before the search (which has none)
     terms = hinge_terms(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
-                        blocks=blocks)
+                        blocks=blocks, n_positives=int(is_pos.sum()))
     return terms.objective, terms.grad
 
 

@@ -177,58 +177,83 @@ class _Loss:
         return (self.D[r] - self.D[r + above]) / self.Z[P]
 
 
-def _solve_negatives(Q: _Queries, loss: _Loss) -> torch.Tensor:
+def _level_nodes(Q: _Queries, h: int, blocks: bool, n_groups: int, largest: int):
+    """The negatives level h solves: (sorted position, query, 1-based index m among the query's
+    negatives, whether it is one), in a tensor whose length comes from shapes.
+
+    Equal blocks: each query's candidates m = h, 3h, 5h, ... <= the block size, so a level
+    costs its own number of nodes. Otherwise every sorted position, masked."""
+    n = Q.s.shape[0]
+    if blocks:
+        per_query = (largest - h) // (2 * h) + 1
+        m = (h * (2 * torch.arange(per_query, device=Q.s.device) + 1)).repeat(n_groups)
+        q = torch.arange(n_groups, device=Q.s.device).repeat_interleave(per_query)
+        node = (m <= Q.N[q]) & (Q.P[q] > 0)
+        t = Q.neg_start[q] + m - 1
+    else:
+        t = torch.arange(n, device=Q.s.device)
+        q = Q.group
+        m = t - Q.neg_start[q] + 1
+        node = ~Q.is_pos & (Q.P[q] > 0) & (m % (2 * h) == h)
+    # a node past the data writes to the sink entry n of the rank array
+    return torch.where(node, t, n), q, m, node
+
+
+def _solve_negatives(Q: _Queries, loss: _Loss, blocks: bool, n_groups: int,
+                     n_positives: int) -> torch.Tensor:
     """Interleaving ranks of every negative, in the sorted layout (positives get 0).
 
     The search runs on a fixed binary tree over each query's negatives, numbered m = 1..N in
     rank order: level l (from 0) solves the m with m mod 2h = h, h = 2^(L-1-l), whose nearest
     solved neighbours m - h and m + h (or rank 1 and P + 1 past the ends) bound their ranks.
-    L = bit_length(n) levels cover any query of a batch of n samples, so the loop's length
-    and every tensor's shape come from n: no host synchronisation, no data-dependent shape,
-    and torch.compile(fullgraph=True) traces it whole. Per query the bounded intervals of one
-    level overlap only at their ends, so all candidates of a level fit in n slots.
+    L = bit_length(largest) levels cover any query of at most ``largest`` samples (n, or the
+    block size of equal blocks), so the loop's length and every tensor's shape come from
+    shapes and the caller's ints: no host synchronisation, no data-dependent shape, and
+    torch.compile(fullgraph=True) traces it whole. Per query the bounded intervals of one
+    level overlap only at their ends, so a level's candidates number at most P + (its nodes)
+    per query, and never more than the query's samples: at most
+    min(n, n_positives + nodes) slots in all.
     """
     n = Q.s.shape[0]
     device = Q.s.device
-    t = torch.arange(n, device=device)
-    q = Q.group
-    P, N = Q.P[q], Q.N[q]
-    m = t - Q.neg_start[q] + 1                        # 1-based index among the negatives
-    negative = ~Q.is_pos & (P > 0) & (N > 0)
-    scale = 2.0 / (P * N).double().clamp(min=1.0)
-    ranks = torch.zeros_like(t)
-    slot = torch.arange(n, device=device)
-    levels = max(1, n.bit_length())
+    largest = n // n_groups if blocks else n
+    ranks = torch.zeros(n + 1, dtype=torch.int64, device=device)     # [n]: the sink
+    scale = 2.0 / (Q.P * Q.N).double().clamp(min=1.0)
+    levels = max(1, largest.bit_length())
     for level in range(levels):
         h = 1 << (levels - 1 - level)
-        node = negative & (m % (2 * h) == h)
+        t, q, m, node = _level_nodes(Q, h, blocks, n_groups, largest)
+        P, N = Q.P[q], Q.N[q]
         rl = torch.where(m - h >= 1, ranks[(t - h).clamp(min=0)], torch.ones_like(m))
-        rh = torch.where(m + h <= N, ranks[(t + h).clamp(max=n - 1)], P + 1)
+        rh = torch.where(m + h <= N, ranks[(t + h).clamp(max=n)], P + 1)
         count = torch.where(node, rh - rl + 1, torch.zeros_like(m))
         end = torch.cumsum(count, 0)
+        slot = torch.arange(min(n, n_positives + t.shape[0]), device=device)
         # the node whose candidate slots [end - count, end) hold each slot
         seg = torch.searchsorted(end, slot, right=True)
-        valid = seg < n
-        seg = seg.clamp(max=n - 1)
-        i0, top = rl[seg], rh[seg]
+        valid = seg < t.shape[0]
+        seg = seg.clamp(max=t.shape[0] - 1)
+        i0 = rl[seg]
         # slots past the last node's are padding: give them an index that stays in range
         i = torch.where(valid, i0 + slot - (end - count)[seg], i0)
-        qs, js = q[seg], torch.where(valid, m[seg], torch.ones_like(slot))
+        qs, js, ts = q[seg], torch.where(valid, m[seg], torch.ones_like(slot)), t[seg].clamp(max=n - 1)
         # f_j(i) - f_j(rl): the score part from prefix sums of centred positives
-        gain = scale[seg] * (Q.prefix_gap(qs, i, i0) - (i - i0) * Q.sc[seg]) \
-            + loss.relative(P[seg], js, i, i0)
+        gain = scale[qs] * (Q.prefix_gap(qs, i, i0) - (i - i0) * Q.sc[ts]) \
+            + loss.relative(Q.P[qs], js, i, i0)
         gain = torch.where(valid, gain, torch.full_like(gain, -torch.inf))
-        best = torch.full((n,), -torch.inf, dtype=gain.dtype, device=device)
+        best = torch.full(t.shape, -torch.inf, dtype=gain.dtype, device=device)
         best = best.scatter_reduce(0, seg, gain, "amax")
         pick = torch.where(valid & (gain == best[seg]), i, torch.zeros_like(i))
         r = torch.zeros_like(m).scatter_reduce(0, seg, pick, "amax")   # largest maximiser
-        ranks = torch.where(node, _settle_ties(Q, loss, seg, js, valid, i, r, rl, rh), ranks)
-    return ranks
+        step = loss.kernel_step(Q, qs, Q.P[qs], Q.N[qs], js, Q.s[ts], i)
+        r = _settle_ties(step, seg, valid, i, r, rl, rh)
+        ranks = ranks.scatter(0, t, torch.where(node, r, ranks[t]))
+    return ranks[:n]
 
 
-def _settle_ties(Q: _Queries, loss: _Loss, seg, j, valid, i, r, rl, rh):
+def _settle_ties(step, seg, valid, i, r, rl, rh):
     """Move each rank across adjacent candidates whose f values tie up to rounding, the way
-    the compiled kernels decide them.
+    the compiled kernels decide them; ``step`` is the kernels' step(j, i) at each slot.
 
     Scores such as 0.9 and 0.4 can make f_j(i + 1) - f_j(i) exactly zero in real arithmetic
     (AP is rational), and then rounding decides which of the two candidates a float
@@ -243,8 +268,6 @@ def _settle_ties(Q: _Queries, loss: _Loss, seg, j, valid, i, r, rl, rh):
     i <= r with step(i - 1) >= 0 (or rl) when it goes down: two segmented reductions over the
     level's candidate slots, in place of a loop whose length the data would decide.
     """
-    q = Q.group[seg]
-    step = loss.kernel_step(Q, q, Q.P[q], Q.N[q], j, Q.s[seg], i)
     at_r = r[seg]
     stops_up = valid & (i >= at_r) & (i < rh[seg]) & (step < 0.0)
     big = torch.full_like(i, torch.iinfo(torch.int64).max)
@@ -255,7 +278,8 @@ def _settle_ties(Q: _Queries, loss: _Loss, seg, j, valid, i, r, rl, rh):
 
 
 def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
-                code: str = "ap", discount=None, *, blocks=None) -> HingeTerms:
+                code: str = "ap", discount=None, *, blocks=None,
+                n_positives=None) -> HingeTerms:
     """The structured hinge of every query, in torch operations, and its subgradient.
 
     The objective is max_R [Delta + w'Psi(R) - w'Psi(R*)], its subgradient with respect to the
@@ -282,6 +306,10 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
         column); they are then sorted as one batched sort of short rows. None: checked here,
         which is the one host synchronisation; pass it to trace the whole function with
         ``torch.compile(fullgraph=True)``.
+    n_positives : int, optional
+        At least the number of positive samples, when the caller knows it: the search sizes
+        its candidate buffers from it (a level needs at most this plus its number of nodes)
+        instead of from n, which is what makes a query with few positives cheap.
 
     Returns
     -------
@@ -301,7 +329,8 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     s = scores.detach().to(torch.float64)
     Q = _Queries(s, is_pos, group, n_groups, blocks)
     loss = _Loss(code, discount, s.shape[0], s.device)
-    neg_rank = _solve_negatives(Q, loss)
+    neg_rank = _solve_negatives(Q, loss, blocks, n_groups,
+                                s.shape[0] if n_positives is None else n_positives)
 
     P, N = Q.P[Q.group], Q.N[Q.group]
     both = (P > 0) & (N > 0)
