@@ -8,19 +8,21 @@ i in 1..P+1 of
     f_j(i) = (2 / PN) * (sum_{k < i} s+_k - (i - 1) s) + delta_j(i) - delta_j(1),
 
 and opt_j does not decrease with j (paper 004 Observation 4). That monotonicity is what a
-parallel search needs: solve the middle negative of a range exactly over its inherited rank
-interval, then the negatives above it lie in [rl, opt] and those below in [opt, rh] (OptRanks
-without the partition: the negatives are sorted once by ``torch.sort``). All ranges of one
-level are solved at once, so there are ceil(log2(N + 1)) levels, and a level evaluates f at
-most P + 1 + (number of ranges) times, whatever the ties. f has a closed form, so each
-evaluation is O(1):
+parallel search needs: solve a negative exactly over the rank interval its solved neighbours
+leave, then the negatives above it lie in [rl, opt] and those below in [opt, rh] (OptRanks
+without the partition: the negatives are sorted once by ``torch.sort``). The negatives are
+solved along a fixed binary tree, all nodes of one level at once, so there are bit_length(n)
+levels (n a shape: the batch, or the block size of equal blocks) and a level evaluates f at
+most P + (its number of nodes) times per query, whatever the ties; no shape depends on the
+data, so the whole inference compiles with ``torch.compile(fullgraph=True)``. f has a closed
+form, so each evaluation is O(1):
 
     AP:   delta_j(i) - delta_j(1) = -(1/P) [j/(j+i-1) - 1 + H(j+i-2) - H(j-1)]   (H harmonic)
     NDCG: delta_j(i) - delta_j(1) = (D(j+i-1) - D(j)) / sum_{k<=P} D(k)
 
-Decisions are taken in float64 whatever the scores' dtype (float32 converts exactly), with
-scores centred on a positive of their query, so rounding stays relative to the differences
-being compared. Ties follow the kernels' rule: equal scores in input-index order (stable sort),
+Decisions are taken in float64 whatever the scores' dtype (bfloat16, float16 and float32
+convert exactly), with scores centred on a positive of their query, so rounding stays relative
+to the differences being compared. Ties follow the kernels' rule: equal scores in input-index order (stable sort),
 and the largest maximiser.
 """
 from __future__ import annotations
@@ -119,7 +121,7 @@ class _Queries:
         return self.cum0[start + i] - self.cum0[start + i0]
 
 
-def discount_table(discount, n: int, device) -> torch.Tensor:
+def _discount_table(discount, n: int, device) -> torch.Tensor:
     """D(1..n) in float64 on ``device``: 1/log2(1 + m) (``discount`` None) or the given table,
     cut or padded with its last value to length n (positions past a query's last sample are
     never reached; the padding only keeps indexing in range). Its length comes from n, a
@@ -147,7 +149,7 @@ class _Loss:
             # H[m] = sum_{t <= m} 1/t, H[0] = 0
             self.H = torch.cat([m.new_zeros(1), torch.cumsum(1.0 / m, 0)])
         else:
-            self.D = torch.cat([m.new_zeros(1), discount_table(discount, n_max, device)])
+            self.D = torch.cat([m.new_zeros(1), _discount_table(discount, n_max, device)])
             self.Z = torch.cumsum(self.D, 0)                 # Z[P] = sum_{k <= P} D(k)
 
     def relative(self, P, j, i, i0):
