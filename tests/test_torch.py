@@ -104,7 +104,7 @@ def test_torch_ops_on_large_queries(loss, n):
             s = np.round(s, digits)
         want = aprank.infer(s, y, loss=loss, algorithm="qs")
         got = at.hinge_terms(torch.tensor(s), torch.tensor(y), torch.zeros(n, dtype=torch.int64), 1,
-                             loss)
+                             loss, n_positives=P)
         assert np.array_equal(got.ranks.numpy(), want.ranks)
         assert got.objective[0].item() == pytest.approx(want.objective, rel=1e-9)
 
@@ -328,3 +328,86 @@ def test_loss_modules_pickle():
     for m in [at.APHingeLoss(reduction="sum"), at.NDCGHingeLoss(discount=1.0 / np.arange(1, 60))]:
         back = pickle.loads(pickle.dumps(m))
         assert back(s, y).item() == m(s, y).item()
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_torch_ops_inference_compiles_whole(loss):
+    """Issue 26 item 1: the torch-ops inference has no host synchronisation and no
+    data-dependent shape, so Dynamo traces it as one graph (fullgraph=True raises at the first
+    graph break), and the traced function still returns the kernels' ranks, ties included."""
+    rng = np.random.default_rng(9)
+    n = 24                        # bit_length(24) = 5 levels: a few seconds of tracing
+    for blocks in (False, True):
+        s = torch.tensor(np.round(rng.standard_normal(n), 1))     # ties
+        y = torch.tensor(rng.random(n) < 0.4)
+        q = torch.arange(3).repeat_interleave(8) if blocks else torch.tensor(rng.integers(0, 3, n))
+        for g in range(3):
+            y[torch.nonzero(q == g)[0]] = True
+        torch._dynamo.reset()
+        fn = torch.compile(lambda s, y, q: at.hinge_terms(s, y, q, 3, loss, blocks=blocks),
+                           fullgraph=True, backend="eager")
+        got = fn(s, y, q)
+        want = aprank.infer_batch(s.numpy(), y.numpy(), q.numpy(), loss=loss)
+        assert np.array_equal(got.ranks.numpy(), want.ranks)
+        np.testing.assert_allclose(got.grad.numpy(), want.coef - want.truth_coef, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_half_precision_scores_on_every_backend(dtype, backend):
+    """Issue 26 item 3: bfloat16 and float16 scores are ranked in float64 as the tensor holds
+    them, and value and gradient come back in the input dtype, each one rounding from the
+    float64 answer (bfloat16 keeps 8 significant bits, float16 11)."""
+    rng = np.random.default_rng([12, DTYPES.index(torch.float32)])
+    rtol = 2.0 ** -8 if dtype == torch.bfloat16 else 2.0 ** -11
+    for loss in LOSSES:
+        for _ in range(15):
+            s, y, q = random_batch(rng, n_max=1500)
+            want, want_grad = reference(s, y, q, loss, dtype)
+            x = torch.tensor(s, dtype=dtype, requires_grad=True)
+            out = at.hinge_loss(x, torch.tensor(y), torch.tensor(q), "none", loss=loss,
+                                backend=backend)
+            out.sum().backward()
+            assert out.dtype == dtype and x.grad.dtype == dtype
+            # float16's smallest normal is 6e-5; smaller gradients are subnormal (absolute
+            # spacing 6e-8)
+            np.testing.assert_allclose(out.detach().double().numpy(), want[np.unique(q)],
+                                       rtol=rtol, atol=1e-7)
+            np.testing.assert_allclose(x.grad.double().numpy(), want_grad, rtol=rtol, atol=1e-7)
+
+
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_double_backward_gives_the_zero_second_derivative(backend):
+    """Issue 26 item 3: the hinge is piecewise linear in the scores, so differentiating its
+    gradient again gives zeros with respect to the scores, and a gradient penalty through a
+    model gets the model's own second-order terms."""
+    rng = np.random.default_rng(13)
+    x = torch.tensor(rng.standard_normal(30), requires_grad=True)
+    y = torch.tensor(rng.random(30) < 0.3)
+    y[0] = True
+    g, = torch.autograd.grad(at.ap_hinge_loss(x * 2.0, y, backend=backend), x, create_graph=True)
+    h, = torch.autograd.grad((g * torch.arange(30.0)).sum(), x)
+    assert torch.equal(h, torch.zeros_like(x))
+    # through a model s = w * v**2 with c = dL/ds, constant in w: a penalty on
+    # dL/dv = 2 w c v has d/dw sum (2 w c v)^2 = 8 w sum (c v)^2
+    w = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+    v = x.detach().clone().requires_grad_()
+    gv, = torch.autograd.grad(at.ap_hinge_loss(w * v ** 2, y, backend=backend), v,
+                              create_graph=True)
+    dw, = torch.autograd.grad((gv ** 2).sum(), w)
+    c = at.hinge_terms(w.detach() * v.detach() ** 2, y, torch.zeros(30, dtype=torch.int64), 1).grad
+    assert dw.item() == pytest.approx(8 * 1.5 * float(((c * v.detach()) ** 2).sum()), rel=1e-12)
+
+
+def test_ndcg_module_holds_its_discount_as_a_buffer():
+    """Issue 26 item 3: the discount moves with the module (.to(device)) instead of being
+    copied to the scores' device at each call, and rank as the loss's own table does."""
+    disc = 1.0 / np.arange(1, 400)
+    crit = at.NDCGHingeLoss(discount=disc, backend="torch")
+    buffers = dict(crit.named_buffers())
+    assert torch.equal(buffers["discount"], torch.tensor(disc))
+    rng = np.random.default_rng(14)
+    s, y = torch.tensor(rng.standard_normal(300)), torch.tensor(rng.random(300) < 0.2)
+    want = aprank.infer(s.numpy(), y.numpy(), loss=NDCG(discount=disc)).objective
+    assert crit(s, y).item() == pytest.approx(want, rel=1e-12)
+    assert crit.half()(s, y).item() == pytest.approx(want, rel=1e-12)   # table not rounded

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from aprank.inference import RankingProblem
+from aprank.inference import RankingProblem, resolve
 from aprank.losses import LOSSES, NDCG, Loss, get_loss
 from aprank.torch._distributed import gather_batch
 from aprank.torch._ops import hinge_terms
@@ -109,23 +109,31 @@ def _check_empty(is_pos, group, n_groups, ids, empty):
 
 
 # ---------------------------------------------------------------------------- backends
-def _kernel_chunk(s, is_pos, group, loss):
+#: The registry algorithm the compiled-kernel backend solves with: "auto" picks a kernel per
+#: query from the registry's cost models (it returns the same ranks as every exact one).
+_KERNEL_ALGORITHM = "auto"
+
+
+def _kernel_chunk(s, is_pos, group, algorithm, loss):
     """objective per group present in the chunk (by group id) and grad per sample."""
     problem = RankingProblem(is_pos, loss, qid=group, empty="skip")
-    result = problem.solve(s, "qs")
+    result = problem.solve(s, algorithm)
     return result.query_ids, result.objective, result.coef - result.truth_coef
 
 
-def _run_kernels(s, is_pos, group, n_groups, loss, n_threads):
+def _run_kernels(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     """The compiled kernels through RankingProblem: one compiled loop over the queries, split
-    over threads when the batch is large (the kernels run without the GIL)."""
-    s = s.detach().cpu().numpy()
+    over threads when the batch is large (the kernels run without the GIL; a problem solves
+    all of its queries, so each thread's part is a problem of its own)."""
+    # float64 before numpy: numpy has no bfloat16, and the kernels decide in float64 anyway
+    s = s.detach().to(device="cpu", dtype=torch.float64).numpy()
     is_pos = is_pos.cpu().numpy()
     group = group.cpu().numpy()
+    algorithm = resolve(loss, _KERNEL_ALGORITHM)
     objective = np.zeros(n_groups)
     n_threads = max(1, min(n_threads, n_groups, s.shape[0] // _MIN_SAMPLES_PER_THREAD))
     if n_threads == 1:
-        ids, obj, grad = _kernel_chunk(s, is_pos, group, loss)
+        ids, obj, grad = _kernel_chunk(s, is_pos, group, algorithm, loss)
         objective[ids] = obj
     else:
         order = np.argsort(group, kind="stable")
@@ -136,18 +144,33 @@ def _run_kernels(s, is_pos, group, n_groups, loss, n_threads):
         parts = [order[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         grad = np.empty(s.shape[0])
         with ThreadPoolExecutor(len(parts)) as pool:
-            results = list(pool.map(lambda idx: _kernel_chunk(s[idx], is_pos[idx], group[idx], loss),
-                                    parts))
+            results = list(pool.map(
+                lambda idx: _kernel_chunk(s[idx], is_pos[idx], group[idx], algorithm, loss), parts))
         for idx, (ids, obj, g) in zip(parts, results):
             objective[ids] = obj
             grad[idx] = g
     return torch.from_numpy(objective), torch.from_numpy(grad)
 
 
-def _run_torch(s, is_pos, group, n_groups, loss):
-    spec = loss.kernel_spec(int(torch.bincount(group).max()))
-    terms = hinge_terms(s, is_pos, group, n_groups, spec.code, spec.discount)
+def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+    """The torch-ops inference on the tensors' device; ``discount`` a float64 tensor there
+    (or None: 1/log2(1 + m)); ``blocks``: the queries are equal consecutive blocks."""
+    # the count of positives sizes the search's buffers: one look at the data, as the
+    # validation's, before the search (which has none)
+    terms = hinge_terms(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
+                        blocks=blocks, n_positives=int(is_pos.sum()))
     return terms.objective, terms.grad
+
+
+#: backend name -> the function computing (objective per query, gradient per sample)
+_RUNS = {"kernels": _run_kernels, "torch": _run_torch}
+#: what "auto" runs on a device type: the compiled kernels on the CPU; torch operations on any
+#: other device (so its tensors stay there)
+_AUTO = {"cpu": "kernels"}
+
+
+def _run_for(backend: str, device: torch.device):
+    return _RUNS[_AUTO.get(device.type, "torch") if backend == "auto" else backend]
 
 
 class _StructuredHinge(torch.autograd.Function):
@@ -155,24 +178,44 @@ class _StructuredHinge(torch.autograd.Function):
     samples times coef(R_hat) - coef(R*)."""
 
     @staticmethod
-    def forward(ctx, scores, is_pos, group, n_groups, loss, backend, n_threads):
-        if backend == "torch" or (backend == "auto" and scores.device.type != "cpu"):
-            objective, grad = _run_torch(scores, is_pos, group, n_groups, loss)
-        else:
-            objective, grad = _run_kernels(scores, is_pos, group, n_groups, loss, n_threads)
-        ctx.save_for_backward(grad.to(device=scores.device, dtype=scores.dtype), group)
+    def forward(ctx, scores, is_pos, group, n_groups, loss, discount, blocks, run, n_threads):
+        objective, grad = run(scores, is_pos, group, n_groups, loss, discount, blocks, n_threads)
+        # the subgradient in the scores' dtype: what autograd accumulates into their .grad
+        ctx.save_for_backward(scores, grad.to(device=scores.device, dtype=scores.dtype), group)
         return objective.to(device=scores.device, dtype=scores.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
+        scores, grad, group = ctx.saved_tensors
+        return (_Spread.apply(scores, grad_output, grad, group),
+                None, None, None, None, None, None, None, None)
+
+
+class _Spread(torch.autograd.Function):
+    """grad * grad_output[group], differentiable once more: the hinge is piecewise linear in
+    the scores, so its second derivative with respect to them is zero wherever the gradient
+    is defined (returned as zeros), and the gradient is linear in ``grad_output``."""
+
+    @staticmethod
+    def forward(ctx, scores, grad_output, grad, group):
+        ctx.save_for_backward(grad, group)
+        ctx.shape = scores.shape
+        ctx.n_queries = grad_output.shape[0]
+        return grad * grad_output[group]
+
+    @staticmethod
+    def backward(ctx, gg):
         grad, group = ctx.saved_tensors
-        return grad * grad_output[group], None, None, None, None, None, None
+        d_output = torch.zeros(ctx.n_queries, dtype=gg.dtype, device=gg.device)
+        d_output.index_add_(0, group, gg * grad)
+        return gg.new_zeros(ctx.shape), d_output, None, None
 
 
 # ---------------------------------------------------------------------------- public
 # Under torch.compile the loss runs eagerly (a graph break; the model around it compiles):
-# the compiled kernels are opaque to Dynamo, and the torch-ops path has data-dependent shapes
-# (one range count per search level) that would otherwise break its graph at every level.
+# the compiled kernels are opaque to Dynamo, and the validation looks at the data (finite
+# scores, label values, queries without positives). The torch-ops inference itself,
+# hinge_terms, has static shapes and compiles whole (fullgraph=True).
 @torch.compiler.disable
 def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
                backend: str = "auto", empty: str = "skip", n_threads=None,
@@ -239,6 +282,13 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         # before any other check: every rank then reaches the same collectives, and the
         # checks below run on the global batch, failing on every rank alike
         scores, labels, qid = gather_batch(scores, labels, qid, process_group)
+    return _hinge(scores, labels, qid, reduction, loss, None, backend, empty, n_threads)
+
+
+def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_threads):
+    """:func:`hinge_loss` with ``discount``, the NDCG discount as a float64 tensor (a module's
+    buffer, on the scores' device) or None (built from ``loss`` when the torch operations
+    need it)."""
     scores = _as_score_tensor(scores)
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
@@ -263,7 +313,18 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     is_pos = is_pos.t().reshape(-1) if scores.ndim == 2 else is_pos
     n_groups = 1 if ids is None else int(ids.numel())
     used = _check_empty(is_pos, group, n_groups, ids, empty)
-    per_query = _StructuredHinge.apply(flat, is_pos, group, n_groups, loss, backend, int(n_threads))
+    user_discount = getattr(loss, "discount", None)
+    if user_discount is not None:
+        # the discount must reach the largest query's last position (one look at the data,
+        # as the rest of this validation)
+        loss.kernel_spec(int(torch.bincount(group).max()))
+        if discount is None:
+            discount = torch.tensor(user_discount, dtype=torch.float64, device=scores.device)
+    # a matrix's columns, and a single query, are equal consecutive blocks; for other qid the
+    # torch operations check (None)
+    blocks = True if scores.ndim == 2 or ids is None else None
+    per_query = _StructuredHinge.apply(flat, is_pos, group, n_groups, loss, discount, blocks,
+                                       _run_for(backend, scores.device), int(n_threads))
     if reduction == "none":
         return per_query
     if reduction == "sum":
@@ -406,6 +467,20 @@ class NDCGHingeLoss(_HingeModule):
     def __init__(self, reduction="mean", *, discount=None, **options):
         super().__init__(reduction, **options)
         self.loss = _ndcg(discount)    # checks the discount now, not at the first batch
+        # A buffer: it follows the module's .to(device) and is not copied to the device at
+        # every call. None (the default 1/log2(1 + m)): the torch operations build it from
+        # the batch's shape on the device, no transfer either.
+        self.register_buffer("discount", None if self.loss.discount is None else
+                             torch.tensor(self.loss.discount, dtype=torch.float64),
+                             persistent=False)
 
     def forward(self, scores, labels, qid=None):
-        return hinge_loss(scores, labels, qid, self.reduction, loss=self.loss, **self._options())
+        # a module cast with .half() casts its buffers too: a rounded table would rank
+        # differently from the kernels, so then the discount comes from the loss again
+        discount = self.discount
+        if discount is not None and discount.dtype != torch.float64:
+            discount = None
+        if self.process_group is not None:      # as hinge_loss: the group's global batch
+            scores, labels, qid = gather_batch(scores, labels, qid, self.process_group)
+        return _hinge(scores, labels, qid, self.reduction, self.loss, discount,
+                      self.backend, self.empty, self.n_threads)

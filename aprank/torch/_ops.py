@@ -8,19 +8,21 @@ i in 1..P+1 of
     f_j(i) = (2 / PN) * (sum_{k < i} s+_k - (i - 1) s) + delta_j(i) - delta_j(1),
 
 and opt_j does not decrease with j (paper 004 Observation 4). That monotonicity is what a
-parallel search needs: solve the middle negative of a range exactly over its inherited rank
-interval, then the negatives above it lie in [rl, opt] and those below in [opt, rh] (OptRanks
-without the partition: the negatives are sorted once by ``torch.sort``). All ranges of one
-level are solved at once, so there are ceil(log2(N + 1)) levels, and a level evaluates f at
-most P + 1 + (number of ranges) times, whatever the ties. f has a closed form, so each
-evaluation is O(1):
+parallel search needs: solve a negative exactly over the rank interval its solved neighbours
+leave, then the negatives above it lie in [rl, opt] and those below in [opt, rh] (OptRanks
+without the partition: the negatives are sorted once by ``torch.sort``). The negatives are
+solved along a fixed binary tree, all nodes of one level at once, so there are bit_length(n)
+levels (n a shape: the batch, or the block size of equal blocks) and a level evaluates f at
+most P + (its number of nodes) times per query, whatever the ties; no shape depends on the
+data, so the whole inference compiles with ``torch.compile(fullgraph=True)``. f has a closed
+form, so each evaluation is O(1):
 
     AP:   delta_j(i) - delta_j(1) = -(1/P) [j/(j+i-1) - 1 + H(j+i-2) - H(j-1)]   (H harmonic)
     NDCG: delta_j(i) - delta_j(1) = (D(j+i-1) - D(j)) / sum_{k<=P} D(k)
 
-Decisions are taken in float64 whatever the scores' dtype (float32 converts exactly), with
-scores centred on a positive of their query, so rounding stays relative to the differences
-being compared. Ties follow the kernels' rule: equal scores in input-index order (stable sort),
+Decisions are taken in float64 whatever the scores' dtype (bfloat16, float16 and float32
+convert exactly), with scores centred on a positive of their query, so rounding stays relative
+to the differences being compared. Ties follow the kernels' rule: equal scores in input-index order (stable sort),
 and the largest maximiser.
 """
 from __future__ import annotations
@@ -55,36 +57,52 @@ def _segment_starts(counts: torch.Tensor) -> torch.Tensor:
     return torch.cumsum(counts, 0) - counts
 
 
-def _sort_by_query(s: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int):
+def _per_group(group: torch.Tensor, values: torch.Tensor, n_groups: int) -> torch.Tensor:
+    """Sum of ``values`` per group: a bincount whose length is n_groups whatever the data (a
+    bincount's length is its largest entry + 1, a data-dependent shape)."""
+    return torch.zeros(n_groups, dtype=values.dtype, device=values.device).index_add_(
+        0, group, values)
+
+
+def _sort_by_query(s: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
+                   blocks: bool):
     """Permutation grouping samples by query, positives before negatives, each in rank order
     (descending score, ties by input index: two stable sorts)."""
     n = s.numel()
-    if n % n_groups == 0:
+    if blocks:
         # Queries of equal size in consecutive blocks (a score matrix ranked per column): sort
         # each block on its own, which is a batched sort of short rows, much cheaper than two
         # sorts of the whole batch.
         rows = torch.arange(n_groups, device=s.device)[:, None]
-        if torch.equal(group.view(n_groups, -1), rows.expand(n_groups, n // n_groups)):
-            by_score = torch.sort(s.view(n_groups, -1), dim=1, descending=True, stable=True).indices
-            negative = (~is_pos).view(n_groups, -1).gather(1, by_score).to(torch.uint8)
-            within = by_score.gather(1, torch.sort(negative, dim=1, stable=True).indices)
-            return (within + rows * (n // n_groups)).flatten()
+        by_score = torch.sort(s.view(n_groups, -1), dim=1, descending=True, stable=True).indices
+        negative = (~is_pos).view(n_groups, -1).gather(1, by_score).to(torch.uint8)
+        within = by_score.gather(1, torch.sort(negative, dim=1, stable=True).indices)
+        return (within + rows * (n // n_groups)).flatten()
     by_score = torch.sort(s, descending=True, stable=True).indices
     block = group * 2 + (~is_pos).long()
     return by_score[torch.sort(block[by_score], stable=True).indices]
+
+
+def _equal_blocks(group: torch.Tensor, n_groups: int) -> bool:
+    """Whether the queries are n_groups equal consecutive blocks (one host synchronisation)."""
+    n = group.numel()
+    if n % n_groups:
+        return False
+    rows = torch.arange(n_groups, device=group.device)[:, None]
+    return bool(torch.equal(group.view(n_groups, -1), rows.expand(n_groups, n // n_groups)))
 
 
 class _Queries:
     """The sorted layout of a batch: per query P, N, and where its positives and negatives lie
     in the sorted flat array."""
 
-    def __init__(self, s, is_pos, group, n_groups):
-        self.perm = _sort_by_query(s, is_pos, group, n_groups)
+    def __init__(self, s, is_pos, group, n_groups, blocks):
+        self.perm = _sort_by_query(s, is_pos, group, n_groups, blocks)
         self.s = s[self.perm]
         self.group = group[self.perm]
         self.is_pos = is_pos[self.perm]
-        self.P = torch.bincount(group[is_pos], minlength=n_groups)
-        self.N = torch.bincount(group[~is_pos], minlength=n_groups)
+        self.P = _per_group(group, is_pos.long(), n_groups)
+        self.N = _per_group(group, (~is_pos).long(), n_groups)
         self.pos_start = _segment_starts(self.P + self.N)
         self.neg_start = self.pos_start + self.P
         # the centre of a query: its (P // 2)-th positive, as the kernels' finish() uses
@@ -103,25 +121,35 @@ class _Queries:
         return self.cum0[start + i] - self.cum0[start + i0]
 
 
+def _discount_table(discount, n: int, device) -> torch.Tensor:
+    """D(1..n) in float64 on ``device``: 1/log2(1 + m) (``discount`` None) or the given table,
+    cut or padded with its last value to length n (positions past a query's last sample are
+    never reached; the padding only keeps indexing in range). Its length comes from n, a
+    shape, never from the data."""
+    if discount is None:
+        m = torch.arange(1, n + 1, dtype=torch.float64, device=device)
+        return 1.0 / torch.log2(1.0 + m)
+    if isinstance(discount, torch.Tensor):
+        D = discount.to(device=device, dtype=torch.float64)[:n]
+    else:   # a copy: an array the caller holds may be read-only
+        D = torch.tensor(discount, dtype=torch.float64, device=device)[:n]
+    if D.shape[0] < n:
+        D = torch.cat([D, D[-1:].expand(n - D.shape[0])])
+    return D
+
+
 class _Loss:
     """delta_j(i) - delta_j(1) for a batch of (query, j, i), and the loss of a pattern."""
 
-    def __init__(self, code, discount, queries: _Queries, device):
+    def __init__(self, code, discount, n, device):
         self.code = code
-        n_max = int((queries.P + queries.N).max()) + 2
+        n_max = n + 2            # a shape: the largest query has at most n samples
         m = torch.arange(1, n_max + 1, dtype=torch.float64, device=device)
         if code == "ap":
             # H[m] = sum_{t <= m} 1/t, H[0] = 0
             self.H = torch.cat([m.new_zeros(1), torch.cumsum(1.0 / m, 0)])
         else:
-            if discount is None:
-                D = 1.0 / torch.log2(1.0 + m)
-            else:
-                D = torch.tensor(discount[:n_max], dtype=torch.float64, device=device)
-                if D.numel() < n_max:
-                    # positions past a query's last sample are never reached; pad for indexing
-                    D = torch.cat([D, D[-1:].expand(n_max - D.numel())])
-            self.D = torch.cat([m.new_zeros(1), D])          # D[m] for 1-based m
+            self.D = torch.cat([m.new_zeros(1), _discount_table(discount, n_max, device)])
             self.Z = torch.cumsum(self.D, 0)                 # Z[P] = sum_{k <= P} D(k)
 
     def relative(self, P, j, i, i0):
@@ -136,7 +164,8 @@ class _Loss:
         """f_j(i + 1) - f_j(i) with the operations, in the order, of the kernels' step()
         (aprank/inference/_kernel.pxd), on uncentred scores."""
         Pd, Nd = P.double(), N.double()
-        score = 2.0 / (Pd * Nd) * (Q.s[Q.pos_start[q] + i - 1] - s)
+        at = (Q.pos_start[q] + i - 1).clamp(0, Q.s.shape[0] - 1)   # masked slots stay in range
+        score = 2.0 / (Pd * Nd) * (Q.s[at] - s)
         if self.code == "ap":
             a = (j + i).double()
             return score + -(i.double()) / (Pd * a * (a - 1.0))
@@ -150,9 +179,83 @@ class _Loss:
         return (self.D[r] - self.D[r + above]) / self.Z[P]
 
 
-def _settle_ties(Q: _Queries, loss: "_Loss", q, j, s, r, rl, rh):
+def _level_nodes(Q: _Queries, h: int, blocks: bool, n_groups: int, largest: int):
+    """The negatives level h solves: (sorted position, query, 1-based index m among the query's
+    negatives, whether it is one), in a tensor whose length comes from shapes.
+
+    Equal blocks: each query's candidates m = h, 3h, 5h, ... <= the block size, so a level
+    costs its own number of nodes. Otherwise every sorted position, masked."""
+    n = Q.s.shape[0]
+    if blocks:
+        per_query = (largest - h) // (2 * h) + 1
+        m = (h * (2 * torch.arange(per_query, device=Q.s.device) + 1)).repeat(n_groups)
+        q = torch.arange(n_groups, device=Q.s.device).repeat_interleave(per_query)
+        node = (m <= Q.N[q]) & (Q.P[q] > 0)
+        t = Q.neg_start[q] + m - 1
+    else:
+        t = torch.arange(n, device=Q.s.device)
+        q = Q.group
+        m = t - Q.neg_start[q] + 1
+        node = ~Q.is_pos & (Q.P[q] > 0) & (m % (2 * h) == h)
+    # a node past the data writes to the sink entry n of the rank array
+    return torch.where(node, t, n), q, m, node
+
+
+def _solve_negatives(Q: _Queries, loss: _Loss, blocks: bool, n_groups: int,
+                     n_positives: int) -> torch.Tensor:
+    """Interleaving ranks of every negative, in the sorted layout (positives get 0).
+
+    The search runs on a fixed binary tree over each query's negatives, numbered m = 1..N in
+    rank order: level l (from 0) solves the m with m mod 2h = h, h = 2^(L-1-l), whose nearest
+    solved neighbours m - h and m + h (or rank 1 and P + 1 past the ends) bound their ranks.
+    L = bit_length(largest) levels cover any query of at most ``largest`` samples (n, or the
+    block size of equal blocks), so the loop's length and every tensor's shape come from
+    shapes and the caller's ints: no host synchronisation, no data-dependent shape, and
+    torch.compile(fullgraph=True) traces it whole. Per query the bounded intervals of one
+    level overlap only at their ends, so a level's candidates number at most P + (its nodes)
+    per query, and never more than the query's samples: at most
+    min(n, n_positives + nodes) slots in all.
+    """
+    n = Q.s.shape[0]
+    device = Q.s.device
+    largest = n // n_groups if blocks else n
+    ranks = torch.zeros(n + 1, dtype=torch.int64, device=device)     # [n]: the sink
+    scale = 2.0 / (Q.P * Q.N).double().clamp(min=1.0)
+    levels = max(1, largest.bit_length())
+    for level in range(levels):
+        h = 1 << (levels - 1 - level)
+        t, q, m, node = _level_nodes(Q, h, blocks, n_groups, largest)
+        P, N = Q.P[q], Q.N[q]
+        rl = torch.where(m - h >= 1, ranks[(t - h).clamp(min=0)], torch.ones_like(m))
+        rh = torch.where(m + h <= N, ranks[(t + h).clamp(max=n)], P + 1)
+        count = torch.where(node, rh - rl + 1, torch.zeros_like(m))
+        end = torch.cumsum(count, 0)
+        slot = torch.arange(min(n, n_positives + t.shape[0]), device=device)
+        # the node whose candidate slots [end - count, end) hold each slot
+        seg = torch.searchsorted(end, slot, right=True)
+        valid = seg < t.shape[0]
+        seg = seg.clamp(max=t.shape[0] - 1)
+        i0 = rl[seg]
+        # slots past the last node's are padding: give them an index that stays in range
+        i = torch.where(valid, i0 + slot - (end - count)[seg], i0)
+        qs, js, ts = q[seg], torch.where(valid, m[seg], torch.ones_like(slot)), t[seg].clamp(max=n - 1)
+        # f_j(i) - f_j(rl): the score part from prefix sums of centred positives
+        gain = scale[qs] * (Q.prefix_gap(qs, i, i0) - (i - i0) * Q.sc[ts]) \
+            + loss.relative(Q.P[qs], js, i, i0)
+        gain = torch.where(valid, gain, torch.full_like(gain, -torch.inf))
+        best = torch.full(t.shape, -torch.inf, dtype=gain.dtype, device=device)
+        best = best.scatter_reduce(0, seg, gain, "amax")
+        pick = torch.where(valid & (gain == best[seg]), i, torch.zeros_like(i))
+        r = torch.zeros_like(m).scatter_reduce(0, seg, pick, "amax")   # largest maximiser
+        step = loss.kernel_step(Q, qs, Q.P[qs], Q.N[qs], js, Q.s[ts], i)
+        r = _settle_ties(step, seg, valid, i, r, rl, rh)
+        ranks = ranks.scatter(0, t, torch.where(node, r, ranks[t]))
+    return ranks[:n]
+
+
+def _settle_ties(step, seg, valid, i, r, rl, rh):
     """Move each rank across adjacent candidates whose f values tie up to rounding, the way
-    the compiled kernels decide them.
+    the compiled kernels decide them; ``step`` is the kernels' step(j, i) at each slot.
 
     Scores such as 0.9 and 0.4 can make f_j(i + 1) - f_j(i) exactly zero in real arithmetic
     (AP is rational), and then rounding decides which of the two candidates a float
@@ -161,58 +264,24 @@ def _settle_ties(Q: _Queries, loss: "_Loss", q, j, s, r, rl, rh):
     step with the same operations here (IEEE arithmetic is deterministic) makes both agree on
     such ties. Only ties move a rank: at a true maximiser r, step(j, r) < 0 <= step(j, r - 1)
     up to rounding.
+
+    The walk "up while step(r) >= 0, else down while step(r - 1) < 0" never turns, so it ends
+    at the first candidate i >= r with step(i) < 0 (or rh) when it goes up, and at the last
+    i <= r with step(i - 1) >= 0 (or rl) when it goes down: two segmented reductions over the
+    level's candidate slots, in place of a loop whose length the data would decide.
     """
-    P, N = Q.P[q], Q.N[q]
-    while True:
-        up = r < rh
-        step_up = loss.kernel_step(Q, q, P, N, j, s, torch.where(up, r, rl))
-        move_up = up & (step_up >= 0.0)
-        down = (r > rl) & ~move_up
-        step_down = loss.kernel_step(Q, q, P, N, j, s, torch.where(down, r - 1, rl))
-        move_down = down & (step_down < 0.0)
-        if not bool((move_up | move_down).any()):
-            return r
-        r = r + move_up.long() - move_down.long()
-
-
-def _solve_negatives(Q: _Queries, loss: _Loss) -> torch.Tensor:
-    """Interleaving ranks of every negative, in the sorted layout (positives get 0)."""
-    device = Q.s.device
-    ranks = torch.zeros_like(Q.perm)
-    active = torch.nonzero((Q.P > 0) & (Q.N > 0)).flatten()
-    q, lo, hi = active, torch.zeros_like(active), Q.N[active]
-    rl, rh = torch.ones_like(active), Q.P[active] + 1
-    while q.numel():
-        mid = (lo + hi) // 2
-        at = Q.neg_start[q] + mid                 # sorted-layout index of the middle negative
-        j = mid + 1
-        P = Q.P[q]
-        scale = 2.0 / (P.double() * Q.N[q].double())
-        count = rh - rl + 1
-        total = int(count.sum())
-        seg = torch.repeat_interleave(torch.arange(q.numel(), device=device), count,
-                                      output_size=total)
-        i = rl[seg] + torch.arange(total, device=device) - _segment_starts(count)[seg]
-        # f_j(i) - f_j(rl): the score part from prefix sums of centred positives
-        qs, js, i0 = q[seg], j[seg], rl[seg]
-        gain = scale[seg] * (Q.prefix_gap(qs, i, i0) - (i - i0) * Q.sc[at][seg]) \
-            + loss.relative(P[seg], js, i, i0)
-        best = torch.full((q.numel(),), -torch.inf, dtype=gain.dtype, device=device)
-        best = best.scatter_reduce(0, seg, gain, "amax")
-        pick = torch.where(gain == best[seg], i, torch.zeros_like(i))
-        r = torch.zeros_like(q).scatter_reduce(0, seg, pick, "amax")   # largest maximiser
-        r = _settle_ties(Q, loss, q, j, Q.s[at], r, rl, rh)
-        ranks[at] = r
-        left = mid > lo
-        right = hi > mid + 1
-        q = torch.cat([q[left], q[right]])
-        lo, hi = torch.cat([lo[left], (mid + 1)[right]]), torch.cat([mid[left], hi[right]])
-        rl, rh = torch.cat([rl[left], r[right]]), torch.cat([r[left], rh[right]])
-    return ranks
+    at_r = r[seg]
+    stops_up = valid & (i >= at_r) & (i < rh[seg]) & (step < 0.0)
+    big = torch.full_like(i, torch.iinfo(torch.int64).max)
+    r_up = rh.scatter_reduce(0, seg, torch.where(stops_up, i, big), "amin")
+    stops_down = valid & (i >= rl[seg]) & (i < at_r) & (step >= 0.0)
+    r_down = rl.scatter_reduce(0, seg, torch.where(stops_down, i + 1, torch.zeros_like(i)), "amax")
+    return torch.where(r_up > r, r_up, r_down)
 
 
 def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
-                code: str = "ap", discount=None) -> HingeTerms:
+                code: str = "ap", discount=None, *, blocks=None,
+                n_positives=None) -> HingeTerms:
     """The structured hinge of every query, in torch operations, and its subgradient.
 
     The objective is max_R [Delta + w'Psi(R) - w'Psi(R*)], its subgradient with respect to the
@@ -233,27 +302,47 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
         The loss.
     discount : torch.Tensor or array-like, optional
         The NDCG discount table (default 1/log2(1 + i)).
+    blocks : bool, optional
+        Whether the queries are ``n_groups`` equal consecutive blocks (``group`` is
+        ``arange(n_groups).repeat_interleave(n // n_groups)``, a score matrix ranked per
+        column); they are then sorted as one batched sort of short rows. None: checked here,
+        which is the one host synchronisation; pass it to trace the whole function with
+        ``torch.compile(fullgraph=True)``.
+    n_positives : int, optional
+        At least the number of positive samples, when the caller knows it: the search sizes
+        its candidate buffers from it (a level needs at most this plus its number of nodes)
+        instead of from n, which is what makes a query with few positives cheap.
 
     Returns
     -------
     HingeTerms
         Objective per query, gradient and ranks per sample.
+
+    Notes
+    -----
+    Every shape and the number of search levels come from the number of samples, none from
+    the data: with ``blocks`` given there is no host synchronisation (no ``.item()``, no
+    ``nonzero``), and the function compiles with ``torch.compile(fullgraph=True)``.
     """
     if code not in ("ap", "ndcg"):
         raise ValueError(f"the torch implementation computes the losses 'ap' and 'ndcg', not {code!r}")
+    if blocks is None:
+        blocks = _equal_blocks(group, n_groups)
     s = scores.detach().to(torch.float64)
-    Q = _Queries(s, is_pos, group, n_groups)
-    loss = _Loss(code, discount, Q, s.device)
-    neg_rank = _solve_negatives(Q, loss)
+    Q = _Queries(s, is_pos, group, n_groups, blocks)
+    loss = _Loss(code, discount, s.shape[0], s.device)
+    neg_rank = _solve_negatives(Q, loss, blocks, n_groups,
+                                s.shape[0] if n_positives is None else n_positives)
 
     P, N = Q.P[Q.group], Q.N[Q.group]
     both = (P > 0) & (N > 0)
     PN = (P * N).double().clamp(min=1.0)
     # positives: the r-th has (negatives with rank <= r) above it; counts per (query, rank)
     slot_start = _segment_starts(Q.P + 2)
-    slots = int((Q.P + 2).sum())
+    slots = s.shape[0] + 2 * n_groups              # >= sum(P + 2), a shape
     neg_slot = slot_start[Q.group] + neg_rank
-    counts = torch.bincount(neg_slot[~Q.is_pos & both], minlength=slots)
+    counts = torch.zeros(slots, dtype=torch.int64, device=s.device).index_add_(
+        0, neg_slot, (~Q.is_pos & both).long())
     cum = torch.cumsum(counts, 0)
     within = torch.arange(s.numel(), device=s.device) - Q.pos_start[Q.group]  # 0-based position
     r_pos = within + 1                                    # a positive's rank among positives
