@@ -155,7 +155,7 @@ def test_impute_outside_a_bag_qid_and_brute_limits():
 def greedy_by_patterns(problem, scores):
     """Appendix A's greedy the plain way: every pattern of the scan scored by its own two
     Hungarian assignments (the reference of latent-greedy's augmenting-path scan)."""
-    from aprank.inference.latent._algorithms import _pattern_value
+    from aprank.inference.latent._reference import _pattern_value
     bags = problem.bags
     amax, amin = bags.best_rows(scores), bags.best_rows(scores, lowest=True)
     pos, neg = np.flatnonzero(bags.is_pos), np.flatnonzero(~bags.is_pos)

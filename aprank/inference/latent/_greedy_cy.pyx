@@ -1,0 +1,377 @@
+# distutils: language = c++
+"""Paper 003 appendix A's greedy for the latent SSVM, compiled (issue 24 item 1).
+
+The greedy (see ``run_latent_greedy``) moves the negative slots up one at a time, each to the
+rank of largest loss-augmented score with the others fixed. Scoring one pattern takes two
+assignments of bags to slots, one per side, of gains g(b, c) = max_h c s_b(h) = c high_b for
+c >= 0, c low_b below (eqs. A.6-A.9). Here every pattern's value comes from kept optima:
+
+* negative side: a dense Hungarian state (assignment and dual potentials u, v with
+  u_b + v_t >= g(b, t), equality on the assignment) over N bags and N columns, the moving slot's
+  column a *dummy* of gain 0. One Dijkstra from the dummy's bag gives, for every bag x, the best
+  assignment of the others when x takes the dummy; slot k at rank r is then worth
+  max_x g(x, c_r) + that. From one slot to the next two columns change (slot k takes its rank,
+  slot k + 1 becomes the dummy): each change is one repair of the dynamic Hungarian algorithm
+  (Korsah, Stentz & Dias 2007: free the column's bag, lower the column's potential until it is
+  feasible again, one augmenting path), O(N^2), instead of a new O(N^3) solve.
+* positive side: while every positive slot's coefficient is >= 0 (slot k's lower coefficient
+  (N - 2(k + 1)) / (P N) >= 0: fewer than half the negatives moved) every gain is c high_b and
+  the optimum is the sorted matching (rearrangement inequality): O(1) per rank from prefix sums
+  of the sorted highs. Past that the scan's rank steps each change one column (from the
+  coefficient below slot k to the one above it) and take one dynamic-Hungarian repair, O(P^2).
+
+The loss of each pattern is updated in O(1) along a scan (one positive's negatives-above count
+changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
+the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
+"""
+from libc.math cimport INFINITY, fabs
+from libcpp.vector cimport vector
+from cpython.exc cimport PyErr_CheckSignals
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+import numpy as np
+
+from aprank.inference._kernel cimport i64
+
+#: Seconds between two checks for Ctrl-C in the kernel's long loops.
+cdef double _CHECK_EVERY = 0.1
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef int _check_signals(double* next_check) except -1 nogil:
+    """Raise KeyboardInterrupt (or whatever a signal handler raised) at most every 0.1 s."""
+    cdef double now = _now()
+    if now >= next_check[0]:
+        next_check[0] = now + _CHECK_EVERY
+        with gil:
+            PyErr_CheckSignals()
+    return 0
+
+
+cdef inline double _gain(double c, double hi, double lo) noexcept nogil:
+    return c * hi if c >= 0 else c * lo
+
+
+cdef class _Hungarian:
+    """A square maximum-gain assignment of bags (rows) to slots (columns) of coefficients
+    ``coef``, gain(b, t) = c_t high_b for c_t >= 0, c_t low_b below, 0 in the ``dummy`` column;
+    kept optimal with its dual potentials across changes of one column at a time."""
+
+    cdef i64 n, dummy, end
+    cdef vector[double] hi, lo, coef, u, v, dist
+    cdef vector[i64] col_of, row_of, pred
+    cdef vector[char] done
+
+    def __cinit__(self, double[::1] hi, double[::1] lo):
+        cdef i64 b
+        self.n = hi.shape[0]
+        self.dummy = -1
+        self.hi.resize(self.n)
+        self.lo.resize(self.n)
+        for b in range(self.n):
+            self.hi[b] = hi[b]
+            self.lo[b] = lo[b]
+        self.coef.assign(self.n, 0.0)
+        self.u.assign(self.n, 0.0)
+        self.v.assign(self.n, 0.0)
+        self.dist.assign(self.n, 0.0)
+        self.col_of.assign(self.n, -1)
+        self.row_of.assign(self.n, -1)
+        self.pred.assign(self.n, -1)
+        self.done.assign(self.n, 0)
+
+    cdef inline double gain(self, i64 b, i64 t) noexcept nogil:
+        if t == self.dummy:
+            return 0.0
+        return _gain(self.coef[t], self.hi[b], self.lo[b])
+
+    cdef void solve(self) noexcept nogil:
+        """From scratch (O(n^3)): u at each row's best gain, v = 0, then one augmenting path
+        per row."""
+        cdef i64 b, t
+        cdef double best
+        for b in range(self.n):
+            best = -INFINITY
+            for t in range(self.n):
+                best = max(best, self.gain(b, t))
+            self.u[b] = best
+            self.col_of[b] = -1
+        for t in range(self.n):
+            self.v[t] = 0.0
+            self.row_of[t] = -1
+        for b in range(self.n):
+            self.augment(b)
+
+    cdef void solve_uniform(self) noexcept nogil:
+        """O(n) optimum where every column but the dummy has the same coefficient: any
+        assignment is optimal once the dummy takes a bag of least gain (the first)."""
+        cdef i64 b, t, y0 = 0, next_col = 0
+        cdef double c = self.coef[0 if self.dummy != 0 else min(1, self.n - 1)]
+        for b in range(self.n):
+            self.u[b] = _gain(c, self.hi[b], self.lo[b])
+            if self.u[b] < self.u[y0]:
+                y0 = b
+        for t in range(self.n):
+            self.v[t] = 0.0
+        self.v[self.dummy] = -self.u[y0]
+        self.row_of[self.dummy] = y0
+        self.col_of[y0] = self.dummy
+        for b in range(self.n):
+            if b == y0:
+                continue
+            if next_col == self.dummy:
+                next_col += 1
+            self.col_of[b] = next_col
+            self.row_of[next_col] = b
+            next_col += 1
+
+    cdef void shortest(self, i64 y, i64 skip, bint stop_at_free) noexcept nogil:
+        """Dijkstra over the columns from row y on reduced costs u_b + v_t - gain >= 0 (column
+        ``skip`` left out); stops at the first free column when ``stop_at_free`` and keeps it
+        in ``end``. Fills dist, pred and done."""
+        cdef i64 t, z, best_t
+        cdef double d, best
+        for t in range(self.n):
+            self.dist[t] = self.u[y] + self.v[t] - self.gain(y, t)
+            self.pred[t] = y
+            self.done[t] = 0
+        if skip >= 0:
+            self.done[skip] = 1
+        while True:
+            best_t, best = -1, INFINITY
+            for t in range(self.n):
+                if not self.done[t] and self.dist[t] < best:
+                    best, best_t = self.dist[t], t
+            if best_t < 0:
+                return
+            self.done[best_t] = 1
+            z = self.row_of[best_t]
+            if z < 0:
+                if stop_at_free:
+                    self.end = best_t
+                    return
+                continue
+            for t in range(self.n):
+                if not self.done[t]:
+                    d = best + self.u[z] + self.v[t] - self.gain(z, t)
+                    if d < self.dist[t]:
+                        self.dist[t] = d
+                        self.pred[t] = z
+
+    cdef void augment(self, i64 y) noexcept nogil:
+        """Assign the free row y along a shortest augmenting path; potentials stay feasible
+        (u -= D - dist of each reached row, v += D - dist of each reached column)."""
+        cdef i64 t, end, b, prev
+        cdef double D, delta
+        self.end = -1
+        self.shortest(y, -1, True)
+        end = self.end
+        D = self.dist[end]
+        self.u[y] -= D
+        for t in range(self.n):
+            if self.done[t] and t != end:
+                delta = D - self.dist[t]
+                self.v[t] += delta
+                self.u[self.row_of[t]] -= delta
+        t = end
+        while True:
+            b = self.pred[t]
+            prev = self.col_of[b]
+            self.row_of[t] = b
+            self.col_of[b] = t
+            if b == y:
+                break
+            t = prev
+
+    cdef void set_column(self, i64 t, double c, bint dummy) noexcept nogil:
+        """Korsah et al.'s repair after column t's gains change: free its row, lower v_t to
+        the least feasible value, one augmenting path: O(n^2)."""
+        cdef i64 b, y
+        cdef double m = -INFINITY
+        if dummy:
+            self.dummy = t
+        elif self.dummy == t:
+            self.dummy = -1
+        self.coef[t] = c
+        y = self.row_of[t]
+        self.row_of[t] = -1
+        self.col_of[y] = -1
+        for b in range(self.n):
+            m = max(m, self.gain(b, t) - self.u[b])
+        self.v[t] = m
+        self.augment(y)
+
+    cdef double value(self) noexcept nogil:
+        cdef i64 b
+        cdef double total = 0.0
+        for b in range(self.n):
+            total += self.gain(b, self.col_of[b])
+        return total
+
+
+cdef inline double _ap_term(double p, double above) noexcept nogil:
+    # 1 - precision at the p-th positive, as AveragePrecision.from_pattern sums it
+    return above / (p + above)
+
+
+def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_high,
+                  double[::1] neg_low, double tol):
+    """The greedy's negative slots' ranks and each bag's slot coefficient.
+
+    Parameters
+    ----------
+    pos_high, pos_low, neg_high, neg_low : ndarray of float64
+        Per positive (negative) bag, its highest and lowest candidate score (P and N >= 1
+        entries), high >= low.
+    tol : float
+        Values within ``tol`` are ties: a slot moves only when it gains more than ``tol``, to
+        the lowest place among the ranks within ``tol`` of its best.
+
+    Returns
+    -------
+    neg_ranks : ndarray of int64 (N,)
+        The interleaving rank of each negative slot (non-decreasing).
+    pos_coef, neg_coef : ndarray of float64 (P,), (N,)
+        The coefficient of the slot each bag takes in the final pattern's assignments.
+    """
+    cdef i64 P = pos_high.shape[0], N = neg_high.shape[0]
+    neg_ranks_a = np.full(N, P + 1, dtype=np.int64)
+    pos_coef_a = np.empty(P)
+    neg_coef_a = np.empty(N)
+    cdef i64[::1] neg_ranks = neg_ranks_a
+    cdef double[::1] pos_coef = pos_coef_a, neg_coef = neg_coef_a
+    order = np.argsort(-np.asarray(pos_high), kind="stable").astype(np.int64)
+    cdef i64[::1] pos_order = order
+    sorted_high = np.ascontiguousarray(np.asarray(pos_high)[order])
+    cdef double[::1] H = sorted_high
+    cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
+    cdef _Hungarian pos = _Hungarian(pos_high, pos_low)
+    with nogil:
+        _run(P, N, H, pos_order, pos, neg, tol, neg_ranks, pos_coef, neg_coef)
+    return neg_ranks_a, pos_coef_a, neg_coef_a
+
+
+cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
+              double tol, i64[::1] neg_ranks, double[::1] pos_coef,
+              double[::1] neg_coef) except -1 nogil:
+    cdef double scale = 1.0 / (<double>P * N), next_check = _now() + _CHECK_EVERY
+    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g, e
+    cdef double neg_base, cut
+    cdef i64 k, r, p, b, t, x, lowest, chosen, above, y0
+    cdef bint mixed = False, moved
+    cdef vector[double] S, E, values
+    cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
+    S.assign(P + 1, 0.0)
+    for p in range(P):
+        S[p + 1] = S[p] + H[p]
+    E.assign(N, 0.0)
+    values.assign(P + 1, 0.0)
+    above_of.assign(P + 1, 0)
+
+    # negative side at the true pattern: every slot at P + 1, slot 0 the dummy
+    c = (P + 2.0 - 2.0 * (P + 1)) * scale
+    for t in range(N):
+        neg.coef[t] = c
+    neg.dummy = 0
+    neg.solve_uniform()
+    # the true pattern's value: loss 0, every positive at N / (P N), every negative at P + 1
+    best = S[P] * N * scale
+    for b in range(N):
+        best += _gain(c, neg.hi[b], neg.lo[b])
+
+    k = 0
+    while k < N:
+        _check_signals(&next_check)
+        lowest = neg_ranks[k - 1] if k else 1
+        c_hi = (N - 2.0 * k) * scale
+        c_lo = (N - 2.0 * (k + 1)) * scale
+        # loss and positive-side value of the slots p < lowest (fixed)
+        delta_fixed = 0.0
+        fixed_value = 0.0
+        for p in range(1, lowest):
+            delta_fixed += _ap_term(p, above_of[p])
+            fixed_value += (N - 2.0 * above_of[p]) * scale * H[p - 1]
+        if c_lo < 0 and not mixed:
+            # from here on some positive slot may take a negative coefficient: the positive
+            # side becomes a kept Hungarian assignment (built once, O(P^3))
+            mixed = True
+            for p in range(1, P + 1):
+                pos.coef[p - 1] = (N - 2.0 * above_of[p]) * scale if p < lowest else c_lo
+            pos.solve()
+        elif mixed:
+            for p in range(lowest, P + 1):
+                if pos.coef[p - 1] != c_lo:
+                    pos.set_column(p - 1, c_lo, False)
+                    _check_signals(&next_check)
+        # negative side: the best assignment of every bag x to the other slots when x takes
+        # slot k, for all x at once (one Dijkstra from the dummy's row)
+        y0 = neg.row_of[k]
+        neg.shortest(y0, k, False)
+        neg_base = neg.value()
+        for x in range(N):
+            t = neg.col_of[x]
+            E[x] = neg_base - (neg.u[x] + neg.v[k]) - (0.0 if x == y0 else neg.dist[t])
+        # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
+        # above, those in lowest ... r - 1 have k
+        delta = delta_fixed
+        for p in range(lowest, P + 1):
+            delta += _ap_term(p, k + 1.0)
+        top = -INFINITY
+        for r in range(lowest, P + 1):
+            if r > lowest:
+                delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
+                if mixed:
+                    pos.set_column(r - 2, c_hi, False)
+                    _check_signals(&next_check)
+            if mixed:
+                pos_v = pos.value()
+            else:
+                pos_v = (fixed_value + c_hi * (S[r - 1] - S[lowest - 1])
+                         + c_lo * (S[P] - S[r - 1]))
+            c = (P + 2.0 - 2.0 * r) * scale
+            neg_v = -INFINITY
+            for x in range(N):
+                g = _gain(c, neg.hi[x], neg.lo[x]) + E[x]
+                if g > neg_v:
+                    neg_v = g
+            values[r] = delta / P + pos_v + neg_v
+            if values[r] > top:
+                top = values[r]
+        if not top > best + tol:
+            break               # slot k stays at P + 1, and so must every later one
+        chosen = lowest
+        for r in range(P, lowest - 1, -1):
+            if values[r] >= top - tol:
+                chosen = r
+                break
+        best = values[chosen]
+        neg_ranks[k] = chosen
+        for p in range(chosen, P + 1):
+            above_of[p] = k + 1
+        # slot k takes its rank, slot k + 1 becomes the dummy: two repairs
+        neg.set_column(k, (P + 2.0 - 2.0 * chosen) * scale, False)
+        if k + 1 < N:
+            neg.set_column(k + 1, 0.0, True)
+        k += 1
+
+    # the final pattern's assignments
+    if k < N:
+        neg.set_column(k, (P + 2.0 - 2.0 * (P + 1)) * scale, False)
+    for b in range(N):
+        neg_coef[b] = neg.coef[neg.col_of[b]]
+    if mixed:
+        for p in range(1, P + 1):
+            c = (N - 2.0 * above_of[p]) * scale
+            if pos.coef[p - 1] != c:
+                pos.set_column(p - 1, c, False)
+        for b in range(P):
+            pos_coef[b] = pos.coef[pos.col_of[b]]
+    else:
+        for p in range(1, P + 1):
+            pos_coef[pos_order[p - 1]] = (N - 2.0 * above_of[p]) * scale
+    return 0
