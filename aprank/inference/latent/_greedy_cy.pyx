@@ -59,18 +59,17 @@ cdef inline double _gain(double c, double hi, double lo) noexcept nogil:
 
 cdef class _Hungarian:
     """A square maximum-gain assignment of bags (rows) to slots (columns) of coefficients
-    ``coef``, gain(b, t) = c_t high_b for c_t >= 0, c_t low_b below, 0 in the ``dummy`` column;
-    kept optimal with its dual potentials across changes of one column at a time."""
+    ``coef``, gain(b, t) = c_t high_b for c_t >= 0, c_t low_b below (a column of coefficient 0,
+    gain 0 for every bag, is the greedy's dummy); kept optimal with its dual potentials across
+    changes of one column at a time."""
 
-    cdef i64 n, dummy, end
+    cdef i64 n, end
     cdef vector[double] hi, lo, coef, u, v, dist
-    cdef vector[i64] col_of, row_of, pred
-    cdef vector[char] done
+    cdef vector[i64] col_of, row_of, pred, todo
 
     def __cinit__(self, double[::1] hi, double[::1] lo):
         cdef i64 b
         self.n = hi.shape[0]
-        self.dummy = -1
         self.hi.resize(self.n)
         self.lo.resize(self.n)
         for b in range(self.n):
@@ -83,11 +82,9 @@ cdef class _Hungarian:
         self.col_of.assign(self.n, -1)
         self.row_of.assign(self.n, -1)
         self.pred.assign(self.n, -1)
-        self.done.assign(self.n, 0)
+        self.todo.assign(self.n, 0)
 
     cdef inline double gain(self, i64 b, i64 t) noexcept nogil:
-        if t == self.dummy:
-            return 0.0
         return _gain(self.coef[t], self.hi[b], self.lo[b])
 
     cdef void solve(self) noexcept nogil:
@@ -107,74 +104,87 @@ cdef class _Hungarian:
         for b in range(self.n):
             self.augment(b)
 
-    cdef void solve_uniform(self) noexcept nogil:
-        """O(n) optimum where every column but the dummy has the same coefficient: any
+    cdef void solve_uniform(self, double c, i64 dummy) noexcept nogil:
+        """O(n) optimum where every column has coefficient c but ``dummy``, of 0: any
         assignment is optimal once the dummy takes a bag of least gain (the first)."""
         cdef i64 b, t, y0 = 0, next_col = 0
-        cdef double c = self.coef[0 if self.dummy != 0 else min(1, self.n - 1)]
+        for t in range(self.n):
+            self.coef[t] = c
+            self.v[t] = 0.0
+        self.coef[dummy] = 0.0
         for b in range(self.n):
             self.u[b] = _gain(c, self.hi[b], self.lo[b])
             if self.u[b] < self.u[y0]:
                 y0 = b
-        for t in range(self.n):
-            self.v[t] = 0.0
-        self.v[self.dummy] = -self.u[y0]
-        self.row_of[self.dummy] = y0
-        self.col_of[y0] = self.dummy
+        self.v[dummy] = -self.u[y0]
+        self.row_of[dummy] = y0
+        self.col_of[y0] = dummy
         for b in range(self.n):
             if b == y0:
                 continue
-            if next_col == self.dummy:
+            if next_col == dummy:
                 next_col += 1
             self.col_of[b] = next_col
             self.row_of[next_col] = b
             next_col += 1
 
-    cdef void shortest(self, i64 y, i64 skip, bint stop_at_free) noexcept nogil:
-        """Dijkstra over the columns from row y on reduced costs u_b + v_t - gain >= 0 (column
-        ``skip`` left out); stops at the first free column when ``stop_at_free`` and keeps it
-        in ``end``. Fills dist, pred and done."""
-        cdef i64 t, z, best_t
-        cdef double d, best
+    cdef i64 shortest(self, i64 y, i64 skip, bint stop_at_free) noexcept nogil:
+        """Dijkstra over the columns from row y on the reduced costs u_b + v_t - gain(b, t)
+        >= 0 (column ``skip`` left out), relaxing and picking the next column in one pass over
+        the columns not yet reached (``todo``, swap-removed). Fills dist and pred; returns the
+        number of columns reached, kept in todo[n - reached:] in the order reached (with
+        ``stop_at_free``: up to the first free column, which is ``end``)."""
+        cdef i64 t, i, z, best_i, n_todo = 0
+        cdef double d, best, base, hz, lz, c
+        cdef double* v = self.v.data()
+        cdef double* coef = self.coef.data()
+        cdef double* dist = self.dist.data()
+        cdef i64* pred = self.pred.data()
+        cdef i64* todo = self.todo.data()
         for t in range(self.n):
-            self.dist[t] = self.u[y] + self.v[t] - self.gain(y, t)
-            self.pred[t] = y
-            self.done[t] = 0
-        if skip >= 0:
-            self.done[skip] = 1
-        while True:
-            best_t, best = -1, INFINITY
-            for t in range(self.n):
-                if not self.done[t] and self.dist[t] < best:
-                    best, best_t = self.dist[t], t
-            if best_t < 0:
-                return
-            self.done[best_t] = 1
-            z = self.row_of[best_t]
+            if t != skip:
+                todo[n_todo] = t
+                n_todo += 1
+        z, base = y, self.u[y]
+        for i in range(n_todo):
+            dist[todo[i]] = INFINITY
+        while n_todo:
+            hz, lz = self.hi[z], self.lo[z]
+            best, best_i = INFINITY, -1
+            for i in range(n_todo):
+                t = todo[i]
+                c = coef[t]
+                d = base + v[t] - c * (hz if c >= 0 else lz)
+                if d < dist[t]:
+                    dist[t] = d
+                    pred[t] = z
+                if dist[t] < best:
+                    best, best_i = dist[t], i
+            t = todo[best_i]
+            n_todo -= 1
+            todo[best_i] = todo[n_todo]
+            todo[n_todo] = t
+            z = self.row_of[t]
             if z < 0:
                 if stop_at_free:
-                    self.end = best_t
-                    return
+                    self.end = t
+                    return self.n - n_todo - (1 if skip >= 0 else 0)
                 continue
-            for t in range(self.n):
-                if not self.done[t]:
-                    d = best + self.u[z] + self.v[t] - self.gain(z, t)
-                    if d < self.dist[t]:
-                        self.dist[t] = d
-                        self.pred[t] = z
+            base = best + self.u[z]
+        return self.n - (1 if skip >= 0 else 0)
 
     cdef void augment(self, i64 y) noexcept nogil:
         """Assign the free row y along a shortest augmenting path; potentials stay feasible
         (u -= D - dist of each reached row, v += D - dist of each reached column)."""
-        cdef i64 t, end, b, prev
+        cdef i64 t, i, end, b, prev, reached
         cdef double D, delta
-        self.end = -1
-        self.shortest(y, -1, True)
+        reached = self.shortest(y, -1, True)
         end = self.end
         D = self.dist[end]
         self.u[y] -= D
-        for t in range(self.n):
-            if self.done[t] and t != end:
+        for i in range(self.n - reached, self.n):
+            t = self.todo[i]
+            if t != end:
                 delta = D - self.dist[t]
                 self.v[t] += delta
                 self.u[self.row_of[t]] -= delta
@@ -188,15 +198,11 @@ cdef class _Hungarian:
                 break
             t = prev
 
-    cdef void set_column(self, i64 t, double c, bint dummy) noexcept nogil:
-        """Korsah et al.'s repair after column t's gains change: free its row, lower v_t to
-        the least feasible value, one augmenting path: O(n^2)."""
+    cdef void set_column(self, i64 t, double c) noexcept nogil:
+        """Korsah et al.'s repair after column t's coefficient changes: free its row, set v_t
+        to the least feasible value, one augmenting path: O(n^2)."""
         cdef i64 b, y
         cdef double m = -INFINITY
-        if dummy:
-            self.dummy = t
-        elif self.dummy == t:
-            self.dummy = -1
         self.coef[t] = c
         y = self.row_of[t]
         self.row_of[t] = -1
@@ -275,10 +281,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
 
     # negative side at the true pattern: every slot at P + 1, slot 0 the dummy
     c = (P + 2.0 - 2.0 * (P + 1)) * scale
-    for t in range(N):
-        neg.coef[t] = c
-    neg.dummy = 0
-    neg.solve_uniform()
+    neg.solve_uniform(c, 0)
     # the true pattern's value: loss 0, every positive at N / (P N), every negative at P + 1
     best = S[P] * N * scale
     for b in range(N):
@@ -306,7 +309,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         elif mixed:
             for p in range(lowest, P + 1):
                 if pos.coef[p - 1] != c_lo:
-                    pos.set_column(p - 1, c_lo, False)
+                    pos.set_column(p - 1, c_lo)
                     _check_signals(&next_check)
         # negative side: the best assignment of every bag x to the other slots when x takes
         # slot k, for all x at once (one Dijkstra from the dummy's row)
@@ -326,7 +329,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
             if r > lowest:
                 delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
                 if mixed:
-                    pos.set_column(r - 2, c_hi, False)
+                    pos.set_column(r - 2, c_hi)
                     _check_signals(&next_check)
             if mixed:
                 pos_v = pos.value()
@@ -354,21 +357,21 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         for p in range(chosen, P + 1):
             above_of[p] = k + 1
         # slot k takes its rank, slot k + 1 becomes the dummy: two repairs
-        neg.set_column(k, (P + 2.0 - 2.0 * chosen) * scale, False)
+        neg.set_column(k, (P + 2.0 - 2.0 * chosen) * scale)
         if k + 1 < N:
-            neg.set_column(k + 1, 0.0, True)
+            neg.set_column(k + 1, 0.0)
         k += 1
 
     # the final pattern's assignments
     if k < N:
-        neg.set_column(k, (P + 2.0 - 2.0 * (P + 1)) * scale, False)
+        neg.set_column(k, (P + 2.0 - 2.0 * (P + 1)) * scale)
     for b in range(N):
         neg_coef[b] = neg.coef[neg.col_of[b]]
     if mixed:
         for p in range(1, P + 1):
             c = (N - 2.0 * above_of[p]) * scale
             if pos.coef[p - 1] != c:
-                pos.set_column(p - 1, c, False)
+                pos.set_column(p - 1, c)
         for b in range(P):
             pos_coef[b] = pos.coef[pos.col_of[b]]
     else:
