@@ -24,7 +24,7 @@ The loss of each pattern is updated in O(1) along a scan (one positive's negativ
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
 the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
 """
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY, fmax
 from libcpp.vector cimport vector
 from cpython.exc cimport PyErr_CheckSignals
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -104,29 +104,16 @@ cdef class _Hungarian:
         for b in range(self.n):
             self.augment(b)
 
-    cdef void solve_uniform(self, double c, i64 dummy) noexcept nogil:
-        """O(n) optimum where every column has coefficient c but ``dummy``, of 0: any
-        assignment is optimal once the dummy takes a bag of least gain (the first)."""
-        cdef i64 b, t, y0 = 0, next_col = 0
-        for t in range(self.n):
-            self.coef[t] = c
-            self.v[t] = 0.0
-        self.coef[dummy] = 0.0
+    cdef void solve_uniform(self, double c) noexcept nogil:
+        """O(n) optimum where every column has coefficient c: any assignment (bag b in column
+        b), u at each bag's gain, v = 0."""
+        cdef i64 b
         for b in range(self.n):
+            self.coef[b] = c
+            self.v[b] = 0.0
             self.u[b] = _gain(c, self.hi[b], self.lo[b])
-            if self.u[b] < self.u[y0]:
-                y0 = b
-        self.v[dummy] = -self.u[y0]
-        self.row_of[dummy] = y0
-        self.col_of[y0] = dummy
-        for b in range(self.n):
-            if b == y0:
-                continue
-            if next_col == dummy:
-                next_col += 1
-            self.col_of[b] = next_col
-            self.row_of[next_col] = b
-            next_col += 1
+            self.col_of[b] = b
+            self.row_of[b] = b
 
     cdef i64 shortest(self, i64 y, i64 skip, bint stop_at_free) noexcept nogil:
         """Dijkstra over the columns from row y on the reduced costs u_b + v_t - gain(b, t)
@@ -154,7 +141,7 @@ cdef class _Hungarian:
             for i in range(n_todo):
                 t = todo[i]
                 c = coef[t]
-                d = base + v[t] - c * (hz if c >= 0 else lz)
+                d = base + v[t] - fmax(c * hz, c * lz)     # hz >= lz: the gain, no branch
                 if d < dist[t]:
                     dist[t] = d
                     pred[t] = z
@@ -198,25 +185,36 @@ cdef class _Hungarian:
                 break
             t = prev
 
-    cdef void set_column(self, i64 t, double c) noexcept nogil:
-        """Korsah et al.'s repair after column t's coefficient changes: free its row, set v_t
-        to the least feasible value, one augmenting path: O(n^2)."""
-        cdef i64 b, y
-        cdef double m = -INFINITY
-        self.coef[t] = c
-        y = self.row_of[t]
+    cdef i64 free_column(self, i64 t) noexcept nogil:
+        """Take column t out of the assignment; returns its row, now free. The rest stays
+        an optimum of the other rows and columns, under the same potentials."""
+        cdef i64 y = self.row_of[t]
         self.row_of[t] = -1
         self.col_of[y] = -1
+        return y
+
+    cdef void refill_column(self, i64 t, double c, i64 y) noexcept nogil:
+        """Column t (free) back with coefficient c, row y (free) back: v_t at the least
+        feasible value, one augmenting path from y, O(n^2)."""
+        cdef i64 b
+        cdef double m = -INFINITY
+        self.coef[t] = c
         for b in range(self.n):
             m = max(m, self.gain(b, t) - self.u[b])
         self.v[t] = m
         self.augment(y)
 
+    cdef void set_column(self, i64 t, double c) noexcept nogil:
+        """Korsah et al.'s repair after column t's coefficient changes: free its row, set v_t
+        to the least feasible value, one augmenting path: O(n^2)."""
+        self.refill_column(t, c, self.free_column(t))
+
     cdef double value(self) noexcept nogil:
         cdef i64 b
         cdef double total = 0.0
         for b in range(self.n):
-            total += self.gain(b, self.col_of[b])
+            if self.col_of[b] >= 0:
+                total += self.gain(b, self.col_of[b])
         return total
 
 
@@ -279,9 +277,9 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     values.assign(P + 1, 0.0)
     above_of.assign(P + 1, 0)
 
-    # negative side at the true pattern: every slot at P + 1, slot 0 the dummy
+    # negative side at the true pattern: every slot at P + 1
     c = (P + 2.0 - 2.0 * (P + 1)) * scale
-    neg.solve_uniform(c, 0)
+    neg.solve_uniform(c)
     # the true pattern's value: loss 0, every positive at N / (P N), every negative at P + 1
     best = S[P] * N * scale
     for b in range(N):
@@ -311,14 +309,17 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 if pos.coef[p - 1] != c_lo:
                     pos.set_column(p - 1, c_lo)
                     _check_signals(&next_check)
-        # negative side: the best assignment of every bag x to the other slots when x takes
-        # slot k, for all x at once (one Dijkstra from the dummy's row)
-        y0 = neg.row_of[k]
+        # negative side: E[x], the best assignment of the bags but x to the slots but k. Slot
+        # k's bag y0 out, the rest is the best assignment that leaves y0 over (value V);
+        # one that leaves x over instead is worth, under the same feasible potentials,
+        # V + u_y0 - u_x - (the reduced costs of the alternating path from y0 to x's slot),
+        # for every x from one Dijkstra
+        y0 = neg.free_column(k)
         neg.shortest(y0, k, False)
         neg_base = neg.value()
         for x in range(N):
-            t = neg.col_of[x]
-            E[x] = neg_base - (neg.u[x] + neg.v[k]) - (0.0 if x == y0 else neg.dist[t])
+            E[x] = neg_base if x == y0 else (neg_base + neg.u[y0] - neg.u[x]
+                                             - neg.dist[neg.col_of[x]])
         # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
         # above, those in lowest ... r - 1 have k
         delta = delta_fixed
@@ -346,7 +347,9 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
             if values[r] > top:
                 top = values[r]
         if not top > best + tol:
-            break               # slot k stays at P + 1, and so must every later one
+            # slot k stays at P + 1, and so must every later one
+            neg.refill_column(k, neg.coef[k], y0)
+            break
         chosen = lowest
         for r in range(P, lowest - 1, -1):
             if values[r] >= top - tol:
@@ -356,15 +359,11 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         neg_ranks[k] = chosen
         for p in range(chosen, P + 1):
             above_of[p] = k + 1
-        # slot k takes its rank, slot k + 1 becomes the dummy: two repairs
-        neg.set_column(k, (P + 2.0 - 2.0 * chosen) * scale)
-        if k + 1 < N:
-            neg.set_column(k + 1, 0.0)
+        # slot k takes its rank: one repair
+        neg.refill_column(k, (P + 2.0 - 2.0 * chosen) * scale, y0)
         k += 1
 
     # the final pattern's assignments
-    if k < N:
-        neg.set_column(k, (P + 2.0 - 2.0 * (P + 1)) * scale)
     for b in range(N):
         neg_coef[b] = neg.coef[neg.col_of[b]]
     if mixed:
