@@ -244,6 +244,16 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
         The coefficient of the slot each bag takes in the final pattern's assignments.
     """
     cdef i64 P = pos_high.shape[0], N = neg_high.shape[0]
+    if P < 1 or N < 1 or pos_low.shape[0] != P or neg_low.shape[0] != N:
+        raise ValueError(f"latent_greedy needs P >= 1 positive and N >= 1 negative bags, a high "
+                         f"and a low score each: got {P} and {pos_low.shape[0]} positive, "
+                         f"{N} and {neg_low.shape[0]} negative")
+    if np.any(np.asarray(pos_low) > np.asarray(pos_high)) or \
+            np.any(np.asarray(neg_low) > np.asarray(neg_high)):
+        raise ValueError("latent_greedy: a bag's low score exceeds its high score")
+    if not (np.all(np.isfinite(pos_high)) and np.all(np.isfinite(pos_low))
+            and np.all(np.isfinite(neg_high)) and np.all(np.isfinite(neg_low))):
+        raise ValueError("latent_greedy: the scores must be finite")
     neg_ranks_a = np.full(N, P + 1, dtype=np.int64)
     pos_coef_a = np.empty(P)
     neg_coef_a = np.empty(N)
@@ -265,9 +275,9 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
               double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = _now() + _CHECK_EVERY
     cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g, e
-    cdef double neg_base, cut
-    cdef i64 k, r, p, b, t, x, lowest, chosen, above, y0
-    cdef bint mixed = False, moved
+    cdef double neg_base
+    cdef i64 k, r, p, b, x, lowest, chosen, y0
+    cdef bint mixed = False
     cdef vector[double] S, E, values
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
     S.assign(P + 1, 0.0)
