@@ -91,9 +91,11 @@ ALGORITHMS = (
               "paper 003 Propositions 2-3: best row per bag, then exact AP inference",
               run_latent_ap, cost=_latent_ap_cost),
     Algorithm("latent-greedy", "latent", ("latent-ssvm",), False,
-              "O(M log M + N (N^3 + P^3 L)) worst case, L <= P Bellman-Ford passes",
-              "paper 003 appendix A: greedy over negative slots; per slot one Hungarian "
-              "assignment per side (scipy) and augmenting paths", run_latent_greedy,
+              "O(M + P log P + S (N^2 + N P)), S <= N slots scanned; past N/2 moved "
+              "slots + O(P^3) per slot",
+              "paper 003 appendix A: greedy over negative slots, compiled; the negative side's "
+              "assignment repaired per slot by the dynamic Hungarian algorithm (Korsah, Stentz "
+              "& Dias 2007), the positive side a sorted matching", run_latent_greedy,
               cost=_latent_greedy_cost),
     Algorithm("brute", "latent", None, True, "O(B! K^B B), K rows per bag",
               "exhaustive over rankings of bags and latent rows: the oracle", run_brute,
