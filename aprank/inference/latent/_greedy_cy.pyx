@@ -24,7 +24,7 @@ The loss of each pattern is updated in O(1) along a scan (one positive's negativ
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
 the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
 """
-from libc.math cimport INFINITY, fmax
+from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 from cpython.exc cimport PyErr_CheckSignals
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
@@ -66,6 +66,10 @@ cdef class _Hungarian:
     cdef i64 n, end
     cdef vector[double] hi, lo, coef, u, v, dist
     cdef vector[i64] col_of, row_of, pred, todo
+    # the columns not yet reached by a Dijkstra, with copies of their v, coefficient, distance
+    # and predecessor kept in the same order, so that its inner loop reads contiguous memory
+    cdef vector[double] todo_v, todo_c, todo_d
+    cdef vector[i64] todo_p
 
     def __cinit__(self, double[::1] hi, double[::1] lo):
         cdef i64 b
@@ -83,6 +87,10 @@ cdef class _Hungarian:
         self.row_of.assign(self.n, -1)
         self.pred.assign(self.n, -1)
         self.todo.assign(self.n, 0)
+        self.todo_v.assign(self.n, 0.0)
+        self.todo_c.assign(self.n, 0.0)
+        self.todo_d.assign(self.n, 0.0)
+        self.todo_p.assign(self.n, 0)
 
     cdef inline double gain(self, i64 b, i64 t) noexcept nogil:
         return _gain(self.coef[t], self.hi[b], self.lo[b])
@@ -118,39 +126,50 @@ cdef class _Hungarian:
     cdef i64 shortest(self, i64 y, i64 skip, bint stop_at_free) noexcept nogil:
         """Dijkstra over the columns from row y on the reduced costs u_b + v_t - gain(b, t)
         >= 0 (column ``skip`` left out), relaxing and picking the next column in one pass over
-        the columns not yet reached (``todo``, swap-removed). Fills dist and pred; returns the
-        number of columns reached, kept in todo[n - reached:] in the order reached (with
-        ``stop_at_free``: up to the first free column, which is ``end``)."""
-        cdef i64 t, i, z, best_i, n_todo = 0
-        cdef double d, best, base, hz, lz, c
-        cdef double* v = self.v.data()
-        cdef double* coef = self.coef.data()
-        cdef double* dist = self.dist.data()
-        cdef i64* pred = self.pred.data()
+        the columns not yet reached. Fills dist and pred of the columns reached and returns
+        how many: they are todo[n - reached:], in the order reached (with ``stop_at_free``:
+        up to the first free column, which is ``end``)."""
+        cdef i64 t, i, z, best_i, n_todo = 0, last
+        cdef double d, best, base, hz, lz, c, a, g
+        cdef double* tv = self.todo_v.data()
+        cdef double* tc = self.todo_c.data()
+        cdef double* td = self.todo_d.data()
+        cdef i64* tp = self.todo_p.data()
         cdef i64* todo = self.todo.data()
         for t in range(self.n):
             if t != skip:
                 todo[n_todo] = t
+                tv[n_todo] = self.v[t]
+                tc[n_todo] = self.coef[t]
+                td[n_todo] = INFINITY
                 n_todo += 1
         z, base = y, self.u[y]
-        for i in range(n_todo):
-            dist[todo[i]] = INFINITY
         while n_todo:
             hz, lz = self.hi[z], self.lo[z]
-            best, best_i = INFINITY, -1
+            best, best_i = INFINITY, 0
             for i in range(n_todo):
-                t = todo[i]
-                c = coef[t]
-                d = base + v[t] - fmax(c * hz, c * lz)     # hz >= lz: the gain, no branch
-                if d < dist[t]:
-                    dist[t] = d
-                    pred[t] = z
-                if dist[t] < best:
-                    best, best_i = dist[t], i
+                c = tc[i]
+                a = c * hz
+                g = c * lz
+                g = a if a >= g else g          # hz >= lz: the gain, without a branch on c
+                d = base + tv[i] - g
+                if d < td[i]:
+                    td[i] = d
+                    tp[i] = z
+                if td[i] < best:
+                    best, best_i = td[i], i
             t = todo[best_i]
+            self.dist[t] = best
+            self.pred[t] = tp[best_i]
+            # swap-remove: the reached column goes to the end, the last unreached one takes
+            # its place
             n_todo -= 1
-            todo[best_i] = todo[n_todo]
-            todo[n_todo] = t
+            last = n_todo
+            todo[best_i], todo[last] = todo[last], t
+            tv[best_i] = tv[last]
+            tc[best_i] = tc[last]
+            td[best_i] = td[last]
+            tp[best_i] = tp[last]
             z = self.row_of[t]
             if z < 0:
                 if stop_at_free:
