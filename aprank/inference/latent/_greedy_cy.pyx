@@ -64,6 +64,11 @@ cdef class _Hungarian:
     changes of one column at a time."""
 
     cdef i64 n, end
+    # where best_leaving stopped: columns todo[n_left : n - 1] reached, the next distance front
+    cdef i64 n_left
+    cdef double front
+    # per coefficient of best_leaving, the row that gives best_of
+    cdef vector[i64] arg_of
     cdef vector[double] hi, lo, coef, u, v, dist
     cdef vector[i64] col_of, row_of, pred, todo
     # the columns not yet reached by a Dijkstra, with copies of their v, coefficient, distance
@@ -178,6 +183,108 @@ cdef class _Hungarian:
                 continue
             base = best + self.u[z]
         return self.n - (1 if skip >= 0 else 0)
+
+    cdef void best_leaving(self, i64 y, i64 skip, const double* c, i64 L, const double* bound,
+                           double* best_of) noexcept nogil:
+        """For each of L coefficients c[i]: best_of[i] = max over rows x of gain(x, c[i]) - u_x
+        - (the reduced cost of the shortest alternating path from the free row y to x's
+        column; 0 for x = y), column ``skip`` left out. A Dijkstra from y that stops once the
+        next distance D is at least max_i (bound[i] - best_of[i]), bound[i] = max_x gain(x, c[i])
+        - u_x: no row not yet reached can then raise any best_of[i]. Keeps the row of each
+        best_of[i] (``arg_of``) and where it stopped, for :meth:`take_leaving`."""
+        cdef i64 t, i, z, best_i, n_todo = 0, last
+        cdef double d, best, base, hz, lz, cc, a, g, gap
+        cdef double* tv = self.todo_v.data()
+        cdef double* tc = self.todo_c.data()
+        cdef double* td = self.todo_d.data()
+        cdef i64* tp = self.todo_p.data()
+        cdef i64* todo = self.todo.data()
+        for t in range(self.n):
+            if t != skip:
+                todo[n_todo] = t
+                tv[n_todo] = self.v[t]
+                tc[n_todo] = self.coef[t]
+                td[n_todo] = INFINITY
+                n_todo += 1
+        if <i64>self.arg_of.size() < L:
+            self.arg_of.resize(L)
+        z, base, best = y, self.u[y], 0.0
+        while True:
+            # row z reached at distance ``best``: its candidates, then the gap left
+            hz, lz = self.hi[z], self.lo[z]
+            gap = -INFINITY
+            for i in range(L):
+                a = c[i] * hz
+                g = c[i] * lz
+                g = (a if a >= g else g) - self.u[z] - best
+                if g > best_of[i]:
+                    best_of[i] = g
+                    self.arg_of[i] = z
+                gap = max(gap, bound[i] - best_of[i])
+            if n_todo == 0:
+                self.n_left = 0
+                self.front = best
+                return
+            best, best_i = INFINITY, 0
+            for i in range(n_todo):
+                cc = tc[i]
+                a = cc * hz
+                g = cc * lz
+                g = a if a >= g else g
+                d = base + tv[i] - g
+                if d < td[i]:
+                    td[i] = d
+                    tp[i] = z
+                if td[i] < best:
+                    best, best_i = td[i], i
+            if best >= gap:
+                self.n_left = n_todo
+                self.front = best
+                return
+            t = todo[best_i]
+            self.dist[t] = best
+            self.pred[t] = tp[best_i]
+            n_todo -= 1
+            last = n_todo
+            todo[best_i], todo[last] = todo[last], t
+            tv[best_i] = tv[last]
+            tc[best_i] = tc[last]
+            td[best_i] = td[last]
+            tp[best_i] = tp[last]
+            z = self.row_of[t]
+            base = best + self.u[z]
+
+    cdef void take_leaving(self, i64 y, i64 skip, i64 x, double c) noexcept nogil:
+        """After :meth:`best_leaving` from the free row y: column ``skip`` (free) takes
+        coefficient c and row x, which it found best for c (``arg_of``), the alternating path
+        from y to x's column flips. The potentials move by the distances it reached (capped at
+        where it stopped), as after an augmenting path; x then attains v_skip's least feasible
+        value, because nothing it did not reach could beat x. O(n), no new search."""
+        cdef i64 i, t, b, prev, t0
+        cdef double delta, m = -INFINITY
+        self.u[y] -= self.front
+        for i in range(self.n_left, self.n - 1):
+            t = self.todo[i]
+            delta = self.front - self.dist[t]
+            self.v[t] += delta
+            self.u[self.row_of[t]] -= delta
+        if x != y:
+            t0 = self.col_of[x]
+            t = t0
+            while True:
+                b = self.pred[t]
+                prev = self.col_of[b]
+                self.row_of[t] = b
+                self.col_of[b] = t
+                if b == y:
+                    break
+                t = prev
+        self.col_of[x] = skip
+        self.row_of[skip] = x
+        self.coef[skip] = c
+        for b in range(self.n):
+            m = max(m, self.gain(b, skip) - self.u[b])
+        self.v[skip] = m
 
     cdef void augment(self, i64 y) noexcept nogil:
         """Assign the free row y along a shortest augmenting path; potentials stay feasible
@@ -295,14 +402,16 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     cdef double scale = 1.0 / (<double>P * N), next_check = _now() + _CHECK_EVERY
     cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g, e
     cdef double neg_base
-    cdef i64 k, r, p, b, x, lowest, chosen, y0
+    cdef i64 k, r, p, b, x, i, L, lowest, chosen, y0
     cdef bint mixed = False
-    cdef vector[double] S, E, values
+    cdef vector[double] S, values, cr, bound, best_of
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
     S.assign(P + 1, 0.0)
     for p in range(P):
         S[p + 1] = S[p] + H[p]
-    E.assign(N, 0.0)
+    cr.assign(P, 0.0)
+    bound.assign(P, 0.0)
+    best_of.assign(P, 0.0)
     values.assign(P + 1, 0.0)
     above_of.assign(P + 1, 0)
 
@@ -338,17 +447,25 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 if pos.coef[p - 1] != c_lo:
                     pos.set_column(p - 1, c_lo)
                     _check_signals(&next_check)
-        # negative side: E[x], the best assignment of the bags but x to the slots but k. Slot
-        # k's bag y0 out, the rest is the best assignment that leaves y0 over (value V);
-        # one that leaves x over instead is worth, under the same feasible potentials,
-        # V + u_y0 - u_x - (the reduced costs of the alternating path from y0 to x's slot),
-        # for every x from one Dijkstra
+        # negative side, slot k at rank r: the best assignment of the other bags to the other
+        # slots plus the gain of the bag x that takes slot k, maximised over x. Slot k's bag y0
+        # out, the rest is the best assignment that leaves y0 over (value V); one that leaves x
+        # over instead is worth, under the same feasible potentials, V + u_y0 - u_x - (the
+        # reduced costs of the alternating path from y0 to x's slot), for every x from one
+        # Dijkstra, which stops once no bag it has not reached can win at any rank
         y0 = neg.free_column(k)
-        neg.shortest(y0, k, False)
-        neg_base = neg.value()
+        neg_base = neg.value() + neg.u[y0]
+        L = P - lowest + 1
+        for i in range(L):
+            cr[i] = (P + 2.0 - 2.0 * (lowest + i)) * scale
+            bound[i] = -INFINITY
+            best_of[i] = -INFINITY
         for x in range(N):
-            E[x] = neg_base if x == y0 else (neg_base + neg.u[y0] - neg.u[x]
-                                             - neg.dist[neg.col_of[x]])
+            for i in range(L):
+                g = _gain(cr[i], neg.hi[x], neg.lo[x]) - neg.u[x]
+                if g > bound[i]:
+                    bound[i] = g
+        neg.best_leaving(y0, k, cr.data(), L, bound.data(), best_of.data())
         # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
         # above, those in lowest ... r - 1 have k
         delta = delta_fixed
@@ -366,12 +483,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
             else:
                 pos_v = (fixed_value + c_hi * (S[r - 1] - S[lowest - 1])
                          + c_lo * (S[P] - S[r - 1]))
-            c = (P + 2.0 - 2.0 * r) * scale
-            neg_v = -INFINITY
-            for x in range(N):
-                g = _gain(c, neg.hi[x], neg.lo[x]) + E[x]
-                if g > neg_v:
-                    neg_v = g
+            neg_v = neg_base + best_of[r - lowest]
             values[r] = delta / P + pos_v + neg_v
             if values[r] > top:
                 top = values[r]
@@ -388,8 +500,9 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         neg_ranks[k] = chosen
         for p in range(chosen, P + 1):
             above_of[p] = k + 1
-        # slot k takes its rank: one repair
-        neg.refill_column(k, (P + 2.0 - 2.0 * chosen) * scale, y0)
+        # slot k takes its rank and the bag that gave its value there: the Dijkstra's paths
+        # repair the assignment
+        neg.take_leaving(y0, k, neg.arg_of[chosen - lowest], (P + 2.0 - 2.0 * chosen) * scale)
         k += 1
 
     # the final pattern's assignments
