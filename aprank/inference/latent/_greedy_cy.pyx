@@ -7,13 +7,19 @@ assignments of bags to slots, one per side, of gains g(b, c) = max_h c s_b(h) = 
 c >= 0, c low_b below (eqs. A.6-A.9). Here every pattern's value comes from kept optima:
 
 * negative side: a dense Hungarian state (assignment and dual potentials u, v with
-  u_b + v_t >= g(b, t), equality on the assignment) over N bags and N columns, the moving slot's
-  column a *dummy* of gain 0. One Dijkstra from the dummy's bag gives, for every bag x, the best
-  assignment of the others when x takes the dummy; slot k at rank r is then worth
-  max_x g(x, c_r) + that. From one slot to the next two columns change (slot k takes its rank,
-  slot k + 1 becomes the dummy): each change is one repair of the dynamic Hungarian algorithm
-  (Korsah, Stentz & Dias 2007: free the column's bag, lower the column's potential until it is
-  feasible again, one augmenting path), O(N^2), instead of a new O(N^3) solve.
+  u_b + v_t >= g(b, t), equality on the assignment) over N bags and N slots, kept optimal from
+  slot to slot by the dynamic Hungarian algorithm (Korsah, Stentz & Dias 2007: when one
+  column's gains change, free it and its bag, reset the column's potential to the least
+  feasible value, one augmenting path: O(N^2) instead of a new O(N^3) solve). Scanning slot k,
+  its column is freed: the rest is still optimal under the same potentials, and the best
+  assignment that leaves bag x over instead of slot k's bag y is worth u_y - u_x - (the reduced
+  costs of the alternating path from y to x's slot) more, so one Dijkstra from y scores rank r
+  as max_x g(x, c_r) + that, for every r at once. The Dijkstra stops once the next distance
+  exceeds what any bag it has not reached could add at any rank (bound: max_x g(x, c_r) - u_x).
+  When slot k moves, its column comes back with the new coefficient and the bag x that won
+  there: the augmenting path of the repair is the Dijkstra's path from y to x's slot, already
+  found (potentials moved by the distances it reached, capped where it stopped; x then attains
+  the column's least feasible potential because no bag it did not reach can beat x).
 * positive side: while every positive slot's coefficient is >= 0 (slot k's lower coefficient
   (N - 2(k + 1)) / (P N) >= 0: fewer than half the negatives moved) every gain is c high_b and
   the optimum is the sorted matching (rearrangement inequality): O(1) per rank from prefix sums
