@@ -406,7 +406,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
               double tol, i64[::1] neg_ranks, double[::1] pos_coef,
               double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = _now() + _CHECK_EVERY
-    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g, e
+    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g
     cdef double neg_base
     cdef i64 k, r, p, b, x, i, L, lowest, chosen, y0
     cdef bint mixed = False
