@@ -155,7 +155,7 @@ def test_impute_outside_a_bag_qid_and_brute_limits():
 def greedy_by_patterns(problem, scores):
     """Appendix A's greedy the plain way: every pattern of the scan scored by its own two
     Hungarian assignments (the reference of latent-greedy's augmenting-path scan)."""
-    from aprank.inference.latent._reference import _pattern_value
+    from latent_greedy_reference import _pattern_value
     bags = problem.bags
     amax, amin = bags.best_rows(scores), bags.best_rows(scores, lowest=True)
     pos, neg = np.flatnonzero(bags.is_pos), np.flatnonzero(~bags.is_pos)
@@ -212,7 +212,7 @@ def test_latent_ap_second_step_by_every_exact_ap_algorithm():
 def _reference_greedy(problem, scores):
     """The greedy as it was before its compiled kernel (scipy assignments)."""
     from aprank.inference.latent._problem import LatentCall
-    from aprank.inference.latent._reference import run_reference_greedy
+    from latent_greedy_reference import run_reference_greedy
     s = problem._scores(np.asarray(scores, dtype=float))
     call = LatentCall(problem, s, None)
     call.impute = problem._impute_rows(None, call.argmax)

@@ -1,5 +1,5 @@
-"""The latent SSVM greedy as it was before its compiled kernel (issue 24 item 1): the reference
-of ``latent-greedy`` in the tests (same values and rows). Every pattern's assignments by
+"""The latent SSVM greedy as it was before its compiled kernel (issue 24 item 1), the reference
+of ``latent-greedy`` in the tests (same values; same rows but for ties). Every pattern's assignments by
 ``scipy.optimize.linear_sum_assignment``, kept up to date along a slot's scan by augmenting
 paths (Bellman-Ford longest paths, O(n^2) per pass, up to n passes)."""
 from __future__ import annotations
