@@ -1,7 +1,7 @@
 """The latent SSVM greedy as it was before its compiled kernel (issue 24 item 1), the reference
-of ``latent-greedy`` in the tests (same values; same rows but for ties). Every pattern's assignments by
-``scipy.optimize.linear_sum_assignment``, kept up to date along a slot's scan by augmenting
-paths (Bellman-Ford longest paths, O(n^2) per pass, up to n passes)."""
+of ``latent-greedy`` in the tests (same values; same rows but for ties). Every pattern's
+assignments by ``scipy.optimize.linear_sum_assignment``, kept up to date along a slot's scan by
+augmenting paths (Bellman-Ford longest paths, O(n^2) per pass, up to n passes)."""
 from __future__ import annotations
 
 import numpy as np
