@@ -12,6 +12,7 @@ KERNELS = {
     "aprank/inference/labelling": ["_zero_one_cy"],
     "aprank/inference/topk": ["_cstar_cy"],
     "aprank/inference/pairwise": ["_enumerate_cy"],
+    "aprank/inference/latent": ["_greedy_cy"],     # appendix A's greedy (003), dynamic Hungarian
     "aprank/dask": ["_split_cy"],       # the steps of one query split over machines (_steps.py)
 }
 #: Where the kernels' shared C++ (_order.hpp, _kernel.pxd's inline functions) lives.

@@ -65,7 +65,7 @@ def build_parser() -> Parser:
                    "dynamic cuts and cuts from scratch at n = 1e4, 1e5")
     p.add_argument("--latent", action="store_true",
                    help="only the most violated constraint of the latent learners (latent AP-SVM, "
-                   "latent SSVM, latent SVM) on bags of 4 rows, up to 200 + 800 bags")
+                   "latent SSVM, latent SVM) on bags of 4 rows, up to 400 + 1600 bags")
     p.add_argument("--torch", action="store_true",
                    help="only the PyTorch AP hinge, both backends, against torch.sort")
     p.add_argument("--fit", action="store_true",

@@ -398,7 +398,7 @@ def format_pairwise(rows, source, crossover) -> str:
 
 
 #: Cells of the latent kind's benchmark: (positive bags, negative bags), 4 rows per bag.
-LATENT_CELLS = ((25, 100), (50, 200), (100, 400), (200, 800))
+LATENT_CELLS = ((25, 100), (50, 200), (100, 400), (200, 800), (400, 1600))
 LATENT_ALGORITHMS = (("latent-ap", "latent-ap"), ("latent-ssvm", "latent-greedy"))
 
 

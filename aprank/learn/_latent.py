@@ -275,8 +275,9 @@ class LatentSSVM(LatentAPSVM):
     CCCP as :class:`LatentAPSVM`, but the constraint lets every bag's row vary in the wrong
     ranking and holds the ground truth at the negatives' rows least favourable to it (eq. A.1),
     a looser bound than latent AP-SVM's (Proposition 1). Its most violated constraint has no
-    known exact algorithm: ``latent-greedy`` (appendix A) approximates it with one Hungarian
-    assignment per candidate pattern, so each cutting-plane step costs far more than latent
+    known exact algorithm: ``latent-greedy`` (appendix A) approximates it, scoring each
+    candidate pattern by an assignment of bags to slots per side (kept from pattern to pattern
+    by the dynamic Hungarian algorithm), so each cutting-plane step costs far more than latent
     AP-SVM's, and the inner cutting plane stops on an approximate slack.
 
     Parameters
