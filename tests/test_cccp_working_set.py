@@ -138,13 +138,14 @@ def test_models_that_are_not_completions_reevaluate_nothing():
     assert StructuredModel.reevaluate(None, ("anything",)) is None
 
 
+@pytest.mark.parametrize("solver", ["ocas", "cutting-plane"])
 @pytest.mark.parametrize("name", ["latent-ap", "latent-ssvm", "latent-svm", "hoap"])
-def test_each_carried_inner_run_solves_the_same_convex_problem(name):
+def test_each_carried_inner_run_solves_the_same_convex_problem(name, solver):
     """At every w_t, the inner run started from the carried working set reaches the bound's
     minimum within tol, as a run from an empty working set does, and reads the same F(w_t)."""
     model = _models()[name]
     C, tol = 10.0, 1e-4
-    options = {"tol": tol, "upper": getattr(model, "upper", None)}
+    options = {"tol": tol, "upper": getattr(model, "upper", None), "solver": solver}
     checked = []
 
     def inner(completed, C, w0, **kw):
