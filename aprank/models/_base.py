@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,6 +45,9 @@ class Constraint:
         What inference returned (e.g. a BatchResult, with the ranks).
     info : dict
         Model-specific diagnostics copied into the learner's history (numbers only).
+    output : object
+        What the model's :meth:`StructuredModel.reevaluate` needs to give this output's
+        constraint again under another completion of a latent model (None: the model cannot).
     """
 
     g: np.ndarray
@@ -53,6 +56,7 @@ class Constraint:
     seconds: float = 0.0
     result: Any = None
     info: dict = field(default_factory=dict)
+    output: Any = None
 
 
 class Model(ABC):
@@ -74,6 +78,27 @@ class StructuredModel(Model):
     @abstractmethod
     def fingerprint(self) -> str:
         """Digest of the data, structure and loss that the constraints depend on."""
+
+    def reevaluate(self, output) -> Optional[tuple]:
+        """The constraint (g, b) of a stored output in this model, or None where it cannot be
+        given.
+
+        A completed latent model (``LatentModel.latent(w)``) gives the constraint of an output
+        that the completion at another w produced (its ``Constraint.output``) under its own
+        completion, so that CCCP can carry a working set from one outer iteration to the next.
+        Models that are not completions keep this default: nothing is re-evaluated.
+
+        Parameters
+        ----------
+        output : object
+            A ``Constraint.output`` of this model or of another completion of its latent model.
+
+        Returns
+        -------
+        (g, b) or None
+            The constraint w'g >= b - xi, a valid cut of this model's problem.
+        """
+        return None
 
     def fingerprint_with(self, *extra) -> str:
         """:meth:`fingerprint` extended by ``extra`` (arrays or values): what a learner's

@@ -26,8 +26,8 @@ from aprank.losses import ZeroOne, get_loss
 from aprank.models._base import Constraint, LatentModel, StructuredModel, digest
 from aprank.models._ranking import RankingModel
 
-__all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel", "bag_max",
-           "bag_means"]
+__all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel",
+           "LatentBinaryCompleted", "bag_max", "bag_means"]
 
 
 def bag_max(scores: np.ndarray, bags) -> tuple:
@@ -180,7 +180,48 @@ class LatentRankingCompleted(StructuredModel):
         # only the rows some term uses (one or two per bag) enter the joint feature
         used = np.union1d(r.h, r.truth_h)
         g = np.asarray(parent.X[used].T @ (r.truth_coef - r.coef)[used]).ravel()
-        return Constraint(g, r.loss, r.objective, seconds, r)
+        return Constraint(g, r.loss, r.objective, seconds, r, output=self._output(r))
+
+    def _output(self, r) -> tuple:
+        """The output (ranking, rows) apart from this completion: per positive bag the weight
+        of its imputed row, and the row coefficients of every other term (sparse).
+
+        The imputed row of positive bag b carries 1/P in the ground truth and, for latent
+        AP-SVM (whose output scores the positives at their imputed rows too), minus its
+        coefficient in the ranking; every other row's coefficient (the negatives' rows in
+        both terms, latent SSVM's output rows of the positives) does not depend on the
+        imputation.
+        """
+        parent = self.parent
+        pos = parent.problem.bags.is_pos
+        rows = self.impute[pos]
+        weight = r.truth_coef[rows].copy()
+        if parent.problem.loss.name == "latent-ap":
+            weight -= r.coef[rows]
+        rest = r.truth_coef - r.coef
+        np.subtract.at(rest, rows, weight)
+        kept = np.flatnonzero(rest)
+        return weight, kept, rest[kept], float(r.loss)
+
+    def reevaluate(self, output) -> tuple:
+        """The constraint of a stored output (see ``Constraint.output``) with the positives at
+        this completion's rows: the same ranking of bags and the same rows of every other term.
+
+        Parameters
+        ----------
+        output : tuple
+            A ``Constraint.output`` of a completion of the same :class:`LatentRankingModel`.
+
+        Returns
+        -------
+        (g, b)
+            Its joint-feature difference and loss here.
+        """
+        weight, kept, rest, loss = output
+        rows = self.impute[self.parent.problem.bags.is_pos]
+        X = self.parent.X
+        g = np.asarray(X[rows].T @ weight).ravel() + np.asarray(X[kept].T @ rest).ravel()
+        return g, loss
 
     def fingerprint(self) -> str:
         return digest(self.parent.fingerprint(), self.impute)
@@ -243,13 +284,60 @@ class LatentBinaryModel(_Bags, LatentModel):
                 dropped[mine[np.argmin(s[mine])]] = False
         return rows[~dropped]
 
-    def latent(self, w) -> RankingModel:
+    def latent(self, w) -> "LatentBinaryCompleted":
         impute = self.impute(w)
         pos_rows = impute[self.problem.bags.is_pos]
         rows = np.r_[pos_rows, self.kept_negatives(w)]
         labels = np.r_[np.ones(pos_rows.size, bool), np.zeros(rows.size - pos_rows.size, bool)]
-        return RankingModel(self.X[rows], labels, ZeroOne(self.J), algorithm="zero-one")
+        return LatentBinaryCompleted(self.X[rows], labels, ZeroOne(self.J), rows=rows,
+                                     n_pos=pos_rows.size)
 
     def fingerprint(self) -> str:
         p = self.problem
         return digest(self.X, p.bags.inverse, p.bags.is_pos, p.bags.known, self.J, self.robust)
+
+
+class LatentBinaryCompleted(RankingModel):
+    """The convex model of one CCCP iteration of :class:`LatentBinaryModel`: the 0-1 loss on
+    the positives' imputed rows (in bag order) and the kept negative rows.
+
+    Parameters
+    ----------
+    X, labels, loss
+        As for :class:`RankingModel` (``X`` is the parent's rows ``rows``).
+    rows : ndarray of int
+        The parent's row of each sample: the positives' imputed rows, then the negatives.
+    n_pos : int
+        How many of ``rows`` are positives.
+    """
+
+    def __init__(self, X, labels, loss, *, rows, n_pos):
+        super().__init__(X, labels, loss, algorithm="zero-one")
+        self.rows, self.n_pos = np.asarray(rows), int(n_pos)
+
+    def most_violated(self, w) -> Constraint:
+        cut = super().most_violated(w)
+        # a labelling's coefficients per sample: sample k is the same positive bag (or the same
+        # negative row) in every completion that keeps the same negative rows
+        coef = (self.problem.truth_coef - cut.result.coef) / self.n_used
+        cut.output = (coef, self.rows[self.n_pos:], cut.b)
+        return cut
+
+    def reevaluate(self, output):
+        """The constraint of a stored labelling (see ``Constraint.output``) on this
+        completion's rows; None where the completion that stored it kept other negative rows
+        (``robust`` > 0), whose samples do not correspond.
+
+        Parameters
+        ----------
+        output : tuple
+            A ``Constraint.output`` of a completion of the same :class:`LatentBinaryModel`.
+
+        Returns
+        -------
+        (g, b) or None
+        """
+        coef, negatives, loss = output
+        if not np.array_equal(negatives, self.rows[self.n_pos:]):
+            return None
+        return self._transposed_product(coef), loss

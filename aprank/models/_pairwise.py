@@ -310,8 +310,34 @@ class HOAPLinearised(StructuredModel):
         V = self.sign * (self.own_at_t - other)
         res = p.ranking.solve(V @ w, p.ranking_algorithm)
         seconds = time.perf_counter() - t0
+        a = self.sign[:, 0] * (p.ranking.truth_coef - res.coef)
         g = V.T @ (p.ranking.truth_coef - res.coef)
-        return Constraint(g, float(res.loss[0]), float(res.objective[0]), seconds, res, {})
+        # the part of g that the labellings Y_k^other(w) of this cut give, which re-evaluation
+        # keeps (see reevaluate)
+        return Constraint(g, float(res.loss[0]), float(res.objective[0]), seconds, res, {},
+                          output=(a, other.T @ a, float(res.loss[0])))
+
+    def reevaluate(self, output) -> tuple:
+        """The cut of a stored ranking (see ``Constraint.output``) under this linearisation:
+        the same ranking and the same labellings Y_k^other of the point where it was found,
+        the true labels' labellings fixed at this w_t.
+
+        It is a valid cut here: the ranking's constraint is linear in w except for the convex
+        max-marginals m_k^other(w) (coefficients of the right sign, paper 002 eq. 15), and
+        w'Psi(Y_k^other) <= m_k^other(w) for any w, so the cut lies below the constraint
+        everywhere (tight where Y_k^other is the maximiser).
+
+        Parameters
+        ----------
+        output : tuple
+            A ``Constraint.output`` of a linearisation of the same :class:`HOAPModel`.
+
+        Returns
+        -------
+        (g, b)
+        """
+        a, other_part, loss = output
+        return self.own_at_t.T @ a - other_part, loss
 
     def fingerprint(self) -> str:
         p = self.parent
