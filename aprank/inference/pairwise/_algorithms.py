@@ -2,12 +2,11 @@
 components and by graph cuts (PyMaxflow's Boykov-Kolmogorov, dynamic or from scratch)."""
 from __future__ import annotations
 
-import maxflow
 import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference._registry import Algorithm, ProblemKind
-from aprank.inference.pairwise import _enumerate_cy
+from aprank.inference.pairwise import _enumerate_cy, _maxflow_cy
 from aprank.inference.pairwise._instances import PairwiseInstances
 from aprank.inference.pairwise._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.pairwise._problem import ENUMERATE_UP_TO, PairwiseProblem
@@ -39,20 +38,6 @@ class _Components:
         self.c = call.pair[active][by]                          # pair scores, <= 0
         self.e_off = np.searchsorted(self.cid[self.ea], np.arange(sizes.size + 1))
         self.s = call.unary[self.order[:nl]]                    # unary scores of the nodes
-
-    def graph(self, c: int):
-        """(PyMaxflow graph of component c, its constant): y = 1 is the source side. The cut
-        minimises sum_i [y_i = 1] max(-s_i, 0) + [y_i = 0] max(s_i, 0) - sum_cut c_ab, which
-        is the constant sum_i max(s_i, 0) minus the score."""
-        a, b = self.offsets[c], self.offsets[c + 1]
-        s = self.s[a:b]
-        ea, eb = self.ea[self.e_off[c]:self.e_off[c + 1]] - a, self.eb[self.e_off[c]:self.e_off[c + 1]] - a
-        w = -self.c[self.e_off[c]:self.e_off[c + 1]]
-        g = maxflow.Graph[float](b - a, ea.size)
-        g.add_nodes(b - a)
-        g.add_grid_tedges(np.arange(b - a), np.maximum(s, 0.0), np.maximum(-s, 0.0))
-        g.add_edges(ea, eb, w, w)
-        return g, float(np.maximum(s, 0.0).sum()), ea, eb, w
 
 
 def _neighbours(parts: _Components):
@@ -105,49 +90,17 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
     enumerated = np.flatnonzero(sizes <= small)
     if enumerated.size:
         _enumerate_small(call, parts, enumerated, y_nodes, best, other, rows, cols)
-    for c in np.flatnonzero(sizes > small):
-        a, b = int(parts.offsets[c]), int(parts.offsets[c + 1])
-        k = b - a
-        g, base, ea, eb, w = parts.graph(c)
-        best[c] = base - g.maxflow()
-        everyone = np.arange(k)
-        y = ~g.get_grid_segments(everyone)           # segment False = source side = label 1
-        y_nodes[a:b] = y
-        if not call.want_marginals:
-            continue
-        # A clamp beyond what the label can gain (|s_i| + its pair weights) decides it; a
-        # small one leaves little flow to push and push back.
-        reach = np.abs(parts.s[a:b]) + np.bincount(ea, w, k) + np.bincount(eb, w, k)
-        clamp = 1.0 + 2.0 * reach
-        src = np.where(y, 0.0, clamp).tolist()
-        snk = np.where(y, clamp, 0.0).tolist()
-        flows = []
-        segments = np.empty((k, k), dtype=bool) if call.want_flips else None
-        for i in range(k):
-            if dynamic:
-                g.add_tedge(i, src[i], snk[i])
-                g.mark_node(i)
-                flows.append(g.maxflow(reuse_trees=True))
-                h = g
-            else:
-                h = parts.graph(c)[0]
-                h.add_tedge(i, src[i], snk[i])
-                flows.append(h.maxflow())
-            if segments is not None:
-                segments[i] = h.get_grid_segments(everyone)
-            if dynamic:
-                g.add_tedge(i, -src[i], -snk[i])
-                g.mark_node(i)
-            else:                  # the naive method computes the other max-marginal too
-                h = parts.graph(c)[0]
-                h.add_tedge(i, snk[i], src[i])
-                h.maxflow()
-        other[a:b] = base - np.asarray(flows)
-        if segments is not None:
-            # segment True = sink side = label 0: equal to y exactly where the label changed
-            r, q = np.nonzero(segments == y[None, :])
-            rows.append(parts.order[a + r])
-            cols.append(parts.order[a + q])
+    cut = np.flatnonzero(sizes > small)
+    if cut.size:
+        y_cut = np.zeros(nl, dtype=np.int8)
+        r, q = _maxflow_cy.cut_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
+                                          parts.e_off, cut, y_cut, best, other,
+                                          call.want_marginals, call.want_flips, dynamic)
+        nodes = np.flatnonzero(np.isin(parts.cid, cut))
+        y_nodes[nodes] = y_cut[nodes].astype(bool)
+        if call.want_flips:
+            rows.append(parts.order[r])
+            cols.append(parts.order[q])
     singles = parts.order[nl:]
     s_single = call.unary[singles]
     call.labelling[parts.order[:nl]] = y_nodes
