@@ -11,10 +11,10 @@
 // the source, < 0: to the sink; the flow straight from source through i to sink is a constant
 // and never needed, as values are re-summed from the labellings), arcs in CSR by tail with the
 // index of the reverse ("sister") arc. A clamp sets tr[i] = +-infinity: no finite cut separates
-// i from that terminal, and infinity minus any finite flow stays infinity; the flow pushed
-// through the clamp is counted apart so the restore is tr[i] = before + that flow, exactly the
-// residual the original capacity would have (no huge constant added to the t-links, which
-// swamped the unary scores in floating point with the previous clamp).
+// i from that terminal, and infinity minus any finite flow stays infinity (no huge constant
+// added to the t-links, which swamped the unary scores in floating point with the previous
+// clamp). The clamp is removed by undoing the recorded changes: the residual graph and the
+// trees return exactly to the unclamped optimum.
 //
 // Label y_i = 1 iff i ends in the source tree: the source tree at termination is the set of
 // nodes reachable from the source in the residual graph, the (unique) smallest minimum cut.
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace aprank {
@@ -47,8 +48,10 @@ struct Graph {
     std::deque<i64> active, orphans;
     std::vector<i64> log;                   // nodes whose tree changed since clear_log()
     i64 time = 0;
-    i64 clamped = -1;                       // the clamped node, -1: none
-    double clamp_flow = 0.0;                // net flow pushed into tr[clamped] while clamped
+    bool recording = false;                 // keep the undo log (between clamp and unclamp)
+    std::vector<std::pair<i64, double>> undo_rcap, undo_tr;
+    std::vector<std::pair<i64, i64>> undo_parent;
+    std::vector<std::pair<i64, char>> undo_tree;
 
     // Pairs (ea[e], eb[e]) with symmetric capacities w[e] >= 0 among k nodes, net terminal
     // capacities t[i] (source minus sink).
@@ -74,7 +77,8 @@ struct Graph {
     void reset() {
         rcap = cap0; tr = tr0;
         active.clear(); orphans.clear(); log.clear();
-        time = 0; clamped = -1; clamp_flow = 0.0;
+        time = 0; recording = false;
+        undo_rcap.clear(); undo_tr.clear(); undo_parent.clear(); undo_tree.clear();
         for (i64 i = 0; i < k; ++i) {
             logged[i] = 0; queued[i] = 0; ts[i] = 0; dist[i] = 1;
             parent[i] = tr[i] != 0.0 ? TERMINAL : ORPHAN;
@@ -85,7 +89,23 @@ struct Graph {
 
     inline void activate(i64 i) { if (!queued[i]) { queued[i] = 1; active.push_back(i); } }
     inline void set_tree(i64 i, char t) {
-        if (tree[i] != t) { tree[i] = t; if (!logged[i]) { logged[i] = 1; log.push_back(i); } }
+        if (tree[i] != t) {
+            if (recording) undo_tree.push_back({i, tree[i]});
+            tree[i] = t;
+            if (!logged[i]) { logged[i] = 1; log.push_back(i); }
+        }
+    }
+    inline void set_parent(i64 i, i64 a) {
+        if (recording) undo_parent.push_back({i, parent[i]});
+        parent[i] = a;
+    }
+    inline void set_tr(i64 i, double v) {
+        if (recording) undo_tr.push_back({i, tr[i]});
+        tr[i] = v;
+    }
+    inline void add_rcap(i64 a, double f) {
+        if (recording) undo_rcap.push_back({a, rcap[a]});
+        rcap[a] += f;
     }
     void clear_log() { for (i64 i : log) logged[i] = 0; log.clear(); }
     inline bool is_child(i64 q, i64 p) const { return parent[q] >= 0 && head[parent[q]] == p; }
@@ -93,40 +113,44 @@ struct Graph {
     void orphan_children(i64 p) {
         for (i64 a = first[p]; a < first[p + 1]; ++a) {
             i64 q = head[a];
-            if (tree[q] == tree[p] && is_child(q, p)) { parent[q] = ORPHAN; orphans.push_back(q); }
+            if (tree[q] == tree[p] && is_child(q, p)) { set_parent(q, ORPHAN); orphans.push_back(q); }
         }
     }
 
     // Kohli-Torr: the residual net terminal capacity of node i becomes v (the flow kept); the
     // trees are repaired at i alone: i re-rooted at its terminal, or made an orphan.
     void set_terminal(i64 i, double v) {
-        tr[i] = v;
+        set_tr(i, v);
         char want = v > 0.0 ? SRC : (v < 0.0 ? SNK : FREE);
         if (want == FREE) {
-            if (parent[i] == TERMINAL) { parent[i] = ORPHAN; orphans.push_back(i); }
+            if (parent[i] == TERMINAL) { set_parent(i, ORPHAN); orphans.push_back(i); }
             return;
         }
         if (tree[i] != want && tree[i] != FREE) orphan_children(i);   // they lose their root
         set_tree(i, want);
-        parent[i] = TERMINAL; dist[i] = 1; ts[i] = 0;
+        set_parent(i, TERMINAL); dist[i] = 1; ts[i] = 0;
         activate(i);
     }
 
-    // Clamp i to label (1: source side, 0: sink side) by an infinite terminal capacity.
+    // Kohli-Torr's recycling of the residual graph: clamp i to label (1: source side, 0: sink
+    // side) by an infinite terminal capacity, recording every change of the flow and the trees,
+    // so that unclamp() returns exactly to the state of the last solve before the clamp (where
+    // the next clamp starts: each re-solve pushes only the flow its own clamp adds).
     void clamp(i64 i, int label) {
-        clamped = i; clamp_flow = 0.0;
-        restore_value = tr[i];
+        recording = true;
         set_terminal(i, label ? std::numeric_limits<double>::infinity()
                               : -std::numeric_limits<double>::infinity());
     }
-    // Remove the clamp: the residual the original capacity has after the flow pushed meanwhile
-    // (the next solve pushes back whatever now exceeds it).
     void unclamp() {
-        i64 i = clamped;
-        clamped = -1;
-        set_terminal(i, restore_value + clamp_flow);
+        for (size_t r = undo_rcap.size(); r-- > 0;) rcap[undo_rcap[r].first] = undo_rcap[r].second;
+        for (size_t r = undo_tr.size(); r-- > 0;) tr[undo_tr[r].first] = undo_tr[r].second;
+        for (size_t r = undo_parent.size(); r-- > 0;) parent[undo_parent[r].first] = undo_parent[r].second;
+        for (size_t r = undo_tree.size(); r-- > 0;) tree[undo_tree[r].first] = undo_tree[r].second;
+        undo_rcap.clear(); undo_tr.clear(); undo_parent.clear(); undo_tree.clear();
+        recording = false;
+        // the solve ended with no active node and no orphan; so does the restored state (the
+        // activity flags are cleared as nodes leave the queue)
     }
-    double restore_value = 0.0;
 
     double bottleneck_and_push(i64 mid) {
         i64 x = head[sister[mid]], z = head[mid];
@@ -137,28 +161,26 @@ struct Graph {
         u = z;
         while (parent[u] != TERMINAL) { i64 a = parent[u]; f = std::fmin(f, rcap[a]); u = head[a]; }
         f = std::fmin(f, -tr[u]);
-        rcap[mid] -= f; rcap[sister[mid]] += f;
+        add_rcap(mid, -f); add_rcap(sister[mid], f);
         // the minimum is one of the residuals, so x - f == 0 exactly where it saturates
         u = x;
         while (parent[u] != TERMINAL) {
             i64 a = parent[u];
-            rcap[sister[a]] -= f; rcap[a] += f;
-            if (rcap[sister[a]] == 0.0) { parent[u] = ORPHAN; orphans.push_front(u); }
+            add_rcap(sister[a], -f); add_rcap(a, f);
+            if (rcap[sister[a]] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
             u = head[a];
         }
-        tr[u] -= f;
-        if (u == clamped) clamp_flow -= f;
-        if (tr[u] == 0.0) { parent[u] = ORPHAN; orphans.push_front(u); }
+        set_tr(u, tr[u] - f);
+        if (tr[u] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
         u = z;
         while (parent[u] != TERMINAL) {
             i64 a = parent[u];
-            rcap[a] -= f; rcap[sister[a]] += f;
-            if (rcap[a] == 0.0) { parent[u] = ORPHAN; orphans.push_front(u); }
+            add_rcap(a, -f); add_rcap(sister[a], f);
+            if (rcap[a] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
             u = head[a];
         }
-        tr[u] += f;
-        if (u == clamped) clamp_flow += f;
-        if (tr[u] == 0.0) { parent[u] = ORPHAN; orphans.push_front(u); }
+        set_tr(u, tr[u] + f);
+        if (tr[u] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
         return f;
     }
 
@@ -186,7 +208,7 @@ struct Graph {
             for (u = q; ts[u] != time; u = head[parent[u]]) { ts[u] = time; dist[u] = d--; }
         }
         if (best != ORPHAN) {
-            parent[p] = best; ts[p] = time; dist[p] = dmin + 1;
+            set_parent(p, best); ts[p] = time; dist[p] = dmin + 1;
             return;
         }
         set_tree(p, FREE);
@@ -194,7 +216,7 @@ struct Graph {
             i64 q = head[a];
             if (tree[q] != t) continue;
             if ((t == SRC ? rcap[sister[a]] : rcap[a]) > 0.0) activate(q);
-            if (is_child(q, p)) { parent[q] = ORPHAN; orphans.push_back(q); }
+            if (is_child(q, p)) { set_parent(q, ORPHAN); orphans.push_back(q); }
         }
     }
 
@@ -221,13 +243,13 @@ struct Graph {
                 if (t == SRC) {
                     if (rcap[a] <= 0.0) continue;
                     if (tree[q] == FREE) {
-                        set_tree(q, SRC); parent[q] = sister[a];
+                        set_tree(q, SRC); set_parent(q, sister[a]);
                         ts[q] = ts[p]; dist[q] = dist[p] + 1; activate(q);
                     } else if (tree[q] == SNK) { mid = a; break; }
                 } else {
                     if (rcap[sister[a]] <= 0.0) continue;
                     if (tree[q] == FREE) {
-                        set_tree(q, SNK); parent[q] = sister[a];
+                        set_tree(q, SNK); set_parent(q, sister[a]);
                         ts[q] = ts[p]; dist[q] = dist[p] + 1; activate(q);
                     } else if (tree[q] == SRC) { mid = sister[a]; break; }
                 }

@@ -6,9 +6,9 @@ Per component one cut gives the best labelling y (the source side: label 1). The
 in turn is clamped to the label it does not take (an infinite terminal capacity), the cut is
 re-solved and the clamp removed:
 
-* dynamic (Kohli and Torr 2005): the re-solve starts from the previous flow and search trees,
-  with only i repaired; removing the clamp restores i's residual terminal capacity and the next
-  re-solve absorbs it.
+* dynamic (Kohli and Torr 2005): the re-solve starts from the optimum's flow and search trees,
+  with only i repaired, and the clamp is removed by undoing the changes it made (their
+  recycling of the residual graph): each re-solve pushes only the flow its clamp adds.
 * static: every clamp (and, as the naive method does, the other clamp of each sample too) cut
   from scratch: the baseline of the dynamic cuts.
 
@@ -83,7 +83,7 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
                     vector[i64]& cols, double* next_check) except -1 nogil:
     """One component (nodes a..a+k-1; ea, eb local): y, best[0] and other[0..k-1]."""
     cdef vector[char] lab, in_d
-    cdef vector[i64] d_list, d_pos
+    cdef vector[i64] d_list
     cdef i64 i, j, p, q, r, arc
     cdef double base, delta, cut_change
     g.build(k, s, m, ea, eb, w)
@@ -97,7 +97,6 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     g.clear_log()
     lab.assign(y, y + k)             # a node's label as of its last tree change
     in_d.assign(k, 0)
-    d_pos.assign(k, -1)
     for i in range(k):
         _check_signals(next_check)
         if not dynamic:
@@ -105,22 +104,14 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
         g.clamp(i, 1 - y[i])
         g.solve()
         if dynamic:
-            # the samples whose label now differs from y: a set kept across re-solves, updated
-            # where a tree changed
+            # the samples whose label differs from y: among those whose tree changed
+            d_list.clear()
             for r in range(<i64>g.log.size()):
                 j = g.log[r]
                 lab[j] = g.tree[j] == SRC
-                if (lab[j] != y[j]) and not in_d[j]:
+                if lab[j] != y[j]:
                     in_d[j] = 1
-                    d_pos[j] = d_list.size()
                     d_list.push_back(j)
-                elif lab[j] == y[j] and in_d[j]:
-                    in_d[j] = 0
-                    p = d_pos[j]
-                    q = d_list.back()
-                    d_list[p] = q
-                    d_pos[q] = p
-                    d_list.pop_back()
             g.clear_log()
             delta = 0.0
             for r in range(<i64>d_list.size()):
@@ -134,12 +125,14 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
                     cut_change = (<int>(lab[j] != lab[q])) - (<int>(y[j] != y[q]))
                     delta -= cut_change * g.cap0[arc]
             other[i] = base + delta
-            if flips:
-                for r in range(<i64>d_list.size()):
+            for r in range(<i64>d_list.size()):
+                j = d_list[r]
+                in_d[j] = 0
+                lab[j] = y[j]
+                if flips:
                     rows.push_back(a + i)
-                    cols.push_back(a + d_list[r])
+                    cols.push_back(a + j)
             g.unclamp()
-            g.solve()
         else:
             for j in range(k):
                 lab[j] = g.tree[j] == SRC
