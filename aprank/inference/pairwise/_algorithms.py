@@ -1,5 +1,6 @@
 """The pairwise kind's registry entries: max-marginals by compiled enumeration of small
-components and by graph cuts (PyMaxflow's Boykov-Kolmogorov, dynamic or from scratch)."""
+components and by graph cuts (our compiled Boykov-Kolmogorov max-flow, ``_maxflow.hpp``, with
+Kohli-Torr dynamic updates or from scratch)."""
 from __future__ import annotations
 
 import numpy as np
@@ -73,11 +74,11 @@ def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
 
 def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
     """Per linked component one cut for the maximum; then, for the max-marginals, each sample
-    clamped in turn to the label it does not take. ``dynamic`` re-solves each clamp from the
-    previous flow and search trees (and removes the clamp again, which the next re-solve
-    absorbs); otherwise both clamped cuts of every sample are built and cut from scratch (the
-    2n cuts of the naive method). Components of at most ``small`` samples are enumerated by the
-    compiled kernel instead."""
+    clamped in turn to the label it does not take, all in the compiled loop of
+    :mod:`_maxflow_cy`. ``dynamic`` re-solves each clamp from the optimum's flow and search
+    trees and undoes it afterwards; otherwise both clamped cuts of every sample are cut from
+    scratch (the 2n cuts of the naive method). Components of at most ``small`` samples are
+    enumerated by the compiled kernel instead."""
     call.require_submodular(name)
     n = call.graph.n
     parts = _Components(call)
@@ -131,9 +132,9 @@ def run_graphcut(call) -> None:
 
 
 def run_graphcut_dynamic(call) -> None:
-    """Max-marginals by dynamic graph cuts (Kohli and Torr 2005; PyMaxflow's Boykov-Kolmogorov
-    with ``reuse_trees``): one cut per component, then one clamp per sample, re-solved from the
-    previous flow and search trees."""
+    """Max-marginals by dynamic graph cuts (Kohli and Torr 2005, on the compiled
+    Boykov-Kolmogorov max-flow of ``_maxflow.hpp``): one cut per component, then one clamp per
+    sample, re-solved from the optimum's flow and search trees and undone afterwards."""
     _run(call, "graphcut-dynamic", dynamic=True)
 
 
@@ -152,14 +153,15 @@ def _brute_labelling_cost(P, N):
 
 
 #: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
-#: shared) on one component of k = 250 ... 16000 samples, a chain or a chain plus random pairs
-#: (e = 2k to 11k pairs): one cut 0.5-0.8 us per sample and pair; every max-marginal by
-#: dynamic re-cuts up to 0.045 us per unit of k (k + e) (4000 samples, 12000 pairs: 2.9 s;
-#: 8000 samples, 88000 pairs: 29 s; a chain of 8000: 5 ms: a re-cut may search the whole
-#: component, or almost none of it); by cuts from scratch 0.05-0.36 us per unit of k (k + e);
-#: the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of 8-14); brute 0.006-
-#: 0.019 us per unit of 2^n (n + m) (chains of 10-14). Rounded up.
-_US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 1.0, 0.05, 0.4, 0.005, 0.02
+#: shared) with the compiled max-flow (_maxflow.hpp) on kNN components (2,000-100,000 samples,
+#: 5-18 neighbours, pair scores -|N(0, 1)| times 0.1-0.5): one cut, with the Python set-up
+#: around it, 0.24-0.58 us per sample and pair; every max-marginal by dynamic re-cuts up to 0.08
+#: us per unit of k (k + e) (10,000 samples, 57,000 pairs, strong pairs: 52 s, where a clamp
+#: re-routes the flow of most of the component), 0.0004 with weak pairs (10,000 samples,
+#: 101,000 pairs: 0.45 s); by cuts from scratch 0.42 us per unit of k (k + e) (2,000 samples,
+#: 11,600 pairs: 11 s); the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of
+#: 8-14); brute 0.006-0.019 us per unit of 2^n (n + m) (chains of 10-14). Rounded up.
+_US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 0.6, 0.08, 0.45, 0.005, 0.02
 
 
 def _cuts_seconds(k, e, want_marginals: bool, dynamic: bool) -> float:
@@ -206,12 +208,13 @@ ALGORITHMS = (
               seconds=_seconds(True, lambda call: call.enumerate_up_to)),
     Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
               "one s-t min cut per component + one dynamic re-cut per sample",
-              "paper 002 sec. 3; Boykov-Kolmogorov (PyMaxflow), dynamic cuts of Kohli-Torr 2005; "
-              "pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
+              "paper 002 sec. 3; Boykov-Kolmogorov 2004 (compiled, our own), dynamic cuts of "
+              "Kohli-Torr 2005; pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
               seconds=_seconds(True, lambda call: 0)),
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",
-              "the baseline of dynamic cuts; pair scores <= 0", run_graphcut_static,
+              "the baseline of dynamic cuts (the same compiled max-flow); pair scores <= 0",
+              run_graphcut_static,
               cost=_graphcut_cost, seconds=_seconds(False, lambda call: 0)),
     Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
               "exhaustive over labellings: the oracle", run_brute,
