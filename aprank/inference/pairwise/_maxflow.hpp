@@ -22,7 +22,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -45,7 +44,17 @@ struct Graph {
     std::vector<char> tree;
     std::vector<i64> ts, dist;              // time stamp and distance to the terminal
     std::vector<char> queued, logged;
-    std::deque<i64> active, orphans;
+    // FIFO queues as vectors read from a moving head (no deque blocks to allocate per cut)
+    struct Fifo {
+        std::vector<i64> v;
+        size_t at = 0;
+        bool empty() const { return at == v.size(); }
+        i64 front() const { return v[at]; }
+        void pop_front() { if (++at == v.size()) { v.clear(); at = 0; } }
+        void push_back(i64 x) { v.push_back(x); }
+        void clear() { v.clear(); at = 0; }
+    };
+    Fifo active, orphans;
     std::vector<i64> log;                   // nodes whose tree changed since clear_log()
     i64 time = 0;
     bool recording = false;                 // keep the undo log (between clamp and unclamp)
@@ -167,20 +176,20 @@ struct Graph {
         while (parent[u] != TERMINAL) {
             i64 a = parent[u];
             add_rcap(sister[a], -f); add_rcap(a, f);
-            if (rcap[sister[a]] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
+            if (rcap[sister[a]] == 0.0) { set_parent(u, ORPHAN); orphans.push_back(u); }
             u = head[a];
         }
         set_tr(u, tr[u] - f);
-        if (tr[u] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
+        if (tr[u] == 0.0) { set_parent(u, ORPHAN); orphans.push_back(u); }
         u = z;
         while (parent[u] != TERMINAL) {
             i64 a = parent[u];
             add_rcap(a, -f); add_rcap(sister[a], f);
-            if (rcap[a] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
+            if (rcap[a] == 0.0) { set_parent(u, ORPHAN); orphans.push_back(u); }
             u = head[a];
         }
         set_tr(u, tr[u] + f);
-        if (tr[u] == 0.0) { set_parent(u, ORPHAN); orphans.push_front(u); }
+        if (tr[u] == 0.0) { set_parent(u, ORPHAN); orphans.push_back(u); }
         return f;
     }
 
