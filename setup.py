@@ -11,7 +11,7 @@ KERNELS = {
                                  "_optranks_cy"],
     "aprank/inference/labelling": ["_zero_one_cy"],
     "aprank/inference/topk": ["_cstar_cy"],
-    "aprank/inference/pairwise": ["_enumerate_cy"],
+    "aprank/inference/pairwise": ["_enumerate_cy", "_maxflow_cy"],   # _maxflow_cy: BK + Kohli-Torr
     "aprank/inference/latent": ["_greedy_cy"],     # appendix A's greedy (003), dynamic Hungarian
     "aprank/dask": ["_split_cy"],       # the steps of one query split over machines (_steps.py)
 }

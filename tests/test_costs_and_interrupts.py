@@ -4,8 +4,8 @@ Every kind warns (SlowAlgorithmWarning) before a call its algorithm's ``seconds`
 estimates over a minute: the tests hand ``infer``, ``infer_batch`` and ``max_marginals`` a copy
 of the registry entry whose ``run`` fails the test, so the warning, made an error, must come
 before the run (and the long call never runs). A SIGINT from a timer thread stops a long
-c-star call (the kernel polls for signals) and a long graph-cut call (Python loops between
-PyMaxflow's cuts) within a second.
+c-star call (the kernel polls for signals) and a long graph-cut call (the compiled max-marginal
+loop polls between cuts) within a second.
 """
 from __future__ import annotations
 
@@ -238,14 +238,24 @@ def test_ctrl_c_stops_a_long_cstar_call_within_a_second():
 
 
 def test_ctrl_c_stops_a_long_graph_cut_call_within_a_second():
-    # Python loops around PyMaxflow's cuts, so the interpreter sees the signal between two
-    # cuts; this one's max-marginals take tens of seconds (the cuts re-search the component)
+    # the compiled max-marginal loop (_maxflow_cy) checks for signals about every 0.1 s
+    # between two cuts; this one's max-marginals take tens of seconds (the cuts re-search the
+    # component)
     s, e, c = _giant_component(8_000, 80_000)
     graph = PairwiseGraph(s.size, e)
-    assert _registry.estimated_seconds(_registry.get("graphcut-dynamic", "pairwise"),
-                                       PairwiseCall(graph, s, c)) > 10
-    assert _interrupted_after(
-        lambda: max_marginals(s, edge_scores=c, graph=graph, algorithm="graphcut-dynamic")) < 1.0
+    kept = s.copy()
+    for name in ("graphcut-dynamic", "graphcut-static"):
+        assert _registry.estimated_seconds(_registry.get(name, "pairwise"),
+                                           PairwiseCall(graph, s, c)) > 10
+        assert _interrupted_after(
+            lambda: max_marginals(s, edge_scores=c, graph=graph, algorithm=name)) < 1.0, name
+    np.testing.assert_array_equal(s, kept)
+    # nothing is left half-done: the kernel cuts again, and right (brute agrees)
+    small = max_marginals(s[:12], [[i, i + 1] for i in range(11)], -0.5,
+                          algorithm="graphcut-dynamic")
+    ref = max_marginals(s[:12], [[i, i + 1] for i in range(11)], -0.5, algorithm="brute")
+    np.testing.assert_allclose(small.m_plus, ref.m_plus, atol=1e-12)
+    np.testing.assert_allclose(small.m_minus, ref.m_minus, atol=1e-12)
 
 
 def test_a_cost_model_that_is_not_callable_is_refused_when_registered():

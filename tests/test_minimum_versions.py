@@ -34,6 +34,7 @@ def test_the_lane_pins_every_declared_minimum():
               for r in minimum_requirements() if "==" in r}
     assert pinned == lower_bounds(declared)
     assert {"numpy", "scipy", "scikit-learn", "quadprog", "pymaxflow", "dask"} <= set(pinned)
+    assert not [r for r in PROJECT["dependencies"] if r.lower().startswith("pymaxflow")]
 
 
 def test_ci_runs_the_minimum_versions_lane_after_the_main_one():

@@ -33,9 +33,9 @@ def test_the_wheel_lists_what_it_ships(wheel):
     assert not [name for name in files if name.endswith((".cpp", ".c"))], listing
     assert "aprank/py.typed" in files
     assert {"aprank/inference/_kernel.pxd", "aprank/inference/_order.hpp",
-            "aprank/inference/topk/_cstar.hpp"} <= set(files)
+            "aprank/inference/topk/_cstar.hpp", "aprank/inference/pairwise/_maxflow.hpp"} <= set(files)
     modules = {name: size for name, size in files.items() if name.endswith(".so")}
-    assert len(modules) == 13, listing      # one per extension of setup.py
+    assert len(modules) == 14, listing      # one per extension of setup.py
     # stripped: each module well under a megabyte (with debug symbols they were several)
     assert max(modules.values()) < 1_000_000, listing
     assert sum(files.values()) < 5_000_000, listing
@@ -51,3 +51,12 @@ def test_the_wheel_has_one_version_and_its_metadata(wheel):
     assert "Typing :: Typed" in meta.get_all("Classifier")
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
     assert meta["Requires-Python"] == declared == ">=3.11"     # scikit-learn 1.8's floor
+
+
+def test_installing_the_wheel_does_not_install_pymaxflow(wheel):
+    """The pairwise kind cuts with its own max-flow (issue 24 item 2): PyMaxflow is required
+    only with the test extra (a second reference there)."""
+    (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    requires = email.message_from_bytes(wheel.read(name)).get_all("Requires-Dist")
+    maxflow = [r for r in requires if r.lower().startswith("pymaxflow")]
+    assert maxflow and all('extra == "test"' in r for r in maxflow), requires

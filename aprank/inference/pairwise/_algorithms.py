@@ -1,13 +1,13 @@
 """The pairwise kind's registry entries: max-marginals by compiled enumeration of small
-components and by graph cuts (PyMaxflow's Boykov-Kolmogorov, dynamic or from scratch)."""
+components and by graph cuts (our compiled Boykov-Kolmogorov max-flow, ``_maxflow.hpp``, with
+Kohli-Torr dynamic updates or from scratch)."""
 from __future__ import annotations
 
-import maxflow
 import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference._registry import Algorithm, ProblemKind
-from aprank.inference.pairwise import _enumerate_cy
+from aprank.inference.pairwise import _enumerate_cy, _maxflow_cy
 from aprank.inference.pairwise._instances import PairwiseInstances
 from aprank.inference.pairwise._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.pairwise._problem import ENUMERATE_UP_TO, PairwiseProblem
@@ -39,20 +39,6 @@ class _Components:
         self.c = call.pair[active][by]                          # pair scores, <= 0
         self.e_off = np.searchsorted(self.cid[self.ea], np.arange(sizes.size + 1))
         self.s = call.unary[self.order[:nl]]                    # unary scores of the nodes
-
-    def graph(self, c: int):
-        """(PyMaxflow graph of component c, its constant): y = 1 is the source side. The cut
-        minimises sum_i [y_i = 1] max(-s_i, 0) + [y_i = 0] max(s_i, 0) - sum_cut c_ab, which
-        is the constant sum_i max(s_i, 0) minus the score."""
-        a, b = self.offsets[c], self.offsets[c + 1]
-        s = self.s[a:b]
-        ea, eb = self.ea[self.e_off[c]:self.e_off[c + 1]] - a, self.eb[self.e_off[c]:self.e_off[c + 1]] - a
-        w = -self.c[self.e_off[c]:self.e_off[c + 1]]
-        g = maxflow.Graph[float](b - a, ea.size)
-        g.add_nodes(b - a)
-        g.add_grid_tedges(np.arange(b - a), np.maximum(s, 0.0), np.maximum(-s, 0.0))
-        g.add_edges(ea, eb, w, w)
-        return g, float(np.maximum(s, 0.0).sum()), ea, eb, w
 
 
 def _neighbours(parts: _Components):
@@ -88,11 +74,11 @@ def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
 
 def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
     """Per linked component one cut for the maximum; then, for the max-marginals, each sample
-    clamped in turn to the label it does not take. ``dynamic`` re-solves each clamp from the
-    previous flow and search trees (and removes the clamp again, which the next re-solve
-    absorbs); otherwise both clamped cuts of every sample are built and cut from scratch (the
-    2n cuts of the naive method). Components of at most ``small`` samples are enumerated by the
-    compiled kernel instead."""
+    clamped in turn to the label it does not take, all in the compiled loop of
+    :mod:`_maxflow_cy`. ``dynamic`` re-solves each clamp from the optimum's flow and search
+    trees and undoes it afterwards; otherwise both clamped cuts of every sample are cut from
+    scratch (the 2n cuts of the naive method). Components of at most ``small`` samples are
+    enumerated by the compiled kernel instead."""
     call.require_submodular(name)
     n = call.graph.n
     parts = _Components(call)
@@ -105,49 +91,17 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
     enumerated = np.flatnonzero(sizes <= small)
     if enumerated.size:
         _enumerate_small(call, parts, enumerated, y_nodes, best, other, rows, cols)
-    for c in np.flatnonzero(sizes > small):
-        a, b = int(parts.offsets[c]), int(parts.offsets[c + 1])
-        k = b - a
-        g, base, ea, eb, w = parts.graph(c)
-        best[c] = base - g.maxflow()
-        everyone = np.arange(k)
-        y = ~g.get_grid_segments(everyone)           # segment False = source side = label 1
-        y_nodes[a:b] = y
-        if not call.want_marginals:
-            continue
-        # A clamp beyond what the label can gain (|s_i| + its pair weights) decides it; a
-        # small one leaves little flow to push and push back.
-        reach = np.abs(parts.s[a:b]) + np.bincount(ea, w, k) + np.bincount(eb, w, k)
-        clamp = 1.0 + 2.0 * reach
-        src = np.where(y, 0.0, clamp).tolist()
-        snk = np.where(y, clamp, 0.0).tolist()
-        flows = []
-        segments = np.empty((k, k), dtype=bool) if call.want_flips else None
-        for i in range(k):
-            if dynamic:
-                g.add_tedge(i, src[i], snk[i])
-                g.mark_node(i)
-                flows.append(g.maxflow(reuse_trees=True))
-                h = g
-            else:
-                h = parts.graph(c)[0]
-                h.add_tedge(i, src[i], snk[i])
-                flows.append(h.maxflow())
-            if segments is not None:
-                segments[i] = h.get_grid_segments(everyone)
-            if dynamic:
-                g.add_tedge(i, -src[i], -snk[i])
-                g.mark_node(i)
-            else:                  # the naive method computes the other max-marginal too
-                h = parts.graph(c)[0]
-                h.add_tedge(i, snk[i], src[i])
-                h.maxflow()
-        other[a:b] = base - np.asarray(flows)
-        if segments is not None:
-            # segment True = sink side = label 0: equal to y exactly where the label changed
-            r, q = np.nonzero(segments == y[None, :])
-            rows.append(parts.order[a + r])
-            cols.append(parts.order[a + q])
+    cut = np.flatnonzero(sizes > small)
+    if cut.size:
+        y_cut = np.zeros(nl, dtype=np.int8)
+        r, q = _maxflow_cy.cut_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
+                                          parts.e_off, cut, y_cut, best, other,
+                                          call.want_marginals, call.want_flips, dynamic)
+        nodes = np.flatnonzero(np.isin(parts.cid, cut))
+        y_nodes[nodes] = y_cut[nodes].astype(bool)
+        if call.want_flips:
+            rows.append(parts.order[r])
+            cols.append(parts.order[q])
     singles = parts.order[nl:]
     s_single = call.unary[singles]
     call.labelling[parts.order[:nl]] = y_nodes
@@ -178,9 +132,9 @@ def run_graphcut(call) -> None:
 
 
 def run_graphcut_dynamic(call) -> None:
-    """Max-marginals by dynamic graph cuts (Kohli and Torr 2005; PyMaxflow's Boykov-Kolmogorov
-    with ``reuse_trees``): one cut per component, then one clamp per sample, re-solved from the
-    previous flow and search trees."""
+    """Max-marginals by dynamic graph cuts (Kohli and Torr 2005, on the compiled
+    Boykov-Kolmogorov max-flow of ``_maxflow.hpp``): one cut per component, then one clamp per
+    sample, re-solved from the optimum's flow and search trees and undone afterwards."""
     _run(call, "graphcut-dynamic", dynamic=True)
 
 
@@ -199,14 +153,15 @@ def _brute_labelling_cost(P, N):
 
 
 #: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
-#: shared) on one component of k = 250 ... 16000 samples, a chain or a chain plus random pairs
-#: (e = 2k to 11k pairs): one cut 0.5-0.8 us per sample and pair; every max-marginal by
-#: dynamic re-cuts up to 0.045 us per unit of k (k + e) (4000 samples, 12000 pairs: 2.9 s;
-#: 8000 samples, 88000 pairs: 29 s; a chain of 8000: 5 ms: a re-cut may search the whole
-#: component, or almost none of it); by cuts from scratch 0.05-0.36 us per unit of k (k + e);
-#: the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of 8-14); brute 0.006-
-#: 0.019 us per unit of 2^n (n + m) (chains of 10-14). Rounded up.
-_US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 1.0, 0.05, 0.4, 0.005, 0.02
+#: shared) with the compiled max-flow (_maxflow.hpp) on kNN components (2,000-100,000 samples,
+#: 5-18 neighbours, pair scores -|N(0, 1)| times 0.1-0.5): one cut, with the Python set-up
+#: around it, 0.24-0.58 us per sample and pair; every max-marginal by dynamic re-cuts up to 0.08
+#: us per unit of k (k + e) (10,000 samples, 57,000 pairs, strong pairs: 52 s, where a clamp
+#: re-routes the flow of most of the component), 0.0004 with weak pairs (10,000 samples,
+#: 101,000 pairs: 0.45 s); by cuts from scratch 0.42 us per unit of k (k + e) (2,000 samples,
+#: 11,600 pairs: 11 s); the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of
+#: 8-14); brute 0.006-0.019 us per unit of 2^n (n + m) (chains of 10-14). Rounded up.
+_US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 0.6, 0.08, 0.45, 0.005, 0.02
 
 
 def _cuts_seconds(k, e, want_marginals: bool, dynamic: bool) -> float:
@@ -253,12 +208,13 @@ ALGORITHMS = (
               seconds=_seconds(True, lambda call: call.enumerate_up_to)),
     Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
               "one s-t min cut per component + one dynamic re-cut per sample",
-              "paper 002 sec. 3; Boykov-Kolmogorov (PyMaxflow), dynamic cuts of Kohli-Torr 2005; "
-              "pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
+              "paper 002 sec. 3; Boykov-Kolmogorov 2004 (compiled, our own), dynamic cuts of "
+              "Kohli-Torr 2005; pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
               seconds=_seconds(True, lambda call: 0)),
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",
-              "the baseline of dynamic cuts; pair scores <= 0", run_graphcut_static,
+              "the baseline of dynamic cuts (the same compiled max-flow); pair scores <= 0",
+              run_graphcut_static,
               cost=_graphcut_cost, seconds=_seconds(False, lambda call: 0)),
     Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
               "exhaustive over labellings: the oracle", run_brute,

@@ -1,0 +1,211 @@
+# distutils: language = c++
+"""The maximum and every max-marginal of linked components by graph cuts (the pairwise kind;
+paper 002 sec. 3), around the Boykov-Kolmogorov max-flow of ``_maxflow.hpp``.
+
+Per component one cut gives the best labelling y (the source side: label 1). Then each sample i
+in turn is clamped to the label it does not take (an infinite terminal capacity), the cut is
+re-solved and the clamp removed:
+
+* dynamic (Kohli and Torr 2005): the re-solve starts from the optimum's flow and search trees,
+  with only i repaired, and the clamp is removed by undoing the changes it made (their
+  recycling of the residual graph): each re-solve pushes only the flow its clamp adds.
+* static: every clamp (and, as the naive method does, the other clamp of each sample too) cut
+  from scratch: the baseline of the dynamic cuts.
+
+Values are never read off the flow: the flow through a clamp of a sample linked by pair scores
+of 1e40 rounds away a unary score of 1. A labelling's value is summed from its terms (the
+static path sums it from scratch; the dynamic path adds to the best value the terms of the
+samples whose label differs from y, kept as a set updated from the nodes whose tree changed in
+the re-solve). Labellings that maximise never cut a pair worth more than all the unary scores,
+so these sums are of terms of the unary scale, whatever the scale of the pairs.
+
+Everything runs without the GIL, checking for Ctrl-C about every 0.1 s between two cuts.
+"""
+from cpython.exc cimport PyErr_CheckSignals
+from libcpp.vector cimport vector
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+import numpy as np
+
+from aprank.inference._kernel cimport i64
+
+cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
+    cdef char SRC
+    cdef cppclass Graph:
+        vector[char] tree
+        vector[i64] first, head, log
+        vector[double] cap0
+        void build(i64 k, const double* t, i64 m, const i64* ea, const i64* eb,
+                   const double* w) except +
+        void reset() except +
+        i64 solve() except +
+        void clamp(i64 i, int label) except +
+        void unclamp() except +
+        void clear_log()
+
+#: Seconds between two checks for Ctrl-C.
+cdef double _CHECK_EVERY = 0.1
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef int _check_signals(double* next_check) except -1 nogil:
+    """Raise KeyboardInterrupt (or whatever a signal handler raised) at most every 0.1 s."""
+    cdef double now = _now()
+    if now >= next_check[0]:
+        next_check[0] = now + _CHECK_EVERY
+        with gil:
+            PyErr_CheckSignals()
+    return 0
+
+
+cdef double _value(Graph& g, const char* lab, const double* s) noexcept nogil:
+    """Score of labelling ``lab`` of the component in ``g`` (unary scores ``s``), from scratch:
+    sum_i lab_i s_i plus the (non-positive) scores of the pairs it cuts, each pair once."""
+    cdef double v = 0.0
+    cdef i64 i, a
+    for i in range(g.tree.size()):
+        if lab[i]:
+            v += s[i]
+    for i in range(g.tree.size()):
+        for a in range(g.first[i], g.first[i + 1]):
+            if g.head[a] > i and lab[i] != lab[g.head[a]]:
+                v -= g.cap0[a]
+    return v
+
+
+cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* ea,
+                    const i64* eb, const double* w, char* y, double* best, double* other,
+                    bint marginals, bint flips, bint dynamic, vector[i64]& rows,
+                    vector[i64]& cols, double* next_check) except -1 nogil:
+    """One component (nodes a..a+k-1; ea, eb local): y, best[0] and other[0..k-1]."""
+    cdef vector[char] lab, in_d
+    cdef vector[i64] d_list
+    cdef i64 i, j, p, q, r, arc
+    cdef double base, delta, cut_change
+    g.build(k, s, m, ea, eb, w)
+    g.solve()
+    for i in range(k):
+        y[i] = g.tree[i] == SRC
+    base = _value(g, y, s)
+    best[0] = base
+    if not marginals:
+        return 0
+    g.clear_log()
+    lab.assign(y, y + k)             # a node's label as of its last tree change
+    in_d.assign(k, 0)
+    for i in range(k):
+        _check_signals(next_check)
+        if not dynamic:
+            g.reset()
+        g.clamp(i, 1 - y[i])
+        g.solve()
+        if dynamic:
+            # the samples whose label differs from y: among those whose tree changed
+            d_list.clear()
+            for r in range(<i64>g.log.size()):
+                j = g.log[r]
+                lab[j] = g.tree[j] == SRC
+                if lab[j] != y[j]:
+                    in_d[j] = 1
+                    d_list.push_back(j)
+            g.clear_log()
+            delta = 0.0
+            for r in range(<i64>d_list.size()):
+                j = d_list[r]
+                delta += (lab[j] - y[j]) * s[j]
+                for arc in range(g.first[j], g.first[j + 1]):
+                    q = g.head[arc]
+                    if in_d[q] and q < j:
+                        continue            # the pair is counted from q
+                    # integer factor: a pair whose cut does not change adds an exact zero
+                    cut_change = (<int>(lab[j] != lab[q])) - (<int>(y[j] != y[q]))
+                    delta -= cut_change * g.cap0[arc]
+            other[i] = base + delta
+            for r in range(<i64>d_list.size()):
+                j = d_list[r]
+                in_d[j] = 0
+                lab[j] = y[j]
+                if flips:
+                    rows.push_back(a + i)
+                    cols.push_back(a + j)
+            g.unclamp()
+        else:
+            for j in range(k):
+                lab[j] = g.tree[j] == SRC
+            other[i] = _value(g, lab.data(), s)
+            if flips:
+                for j in range(k):
+                    if lab[j] != y[j]:
+                        rows.push_back(a + i)
+                        cols.push_back(a + j)
+            # the naive method cuts the other clamp of the sample too (its max-marginal is best)
+            g.reset()
+            g.clamp(i, y[i])
+            g.solve()
+    return 0
+
+
+def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] ea,
+                   const i64[::1] eb, const double[::1] c, const i64[::1] e_off,
+                   const i64[::1] comps, signed char[::1] y, double[::1] best, double[::1] other,
+                   bint marginals, bint flips, bint dynamic):
+    """Components ``comps`` by graph cuts.
+
+    Parameters
+    ----------
+    s : ndarray of float64
+        Unary scores of the linked nodes (nodes sorted by component).
+    offsets : ndarray of int64
+        Component c holds nodes offsets[c]..offsets[c+1]-1.
+    ea, eb, c : ndarrays
+        Pairs (node indices, sorted by component) and their scores (<= 0, none zero).
+    e_off : ndarray of int64
+        Component c holds pairs e_off[c]..e_off[c+1]-1.
+    comps : ndarray of int64
+        The components to cut.
+    y : ndarray of int8, out
+        Per node: its label in its component's best labelling.
+    best : ndarray of float64, out
+        Per component: its maximum.
+    other : ndarray of float64, out
+        Per node (when ``marginals``): its component's maximum with the node's label flipped.
+    marginals, flips, dynamic : bool
+        Compute ``other``; also the flipped samples of every clamped labelling; re-solve each
+        clamp dynamically (else from scratch).
+
+    Returns
+    -------
+    rows, cols : ndarray of int64
+        When ``flips``: node ``cols[t]`` has the other label in the max-marginal labelling of
+        node ``rows[t]`` (each node lists itself); else empty.
+    """
+    cdef Graph g
+    cdef vector[i64] rows, cols
+    cdef vector[double] w
+    cdef vector[i64] la, lb
+    cdef i64 qi, q, a, k, e0, e1, e
+    cdef double next_check = _now() + _CHECK_EVERY
+    with nogil:
+        for qi in range(comps.shape[0]):
+            q = comps[qi]
+            a, k = offsets[q], offsets[q + 1] - offsets[q]
+            e0, e1 = e_off[q], e_off[q + 1]
+            w.resize(e1 - e0 + 1)
+            la.resize(e1 - e0 + 1)
+            lb.resize(e1 - e0 + 1)
+            for e in range(e0, e1):
+                w[e - e0] = -c[e]
+                la[e - e0] = ea[e] - a
+                lb[e - e0] = eb[e] - a
+            _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(), <char*>&y[a],
+                       &best[q], &other[a], marginals, flips, dynamic, rows, cols, &next_check)
+            _check_signals(&next_check)
+    r = np.array(<i64[:rows.size()]> rows.data(), dtype=np.int64) if rows.size() \
+        else np.zeros(0, dtype=np.int64)
+    cc = np.array(<i64[:cols.size()]> cols.data(), dtype=np.int64) if cols.size() \
+        else np.zeros(0, dtype=np.int64)
+    return r, cc

@@ -1,0 +1,128 @@
+"""Issue 24 item 2: the pairwise kind's own max-flow (Boykov-Kolmogorov with Kohli-Torr dynamic
+updates, _maxflow.hpp): dynamic cuts against cuts from scratch on large single components,
+exact clamps at extreme pair scales against brute, PyMaxflow as a second reference when
+installed."""
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from aprank.inference import max_marginals
+
+
+def _knn(rng, n, k):
+    """Pairs of each of n random points in the plane with its k nearest neighbours."""
+    x = rng.standard_normal((n, 2))
+    _, idx = cKDTree(x).query(x, k + 1)
+    e = np.column_stack([np.repeat(np.arange(n), k), idx[:, 1:].ravel()])
+    return np.unique(np.sort(e, axis=1), axis=0)
+
+
+def _grid(rows, cols):
+    """4-neighbour pairs of a rows x cols grid."""
+    i = np.arange(rows * cols).reshape(rows, cols)
+    return np.r_[np.column_stack([i[:, :-1].ravel(), i[:, 1:].ravel()]),
+                 np.column_stack([i[:-1].ravel(), i[1:].ravel()])]
+
+
+def _check_flips(r, s, edges, c, samples):
+    """The labelling behind each max-marginal scores what is reported."""
+    y = r.labelling.astype(bool)
+
+    def score(z):
+        return float(s[z].sum() + c[z[edges[:, 0]] != z[edges[:, 1]]].sum())
+
+    assert score(y) == pytest.approx(r.value, abs=1e-9 * (1 + np.abs(s).sum()))
+    for i in samples:
+        z = y ^ r.flips[i].toarray().ravel().astype(bool)
+        assert z[i] != y[i]
+        expected = r.m_minus[i] if y[i] else r.m_plus[i]
+        assert score(z) == pytest.approx(expected, abs=1e-9 * (1 + np.abs(s).sum()))
+
+
+@pytest.mark.parametrize("shape", ["knn", "grid", "ties", "zero-pairs"])
+def test_dynamic_cuts_equal_cuts_from_scratch_on_one_large_component(shape):
+    """One component of 1,000-1,500 samples: a kNN graph, a grid, tied unary scores (rounded,
+    a third zero) and pair scores partly zero; weak to strong coupling in one graph."""
+    rng = np.random.default_rng(["knn", "grid", "ties", "zero-pairs"].index(shape))
+    if shape == "grid":
+        edges = _grid(30, 40)
+    else:
+        edges = _knn(rng, 1000, 6)
+    n = int(edges.max()) + 1
+    s = rng.standard_normal(n)
+    c = -np.abs(rng.standard_normal(edges.shape[0])) * rng.choice([0.05, 0.3, 1.0],
+                                                                  edges.shape[0])
+    if shape == "ties":
+        s = np.round(s, 1)
+        s[rng.random(n) < 1 / 3] = 0.0
+        c = np.round(c, 1) - 0.1
+    if shape == "zero-pairs":
+        c[rng.random(c.size) < 0.2] = 0.0
+    dyn = max_marginals(s, edges, c, algorithm="graphcut-dynamic", flips=True)
+    static = max_marginals(s, edges, c, algorithm="graphcut-static", flips=True)
+    tol = 1e-9 * (1 + np.abs(s).sum())
+    assert abs(dyn.value - static.value) <= tol
+    np.testing.assert_allclose(dyn.m_plus, static.m_plus, rtol=0, atol=tol)
+    np.testing.assert_allclose(dyn.m_minus, static.m_minus, rtol=0, atol=tol)
+    assert (np.maximum(dyn.m_plus, dyn.m_minus) <= dyn.value + tol).all()
+    # a large component whose max-marginal labellings flip more than the clamped sample
+    assert dyn.flips.sum(axis=1).max() > 1
+    _check_flips(dyn, s, edges, c, rng.choice(n, 40, replace=False))
+
+
+def test_dynamic_cuts_on_ten_thousand_samples_reach_what_they_report():
+    """One kNN component of 10,000 samples and ~40,000 pairs: every max-marginal labelling (of
+    a sample) scores its max-marginal and none beats the maximum."""
+    rng = np.random.default_rng(10_000)
+    edges = _knn(rng, 10_000, 5)
+    s = rng.standard_normal(10_000)
+    c = -0.15 * np.abs(rng.standard_normal(edges.shape[0]))
+    r = max_marginals(s, edges, c, algorithm="graphcut", flips=True)
+    tol = 1e-9 * (1 + np.abs(s).sum())
+    assert (np.maximum(r.m_plus, r.m_minus) == r.value).all()
+    assert (np.minimum(r.m_plus, r.m_minus) <= r.value + tol).all()
+    _check_flips(r, s, edges, c, rng.choice(10_000, 100, replace=False))
+
+
+@pytest.mark.parametrize("algorithm", ["graphcut-dynamic", "graphcut-static"])
+@pytest.mark.parametrize("top", [14, 40, 300])
+def test_cuts_are_exact_at_extreme_pair_scales(algorithm, top):
+    """Pair scores up to 10^top times the unary ones (mixed within a graph, some zero) on
+    random graphs of up to 14 samples: the cuts' maximum and max-marginals equal brute's. (The
+    previous clamp, 1 + 2 (|s_i| + pair weights) added to a t-link, rounded the unary scores
+    away at these scales.)"""
+    rng = np.random.default_rng([24, 2, top])
+    for trial in range(60):
+        n = int(rng.integers(2, 15))
+        a, b = np.triu_indices(n, 1)
+        keep = rng.random(a.size) < 0.35
+        chain = np.column_stack([np.arange(n - 1), np.arange(1, n)])
+        edges = np.r_[chain, np.column_stack([a[keep], b[keep]])].astype(np.int64)
+        c = -np.abs(rng.standard_normal(edges.shape[0])) \
+            * 10.0 ** rng.integers(0, top + 1, edges.shape[0]).astype(float)
+        c[rng.random(c.size) < 0.1] = 0.0
+        s = rng.standard_normal(n)
+        ref = max_marginals(s, edges, c, algorithm="brute")
+        got = max_marginals(s, edges, c, algorithm=algorithm)
+        tol = 1e-9 * (1.0 + np.abs(s).sum())
+        where = f"trial {trial}: n={n} max |c|={np.abs(c).max():.3g}"
+        assert abs(got.value - ref.value) <= tol, where
+        np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol, err_msg=where)
+        np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol, err_msg=where)
+
+
+def test_pymaxflow_agrees_on_the_minimum_cut_when_installed():
+    """A second reference (test extra only): PyMaxflow's minimum cut of a kNN component has
+    the value of our maximum (cut = sum_i max(s_i, 0) - maximum)."""
+    maxflow = pytest.importorskip("maxflow")
+    rng = np.random.default_rng(5)
+    edges = _knn(rng, 2000, 6)
+    s = rng.standard_normal(2000)
+    c = -0.3 * np.abs(rng.standard_normal(edges.shape[0]))
+    g = maxflow.Graph[float](2000, edges.shape[0])
+    g.add_nodes(2000)
+    g.add_grid_tedges(np.arange(2000), np.maximum(s, 0.0), np.maximum(-s, 0.0))
+    g.add_edges(edges[:, 0], edges[:, 1], -c, -c)
+    flow = g.maxflow()
+    r = max_marginals(s, edges, c, algorithm="graphcut-dynamic")
+    assert np.maximum(s, 0.0).sum() - flow == pytest.approx(r.value, abs=1e-9 * 2000)
