@@ -60,3 +60,26 @@ def test_installing_the_wheel_does_not_install_pymaxflow(wheel):
     requires = email.message_from_bytes(wheel.read(name)).get_all("Requires-Dist")
     maxflow = [r for r in requires if r.lower().startswith("pymaxflow")]
     assert maxflow and all('extra == "test"' in r for r in maxflow), requires
+
+
+def test_the_readme_names_every_runtime_dependency_and_its_licence():
+    """Issue 24 (d): the README's License section lists each runtime dependency with the licence
+    its installed metadata declares (License-Expression, else License, else the classifier)."""
+    import importlib.metadata
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    section = (ROOT / "README.md").read_text().split("## License", 1)[1]
+    rows = dict(re.findall(r"^\| ([\w.-]+) \| ([^|]+?) \|$", section, flags=re.M))
+    for requirement in project["dependencies"]:
+        name = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+        meta = importlib.metadata.metadata(name)
+        classifiers = [c.split(" :: ")[-1] for c in meta.get_all("Classifier") or []
+                       if c.startswith("License ::")]
+        declared = meta.get("License-Expression") or (
+            meta.get("License") if meta.get("License") and len(meta.get("License")) < 60
+            else classifiers[0])
+        assert name in rows, f"README's License section does not list {name}"
+        assert rows[name].startswith(declared), (name, rows[name], declared)
+    assert "PyMaxflow" not in " ".join(project["dependencies"])
