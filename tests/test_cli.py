@@ -86,6 +86,7 @@ def no_data(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow       # a few seconds: the quick lane stays under two minutes
 def test_missing_data_is_one_line_and_exit_1(no_data):
     out = subprocess.run([sys.executable, "-m", "experiments", "birds", "--quick",
                           "--out", str(no_data / "tables")], capture_output=True, text=True,
@@ -119,6 +120,7 @@ def test_an_unexpected_error_is_one_line_too(monkeypatch, capsys):
         cli.main(["algorithms", "--debug"])
 
 
+@pytest.mark.slow       # a few seconds: the quick lane stays under two minutes
 def test_acceptance_c_no_data_no_network_from_a_clean_directory(tmp_path):
     """A clean clone in a directory with no ../shared and no network: `python -m experiments
     birds --quick` prints one line saying how to point APRANK_DATA at the data, and exits

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ["test_figures.py", "test_packaging.py", "test_docs.py", "test_torch.py",
          "test_dask.py", "test_simd.py", "test_oracle.py", "test_cli.py"]
@@ -61,6 +63,7 @@ def _collect(tmp_path, expression):
             {line.split(" ", 1)[1] for line in lines if line.startswith("DESELECTED ")})
 
 
+@pytest.mark.slow       # a few seconds: the quick lane stays under two minutes
 def test_the_quick_lane_leaves_out_the_slow_tests_and_keeps_the_others(tmp_path):
     slow, kept = list(SLOW), list(KEPT)
     if importlib.util.find_spec("torch") is not None:      # else the file skips as a whole

@@ -60,6 +60,7 @@ def test_the_default_for_each_loss():
                         bags=inst.bags).algorithm == "latent-greedy"
 
 
+@pytest.mark.slow       # a few seconds: the quick lane stays under two minutes
 def test_proposition_2_the_best_rows_of_the_positives_minimise_the_slack():
     for inst in _instances(13)[:60]:
         problem = LatentProblem(inst.labels, "latent-ap", bags=inst.bags, h=inst.h)

@@ -190,6 +190,7 @@ def test_same_values_as_the_per_query_loop(name, ties):
     assert errors > 100 and compared - errors > 400     # both paths well exercised
 
 
+@pytest.mark.slow       # a few seconds: the quick lane stays under two minutes
 def test_many_queries_against_the_loop():
     """A few thousand queries of random sizes, interleaved, ties everywhere."""
     rng = np.random.default_rng(11)

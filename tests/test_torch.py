@@ -109,6 +109,7 @@ def test_torch_ops_on_large_queries(loss, n):
         assert got.objective[0].item() == pytest.approx(want.objective, rel=1e-9)
 
 
+@pytest.mark.slow       # a few seconds: the quick lane stays under two minutes
 def test_torch_ops_on_many_query_batches():
     rng = np.random.default_rng(3)
     for trial in range(200):
