@@ -213,17 +213,23 @@ def _plain(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, f
             ws.add(cut.g, cut.b, soft=True, output=cut.output)
         if hard_gap > tol:
             ws.add(_row(hard, worst_hard), 1.0, soft=False)
-        t0 = time.perf_counter()
-        w, dual, active = _solve_working_set(ws, C, tol)
-        if upper is not None:
-            w = np.minimum(w, upper)
-        history[-1]["qp_seconds"] = time.perf_counter() - t0
-        # prune constraints that have been inactive for prune_after iterations in a row
-        ws.idle = np.where(active, 0, ws.idle + 1)
-        if prune_after and np.any((ws.idle >= prune_after) & ~ws.permanent):
-            ws.keep((ws.idle < prune_after) | ws.permanent)
+        w, dual = _next_optimum(ws, C, tol, upper, prune_after, history[-1])
     return CuttingPlaneResult(w, history[-1]["primal"], history[-1]["dual"], history[-1]["gap"],
                               converged, n_iter, history, ws)
+
+
+def _next_optimum(ws: WorkingSet, C: float, tol: float, upper, prune_after: int, record: dict):
+    """The working set's optimum (w clipped to ``upper``) and dual objective, the QP's time in
+    ``record``; then the constraints inactive for ``prune_after`` iterations in a row go."""
+    t0 = time.perf_counter()
+    w, dual, active = _solve_working_set(ws, C, tol)
+    if upper is not None:
+        w = np.minimum(w, upper)
+    record["qp_seconds"] = time.perf_counter() - t0
+    ws.idle = np.where(active, 0, ws.idle + 1)
+    if prune_after and np.any((ws.idle >= prune_after) & ~ws.permanent):
+        ws.keep((ws.idle < prune_after) | ws.permanent)
+    return w, dual
 
 
 def _solve_working_set(ws: WorkingSet, C: float, tol: float):
@@ -338,14 +344,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
             ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
         if at.hard_gap > tol:
             ws.add(_row(hard, at.worst_hard), 1.0, soft=False)
-        t0 = time.perf_counter()
-        w, dual, active = _solve_working_set(ws, C, tol)
-        if upper is not None:
-            w = np.minimum(w, upper)
-        history[-1]["qp_seconds"] = time.perf_counter() - t0
-        ws.idle = np.where(active, 0, ws.idle + 1)
-        if prune_after and np.any((ws.idle >= prune_after) & ~ws.permanent):
-            ws.keep((ws.idle < prune_after) | ws.permanent)
+        w, dual = _next_optimum(ws, C, tol, upper, prune_after, history[-1])
     final = best if best is not None else at
     return CuttingPlaneResult(final.w, final.primal, dual, final.primal - dual, converged,
                               n_iter, history, ws)
