@@ -32,31 +32,11 @@ the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
 """
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
-from cpython.exc cimport PyErr_CheckSignals
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 import numpy as np
 
+from aprank.inference._interrupt cimport check_signals, first_check
 from aprank.inference._kernel cimport i64
-
-#: Seconds between two checks for Ctrl-C in the kernel's long loops.
-cdef double _CHECK_EVERY = 0.1
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef int _check_signals(double* next_check) except -1 nogil:
-    """Raise KeyboardInterrupt (or whatever a signal handler raised) at most every 0.1 s."""
-    cdef double now = _now()
-    if now >= next_check[0]:
-        next_check[0] = now + _CHECK_EVERY
-        with gil:
-            PyErr_CheckSignals()
-    return 0
 
 
 cdef inline double _gain(double c, double hi, double lo) noexcept nogil:
@@ -405,7 +385,7 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
 cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
               double tol, i64[::1] neg_ranks, double[::1] pos_coef,
               double[::1] neg_coef) except -1 nogil:
-    cdef double scale = 1.0 / (<double>P * N), next_check = _now() + _CHECK_EVERY
+    cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
     cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g
     cdef double neg_base
     cdef i64 k, r, p, b, x, i, L, lowest, chosen, y0
@@ -431,7 +411,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
 
     k = 0
     while k < N:
-        _check_signals(&next_check)
+        check_signals(&next_check)
         lowest = neg_ranks[k - 1] if k else 1
         c_hi = (N - 2.0 * k) * scale
         c_lo = (N - 2.0 * (k + 1)) * scale
@@ -452,7 +432,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
             for p in range(lowest, P + 1):
                 if pos.coef[p - 1] != c_lo:
                     pos.set_column(p - 1, c_lo)
-                    _check_signals(&next_check)
+                    check_signals(&next_check)
         # negative side, slot k at rank r: the best assignment of the other bags to the other
         # slots plus the gain of the bag x that takes slot k, maximised over x. Slot k's bag y0
         # out, the rest is the best assignment that leaves y0 over (value V); one that leaves x
@@ -483,7 +463,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
                 if mixed:
                     pos.set_column(r - 2, c_hi)
-                    _check_signals(&next_check)
+                    check_signals(&next_check)
             if mixed:
                 pos_v = pos.value()
             else:

@@ -21,11 +21,10 @@ so these sums are of terms of the unary scale, whatever the scale of the pairs.
 
 Everything runs without the GIL, checking for Ctrl-C about every 0.1 s between two cuts.
 """
-from cpython.exc cimport PyErr_CheckSignals
 from libcpp.vector cimport vector
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 import numpy as np
 
+from aprank.inference._interrupt cimport check_signals, first_check
 from aprank.inference._kernel cimport i64
 
 cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
@@ -41,25 +40,6 @@ cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
         void clamp(i64 i, int label) except +
         void unclamp() except +
         void clear_log()
-
-#: Seconds between two checks for Ctrl-C.
-cdef double _CHECK_EVERY = 0.1
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef int _check_signals(double* next_check) except -1 nogil:
-    """Raise KeyboardInterrupt (or whatever a signal handler raised) at most every 0.1 s."""
-    cdef double now = _now()
-    if now >= next_check[0]:
-        next_check[0] = now + _CHECK_EVERY
-        with gil:
-            PyErr_CheckSignals()
-    return 0
 
 
 cdef double _value(Graph& g, const char* lab, const double* s) noexcept nogil:
@@ -98,7 +78,7 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     lab.assign(y, y + k)             # a node's label as of its last tree change
     in_d.assign(k, 0)
     for i in range(k):
-        _check_signals(next_check)
+        check_signals(next_check)
         if not dynamic:
             g.reset()
         g.clamp(i, 1 - y[i])
@@ -188,7 +168,7 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
     cdef vector[double] w
     cdef vector[i64] la, lb
     cdef i64 qi, q, a, k, e0, e1, e
-    cdef double next_check = _now() + _CHECK_EVERY
+    cdef double next_check = first_check()
     with nogil:
         for qi in range(comps.shape[0]):
             q = comps[qi]
@@ -203,7 +183,7 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
                 lb[e - e0] = eb[e] - a
             _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(), <char*>&y[a],
                        &best[q], &other[a], marginals, flips, dynamic, rows, cols, &next_check)
-            _check_signals(&next_check)
+            check_signals(&next_check)
     r = np.array(<i64[:rows.size()]> rows.data(), dtype=np.int64) if rows.size() \
         else np.zeros(0, dtype=np.int64)
     cc = np.array(<i64[:cols.size()]> cols.data(), dtype=np.int64) if cols.size() \
