@@ -62,11 +62,6 @@ def _check_qid(qid, n):
     return qid
 
 
-def _count_queries(qid) -> int:
-    """The number of queries of validated ``qid`` (None: one)."""
-    return 1 if qid is None else int(np.unique(qid).shape[0])
-
-
 def _check_scale(X) -> None:
     """ValueError for finite features too large to learn from.
 
@@ -298,7 +293,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         res, warm = self._train(model)
         self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes),
                              n_skipped_queries_=n_skipped,
-                             _n_fit_queries=_count_queries(data.qid))
+                             _n_fit_queries=used.shape[0])   # the model grouped them
         return self
 
     # --------------------------------------------------------------------------- prediction
@@ -630,7 +625,7 @@ class APSVMAppx(_StructuredSVM):
         self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes),
                              binary_=binary, easy_=easy_given,
                              n_skipped_queries_=binary.n_skipped_queries_,
-                             _n_fit_queries=_count_queries(qid))
+                             _n_fit_queries=binary._n_fit_queries)
         return self
 
     def _train_difficult(self, design, is_pos, qid, sample_weight, difficult, hard):
