@@ -124,6 +124,11 @@ def _worker(rank, port, outdir):
         at.ndcg_hinge_loss(s, yt, qt, process_group=True)
         results["unchanged"] = all(torch.equal(a, b) for a, b in zip((s, yt, qt), kept))
 
+        # the NDCG module (its discount a buffer) gathers the group's batch as the function does
+        results["ndcg module"] = (at.NDCGHingeLoss(process_group=True)(s, yt, qt),
+                                  at.ndcg_hinge_loss(s, yt, qt, process_group=True),
+                                  at.ndcg_hinge_loss(s, yt, qt))
+
         # a group of one rank is the loss of that rank's batch alone
         singles = [dist.new_group([r]) for r in range(WORLD)]
         results["group of one"] = [run(batch, rank, "ap", "kernels", "mean", group)
@@ -205,6 +210,14 @@ def test_distributed_ddp_gradient_is_the_single_process_gradient(ranks):
     for r in range(WORLD):
         for got, p in zip(ranks[r]["ddp"], want):
             np.testing.assert_allclose(got.numpy(), p.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_distributed_ndcg_module_gathers_the_group_batch(ranks):
+    for r in range(WORLD):
+        module, function, local = ranks[r]["ndcg module"]
+        assert torch.equal(module, function)
+        assert not torch.equal(module, local)      # the rank's own batch alone differs
 
 
 @pytest.mark.slow

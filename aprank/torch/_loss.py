@@ -278,17 +278,19 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     replicas' gradients, trains on exactly the gradient of the concatenated batch. A check
     that fails on one rank is raised on every rank.
     """
+    return _hinge(scores, labels, qid, reduction, loss, None, backend, empty, n_threads,
+                  process_group)
+
+
+def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_threads,
+           process_group):
+    """:func:`hinge_loss` with ``discount``, the NDCG discount as a float64 tensor (a module's
+    buffer, on the scores' device) or None (built from ``loss`` when the torch operations
+    need it)."""
     if process_group is not None:
         # before any other check: every rank then reaches the same collectives, and the
         # checks below run on the global batch, failing on every rank alike
         scores, labels, qid = gather_batch(scores, labels, qid, process_group)
-    return _hinge(scores, labels, qid, reduction, loss, None, backend, empty, n_threads)
-
-
-def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_threads):
-    """:func:`hinge_loss` with ``discount``, the NDCG discount as a float64 tensor (a module's
-    buffer, on the scores' device) or None (built from ``loss`` when the torch operations
-    need it)."""
     scores = _as_score_tensor(scores)
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
@@ -480,7 +482,5 @@ class NDCGHingeLoss(_HingeModule):
         discount = self.discount
         if discount is not None and discount.dtype != torch.float64:
             discount = None
-        if self.process_group is not None:      # as hinge_loss: the group's global batch
-            scores, labels, qid = gather_batch(scores, labels, qid, self.process_group)
         return _hinge(scores, labels, qid, self.reduction, self.loss, discount,
-                      self.backend, self.empty, self.n_threads)
+                      self.backend, self.empty, self.n_threads, self.process_group)
