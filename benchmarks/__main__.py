@@ -67,7 +67,11 @@ def build_parser() -> Parser:
                    help="only the most violated constraint of the latent learners (latent AP-SVM, "
                    "latent SSVM, latent SVM) on bags of 4 rows, up to 400 + 1600 bags")
     p.add_argument("--torch", action="store_true",
-                   help="only the PyTorch AP hinge, both backends, against torch.sort")
+                   help="only the PyTorch AP hinge, every backend, against torch.sort (the "
+                   "torch-compiled backend on a GPU only, unless --compiled)")
+    p.add_argument("--compiled", action="store_true",
+                   help="with --torch: time the torch-compiled backend on the CPU too (its "
+                   "compiles take about a minute per case)")
     p.add_argument("--fit", action="store_true",
                    help="only the fit times of APSVM and BinarySVM (and NDCGSVM on Yahoo) on "
                    "digits, an MNIST-sized set, HJA birds and Yahoo LTR at C = 0.1 ... 100, next "
@@ -181,7 +185,8 @@ def _fit_table(args) -> str:
 def _torch_table(args) -> str:
     return (f"AP hinge, forward + backward, against torch.sort of the same tensor "
             f"({torch_bench.describe_devices()}; {simd_level()} partition):\n"
-            + torch_bench.format_bench(torch_bench.bench(repeats=args.repeats)))
+            + torch_bench.format_bench(torch_bench.bench(repeats=args.repeats,
+                                                         compiled=args.compiled)))
 
 
 def _pairwise_table(args) -> str:

@@ -1,8 +1,9 @@
 """The torch loss's benchmark (``python -m benchmarks --torch``; needs ``aprank[torch]``).
 
 Forward + backward of the AP hinge for a (256, 1000) score matrix (1000 rankings of 256
-samples) and for one query of 10^6 samples, through the compiled kernels and through the
-torch-ops implementation, each as a ratio to ``torch.sort`` of the same tensor on the same
+samples) and for one query of 10^6 samples, through the compiled kernels, through the
+torch-ops implementation and (on a GPU, or when asked) through the torch-ops implementation
+compiled by ``torch.compile``, each as a ratio to ``torch.sort`` of the same tensor on the same
 device, timed in one run.
 """
 from __future__ import annotations
@@ -33,8 +34,24 @@ def _cases(device, seed=0):
             ("one query, n = 1e6, P = 1e3", query.to(device), query_y.to(device), -1)]
 
 
-def bench(devices=None, repeats: int = 7, budget: float = 20.0):
-    """Rows (device, case, dtype, backend, seconds, seconds of torch.sort, ratio)."""
+#: backends timed per device type: "torch-compiled" compiles once per case and dtype (about a
+#: minute each on a CPU, so it is timed on the CPU only when asked for), in float32 only
+_BACKENDS = {"cpu": ("kernels", "torch"), "cuda": ("kernels", "torch", "torch-compiled")}
+
+
+def _backends(device_type, dtype, compiled):
+    names = _BACKENDS.get(device_type, ("kernels", "torch"))
+    if compiled and "torch-compiled" not in names:
+        names = names + ("torch-compiled",)
+    return [b for b in names if b != "torch-compiled" or dtype == torch.float32]
+
+
+def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool = False):
+    """Rows (device, case, dtype, backend, seconds, seconds of torch.sort, ratio).
+
+    ``compiled``: time the "torch-compiled" backend on the CPU too (it is always timed on a
+    GPU); its first call, which compiles, is left out of the timing as every backend's is.
+    """
     if devices is None:
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     rows = []
@@ -50,7 +67,7 @@ def bench(devices=None, repeats: int = 7, budget: float = 20.0):
 
                 sort()
                 t_sort = median_time(sort, repeats, budget)
-                for backend in ("kernels", "torch"):
+                for backend in _backends(device.type, dtype, compiled):
                     def step(x=x, labels=labels, backend=backend, device=device):
                         s = x.detach().requires_grad_()
                         ap_hinge_loss(s, labels, backend=backend).backward()

@@ -412,3 +412,32 @@ def test_ndcg_module_holds_its_discount_as_a_buffer():
     want = aprank.infer(s.numpy(), y.numpy(), loss=NDCG(discount=disc)).objective
     assert crit(s, y).item() == pytest.approx(want, rel=1e-12)
     assert crit.half()(s, y).item() == pytest.approx(want, rel=1e-12)   # table not rounded
+
+
+@pytest.mark.slow      # one compile of the torch operations by Inductor: about a minute on a CPU
+def test_compiled_backend_equals_the_kernels_on_cpu():
+    """The "torch-compiled" backend (hinge_terms under torch.compile(fullgraph=True)): one input
+    shape, several score draws of it (ties, few and many positives: two positives buckets),
+    value and gradient equal to the kernels'. Its CUDA twin is in test_torch_cuda.py."""
+    rng = np.random.default_rng(26)
+    n = 60
+    for trial in range(6):
+        q = np.sort(rng.integers(0, 3, n))
+        q[:3] = np.arange(3)
+        y = rng.random(n) < (0.05 if trial % 2 else 0.5)
+        for g in range(3):
+            y[np.flatnonzero(q == g)[0]] = True
+        s = rng.standard_normal(n) + y
+        s = np.round(s, 1) if trial % 3 == 0 else s
+        want, want_grad = reference(s, y, q, "ap", torch.float64)
+        got, grad = value_and_grad(s, y, q, "ap", torch.float64, "torch-compiled")
+        np.testing.assert_allclose(got, want[np.unique(q)], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=1e-15)
+
+
+def test_positives_bucket_bounds_the_count_in_powers_of_two():
+    from aprank.torch._loss import _positives_bucket
+    for n, P, want in [(10, 1, 1), (10, 2, 2), (10, 3, 4), (10, 5, 8), (10, 9, 10), (100, 0, 1)]:
+        y = torch.zeros(n, dtype=torch.bool)
+        y[:P] = True
+        assert _positives_bucket(y) == want

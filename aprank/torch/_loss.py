@@ -9,14 +9,15 @@ import torch
 from aprank.inference import RankingProblem, resolve
 from aprank.losses import LOSSES, NDCG, Loss, get_loss
 from aprank.torch._distributed import gather_batch
-from aprank.torch._ops import hinge_terms
+from aprank.torch._ops import _equal_blocks, hinge_terms
 
 __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
            "BACKENDS", "REDUCTIONS"]
 
 #: The values of ``backend=``: compiled kernels for CPU tensors and torch operations elsewhere
-#: ("auto"), or one of the two forced.
-BACKENDS = ("auto", "kernels", "torch")
+#: ("auto"), or one of the three forced ("torch-compiled": the torch operations compiled whole
+#: by ``torch.compile``).
+BACKENDS = ("auto", "kernels", "torch", "torch-compiled")
 #: The values of ``reduction=``.
 REDUCTIONS = ("mean", "sum", "none")
 #: Below this many samples per thread, one thread does the whole batch (threads cost more).
@@ -162,8 +163,37 @@ def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     return terms.objective, terms.grad
 
 
+#: hinge_terms compiled whole, built on first use (one per process): Dynamo traces it once per
+#: input shape, dtype, device and positives bucket, which costs seconds to a minute each time
+_COMPILED_TERMS = []
+
+
+def _compiled_terms():
+    if not _COMPILED_TERMS:
+        _COMPILED_TERMS.append(torch.compile(hinge_terms, fullgraph=True, dynamic=False))
+    return _COMPILED_TERMS[0]
+
+
+def _positives_bucket(is_pos) -> int:
+    """The count of positives rounded up to a power of two (at most n): the compiled search is
+    specialised to the buffer size this bound implies, and a bucket rather than the count
+    keeps the recompiles to log2(n) per input shape."""
+    return min(is_pos.numel(), 1 << max(int(is_pos.sum()) - 1, 0).bit_length())
+
+
+def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+    """The torch-ops inference compiled by torch.compile(fullgraph=True): the same operations
+    as _run_torch, fused into few kernels; the two looks at the data it needs (equal blocks,
+    the positives bucket) are taken before the traced function, which has none."""
+    if blocks is None:
+        blocks = _equal_blocks(group, n_groups)
+    terms = _compiled_terms()(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
+                              blocks=blocks, n_positives=_positives_bucket(is_pos))
+    return terms.objective, terms.grad
+
+
 #: backend name -> the function computing (objective per query, gradient per sample)
-_RUNS = {"kernels": _run_kernels, "torch": _run_torch}
+_RUNS = {"kernels": _run_kernels, "torch": _run_torch, "torch-compiled": _run_compiled}
 #: what "auto" runs on a device type: the compiled kernels on the CPU; torch operations on any
 #: other device (so its tensors stay there)
 _AUTO = {"cpu": "kernels"}
@@ -242,11 +272,14 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         in the order of ``torch.unique(qid)``, or per column).
     loss : str or Loss, default "ap"
         "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
-    backend : {"auto", "kernels", "torch"}, default "auto"
+    backend : {"auto", "kernels", "torch", "torch-compiled"}, default "auto"
         "auto" (compiled kernels for CPU tensors, torch operations on any other device),
         "kernels" (compiled kernels; tensors on another device are copied to the host and
-        back), or "torch" (torch operations on the tensors' device; the GPU path, also runs on
-        CPU).
+        back), "torch" (torch operations on the tensors' device; the GPU path, also runs on
+        CPU), or "torch-compiled" (the same operations compiled whole by
+        ``torch.compile(fullgraph=True)``: fused kernels, but each new input shape, dtype
+        or power-of-two bucket of the positives' count is compiled first, which takes
+        seconds to a minute; for many steps of one shape).
     empty : {"skip", "error"}, default "skip"
         "skip": a query without positives contributes 0 and is left out of the mean, as a
         class missing from a minibatch should be; "error": ValueError naming it. A batch with
@@ -432,11 +465,14 @@ class APHingeLoss(_HingeModule):
     ----------
     reduction : {"mean", "sum", "none"}, default "mean"
         As :func:`hinge_loss`.
-    backend : {"auto", "kernels", "torch"}, default "auto"
+    backend : {"auto", "kernels", "torch", "torch-compiled"}, default "auto"
         "auto" (compiled kernels for CPU tensors, torch operations on any other device),
         "kernels" (compiled kernels; tensors on another device are copied to the host and
-        back), or "torch" (torch operations on the tensors' device; the GPU path, also runs on
-        CPU).
+        back), "torch" (torch operations on the tensors' device; the GPU path, also runs on
+        CPU), or "torch-compiled" (the same operations compiled whole by
+        ``torch.compile(fullgraph=True)``: fused kernels, but each new input shape, dtype
+        or power-of-two bucket of the positives' count is compiled first, which takes
+        seconds to a minute; for many steps of one shape).
     empty : {"skip", "error"}, default "skip"
         "skip": a query without positives contributes 0 and is left out of the mean, as a
         class missing from a minibatch should be; "error": ValueError naming it. A batch with

@@ -1,0 +1,136 @@
+"""aprank.torch on a CUDA device: every backend's value and gradient equal the compiled kernels'
+on the host (the tests of test_torch.py, repeated where the tensors live on the GPU), the
+results stay on the device, and the compiled torch-ops backend ranks like the kernels.
+
+CI has no GPU: there these tests are skipped with the reason below. They ran on an NVIDIA
+H100 (see docs/benchmarks/extras.md for the run)."""
+import numpy as np
+import pytest
+
+import aprank
+
+torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
+import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA device here: these run on a machine with a GPU")
+
+LOSSES = ["ap", "ndcg"]
+DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+#: relative tolerance of value and gradient per dtype: each rounds once from the float64 answer
+RTOL = {torch.float32: 1e-6, torch.float64: 1e-12, torch.bfloat16: 2.0 ** -8,
+        torch.float16: 2.0 ** -11}
+
+
+def random_batch(rng, n_max=3000, n_queries=None):
+    """Scores with every tie density, labels and query ids; each query keeps a positive."""
+    n = int(rng.integers(2, n_max + 1))
+    q = rng.integers(0, n_queries or int(rng.integers(1, 12)), n)
+    y = rng.random(n) < rng.choice([0.05, 0.3, 0.7])
+    for g in np.unique(q):
+        y[np.flatnonzero(q == g)[0]] = True
+    s = rng.standard_normal(n) + y * rng.choice([-1.0, 0.0, 1.0, 5.0])
+    s = {0: s, 1: np.round(s, 1), 2: np.round(s), 3: np.zeros(n)}[int(rng.integers(4))]
+    return s * rng.choice([1e-3, 1.0, 1e3]), y, q
+
+
+def reference(s, y, q, loss, dtype):
+    """The kernels' answer on the host, for the scores as a tensor of this dtype holds them."""
+    s = torch.tensor(s, dtype=dtype).double().numpy()
+    r = aprank.infer_batch(s, y, q, loss=loss, empty="skip")
+    per_query = np.zeros(int(q.max()) + 1)
+    per_query[r.query_ids] = r.objective
+    return per_query[np.unique(q)], r.coef - r.truth_coef
+
+
+def check_on_cuda(s, y, q, loss, dtype, backend):
+    x = torch.tensor(s, dtype=dtype, device="cuda", requires_grad=True)
+    out = at.hinge_loss(x, torch.tensor(y, device="cuda"), torch.tensor(q, device="cuda"), "none",
+                        loss=loss, backend=backend)
+    out.sum().backward()
+    # results stay where the scores are, in their dtype
+    assert out.device.type == "cuda" and x.grad.device.type == "cuda"
+    assert out.dtype == dtype and x.grad.dtype == dtype
+    want, want_grad = reference(s, y, q, loss, dtype)
+    rtol = RTOL[dtype]
+    np.testing.assert_allclose(out.detach().double().cpu().numpy(), want, rtol=rtol,
+                               atol=rtol * 1e-3 * (1 + np.abs(s).max()))
+    np.testing.assert_allclose(x.grad.double().cpu().numpy(), want_grad, rtol=rtol,
+                               atol=rtol * 1e-3)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_value_and_gradient_on_cuda_equal_the_kernels(dtype, loss, backend):
+    rng = np.random.default_rng([21, LOSSES.index(loss), DTYPES.index(dtype)])
+    for _ in range(25):
+        s, y, q = random_batch(rng)
+        check_on_cuda(s, y, q, loss, dtype, backend)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_compiled_backend_on_cuda_equals_the_kernels(loss):
+    """One input shape (one compile per loss), many score draws of it: ties, scales, and
+    different counts of positives (so more than one positives bucket)."""
+    rng = np.random.default_rng([22, LOSSES.index(loss)])
+    n = 2000
+    for trial in range(12):
+        q = np.sort(rng.integers(0, 7, n))
+        q[:7] = np.arange(7)                      # always 7 queries: the same shapes
+        y = rng.random(n) < (0.03 if trial % 2 else 0.4)
+        for g in range(7):
+            y[np.flatnonzero(q == g)[0]] = True
+        s = rng.standard_normal(n) + y
+        s = np.round(s, 1) if trial % 3 == 0 else s
+        check_on_cuda(s, y, q, loss, torch.float32, "torch-compiled")
+
+
+def test_compiled_backend_on_a_cuda_score_matrix():
+    """The (B, L) layout: equal column blocks, sorted row by row inside the compiled graph."""
+    rng = np.random.default_rng(23)
+    for digits in (None, 1):
+        S = rng.standard_normal((256, 40))
+        S = S if digits is None else np.round(S, digits)
+        Y = rng.random((256, 40)) < 0.1
+        Y[0] = True
+        x = torch.tensor(S, dtype=torch.float32, device="cuda", requires_grad=True)
+        per_column = at.ap_hinge_loss(x, torch.tensor(Y, device="cuda"), reduction="none",
+                                      backend="torch-compiled")
+        per_column.sum().backward()
+        S32 = x.detach().double().cpu().numpy()
+        grad = x.grad.double().cpu().numpy()
+        for c in range(40):
+            r = aprank.infer(S32[:, c], Y[:, c])
+            assert per_column[c].item() == pytest.approx(r.objective, rel=1e-6, abs=1e-6)
+            np.testing.assert_allclose(grad[:, c], r.coef - r.truth_coef, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_torch_ops_on_a_large_cuda_query(loss):
+    rng = np.random.default_rng(24)
+    n = 200_000
+    for P, shift, digits in [(n // 100, 1.0, None), (n // 10, 0.0, 1)]:
+        y = np.zeros(n, dtype=bool)
+        y[rng.choice(n, P, replace=False)] = True
+        s = rng.standard_normal(n) + shift * y
+        if digits is not None:
+            s = np.round(s, digits)
+        want = aprank.infer(s, y, loss=loss, algorithm="qs")
+        got = at.hinge_terms(torch.tensor(s, device="cuda"), torch.tensor(y, device="cuda"),
+                             torch.zeros(n, dtype=torch.int64, device="cuda"), 1, loss,
+                             n_positives=P)
+        assert np.array_equal(got.ranks.cpu().numpy(), want.ranks)
+        assert got.objective[0].item() == pytest.approx(want.objective, rel=1e-9)
+
+
+def test_ndcg_module_moves_its_discount_to_cuda():
+    disc = 1.0 / np.arange(1, 400)
+    crit = at.NDCGHingeLoss(discount=disc, backend="torch").to("cuda")
+    assert dict(crit.named_buffers())["discount"].device.type == "cuda"
+    rng = np.random.default_rng(25)
+    s, y = rng.standard_normal(300), rng.random(300) < 0.2
+    want = aprank.infer(s, y, loss=aprank.losses.NDCG(discount=disc)).objective
+    got = crit(torch.tensor(s, device="cuda"), torch.tensor(y, device="cuda"))
+    assert got.device.type == "cuda"
+    assert got.item() == pytest.approx(want, rel=1e-12)
