@@ -53,13 +53,40 @@ class HingeTerms:
     ranks: torch.Tensor
 
 
+@torch.library.custom_op("aprank::cumsum", mutates_args=())
+def _library_cumsum(x: torch.Tensor) -> torch.Tensor:
+    """torch.cumsum along dim 0, as an operator that torch.compile calls instead of tracing."""
+    return torch.cumsum(x, 0)
+
+
+@_library_cumsum.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+#: Under torch.compile, take the cumulative sums from the library's scan (one opaque call)
+#: instead of Inductor's generated one. Measured on an NVIDIA H200 (docs/benchmarks/extras.md).
+_SCAN_OUTSIDE_INDUCTOR = True
+
+
+def _cumsum(x: torch.Tensor) -> torch.Tensor:
+    if _SCAN_OUTSIDE_INDUCTOR and torch.compiler.is_compiling():
+        return _library_cumsum(x)
+    return torch.cumsum(x, 0)
+
+
 def _segment_starts(counts: torch.Tensor) -> torch.Tensor:
-    return torch.cumsum(counts, 0) - counts
+    return _cumsum(counts) - counts
 
 
-def _per_group(group: torch.Tensor, values: torch.Tensor, n_groups: int) -> torch.Tensor:
+def _per_group(group: torch.Tensor, values: torch.Tensor, n_groups: int,
+               blocks: bool = False) -> torch.Tensor:
     """Sum of ``values`` per group: a bincount whose length is n_groups whatever the data (a
-    bincount's length is its largest entry + 1, a data-dependent shape)."""
+    bincount's length is its largest entry + 1, a data-dependent shape). Equal consecutive
+    blocks sum as rows: no atomic additions, which on a GPU all meet on one address when
+    there is one large query."""
+    if blocks:
+        return values.view(n_groups, -1).sum(1)
     return torch.zeros(n_groups, dtype=values.dtype, device=values.device).index_add_(
         0, group, values)
 
@@ -101,8 +128,8 @@ class _Queries:
         self.s = s[self.perm]
         self.group = group[self.perm]
         self.is_pos = is_pos[self.perm]
-        self.P = _per_group(group, is_pos.long(), n_groups)
-        self.N = _per_group(group, (~is_pos).long(), n_groups)
+        self.P = _per_group(group, is_pos.long(), n_groups, blocks)
+        self.N = _per_group(group, (~is_pos).long(), n_groups, blocks)
         self.pos_start = _segment_starts(self.P + self.N)
         self.neg_start = self.pos_start + self.P
         # the centre of a query: its (P // 2)-th positive, as the kernels' finish() uses
@@ -112,7 +139,7 @@ class _Queries:
                                   s.new_zeros(n_groups))
         self.sc = self.s - self.centre[self.group]
         # C(i) = sum_{k < i} (s+_k - centre) = cum[pos_start + i - 1] - cum[pos_start - 1]
-        self.cum = torch.cumsum(torch.where(self.is_pos, self.sc, torch.zeros_like(self.sc)), 0)
+        self.cum = _cumsum(torch.where(self.is_pos, self.sc, torch.zeros_like(self.sc)))
         self.cum0 = torch.cat([self.cum.new_zeros(1), self.cum])   # cum0[t] = sum of entries < t
 
     def prefix_gap(self, q, i, i0):
@@ -147,10 +174,10 @@ class _Loss:
         m = torch.arange(1, n_max + 1, dtype=torch.float64, device=device)
         if code == "ap":
             # H[m] = sum_{t <= m} 1/t, H[0] = 0
-            self.H = torch.cat([m.new_zeros(1), torch.cumsum(1.0 / m, 0)])
+            self.H = torch.cat([m.new_zeros(1), _cumsum(1.0 / m)])
         else:
             self.D = torch.cat([m.new_zeros(1), _discount_table(discount, n_max, device)])
-            self.Z = torch.cumsum(self.D, 0)                 # Z[P] = sum_{k <= P} D(k)
+            self.Z = _cumsum(self.D)                 # Z[P] = sum_{k <= P} D(k)
 
     def relative(self, P, j, i, i0):
         """delta_j(i) - delta_j(i0) (float64)."""
@@ -229,7 +256,7 @@ def _solve_negatives(Q: _Queries, loss: _Loss, blocks: bool, n_groups: int,
         rl = torch.where(m - h >= 1, ranks[(t - h).clamp(min=0)], torch.ones_like(m))
         rh = torch.where(m + h <= N, ranks[(t + h).clamp(max=n)], P + 1)
         count = torch.where(node, rh - rl + 1, torch.zeros_like(m))
-        end = torch.cumsum(count, 0)
+        end = _cumsum(count)
         slot = torch.arange(min(n, n_positives + t.shape[0]), device=device)
         # the node whose candidate slots [end - count, end) hold each slot
         seg = torch.searchsorted(end, slot, right=True)
@@ -343,7 +370,7 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     neg_slot = slot_start[Q.group] + neg_rank
     counts = torch.zeros(slots, dtype=torch.int64, device=s.device).index_add_(
         0, neg_slot, (~Q.is_pos & both).long())
-    cum = torch.cumsum(counts, 0)
+    cum = _cumsum(counts)
     within = torch.arange(s.numel(), device=s.device) - Q.pos_start[Q.group]  # 0-based position
     r_pos = within + 1                                    # a positive's rank among positives
     above = (cum[slot_start[Q.group] + r_pos.clamp(max=Q.P[Q.group] + 1)]
@@ -357,8 +384,7 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     term = torch.where(counted, loss.of_pattern(P.clamp(min=1), r_pos, above),
                        torch.zeros_like(coef))
     per_query = grad * Q.sc + term
-    objective = torch.zeros(n_groups, dtype=torch.float64, device=s.device)
-    objective.index_add_(0, Q.group, per_query)
+    objective = _per_group(Q.group, per_query, n_groups, blocks)
 
     out_grad = torch.empty_like(grad)
     out_grad[Q.perm] = grad
