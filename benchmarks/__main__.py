@@ -69,6 +69,9 @@ def build_parser() -> Parser:
     p.add_argument("--torch", action="store_true",
                    help="only the PyTorch AP hinge, every backend, against torch.sort (the "
                    "torch-compiled backend on a GPU only, unless --compiled)")
+    p.add_argument("--devices", metavar="LIST",
+                   help="with --torch: comma-separated torch devices to time (default: cpu, and "
+                   "cuda where there is one)")
     p.add_argument("--compiled", action="store_true",
                    help="with --torch: time the torch-compiled backend on the CPU too (its "
                    "compiles take about a minute per case)")
@@ -185,8 +188,9 @@ def _fit_table(args) -> str:
 def _torch_table(args) -> str:
     return (f"AP hinge, forward + backward, against torch.sort of the same tensor "
             f"({torch_bench.describe_devices()}; {simd_level()} partition):\n"
-            + torch_bench.format_bench(torch_bench.bench(repeats=args.repeats,
-                                                         compiled=args.compiled)))
+            + torch_bench.format_bench(torch_bench.bench(
+                devices=args.devices.split(",") if args.devices else None,
+                repeats=args.repeats, compiled=args.compiled)))
 
 
 def _pairwise_table(args) -> str:
