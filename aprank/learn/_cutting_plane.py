@@ -23,7 +23,6 @@ The solvers are the entries of ``SOLVERS``.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -33,7 +32,6 @@ import scipy.sparse as sp
 
 from aprank.learn._checks import (NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions,
                                   validate_params)
-from aprank.learn._line_search import line_search
 from aprank.learn._qp import solve_dual
 from aprank.models import StructuredModel
 
@@ -352,155 +350,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
                               n_iter, history, ws)
 
 
-def _hard_gap(hard, w: np.ndarray) -> tuple:
-    """(violation, row): how far w is from the hard constraints w'h_i >= 1, and the worst row."""
-    if hard is None or not hard.shape[0]:
-        return 0.0, None
-    margins = np.asarray(hard @ w).ravel()
-    worst = int(np.argmin(margins))
-    return max(0.0, 1.0 - float(margins[worst])), worst
-
-
-def _feasible_length(hard, upper, tol: float, w: np.ndarray, d: np.ndarray) -> float:
-    """The largest t with w + t d within ``tol`` of the hard constraints and under ``upper``
-    (w is; inf where nothing bounds the step)."""
-    t_max = math.inf
-    if hard is not None and hard.shape[0]:
-        margins, rates = np.asarray(hard @ w).ravel(), np.asarray(hard @ d).ravel()
-        falling = rates < 0
-        if falling.any():
-            room = np.maximum(margins[falling] - (1.0 - tol), 0.0)
-            t_max = min(t_max, float(np.min(room / -rates[falling])))
-    if upper is not None:
-        rising = d > 0
-        if rising.any():
-            room = np.maximum(upper[rising] - w[rising], 0.0)
-            t_max = min(t_max, float(np.min(room / d[rising])))
-    return t_max
-
-
-#: OCAS seeks each cut this fraction of the way from the best point (after the line search)
-#: to the working set's optimum (Franc & Sonnenburg's mu = 0.1)
-_OCAS_MU = 0.1
-#: whether every point the line search evaluated adds its cut too (not only the cut point)
-_EXTRA = False
-#: the line search stops when its best value is within this fraction of the gap it found
-#: (between the start's objective and the model's minimum on the segment) ...
-_SEARCH_PRECISION = 0.1
-#: ... or after this many evaluations of the risk (each one inference)
-_SEARCH_EVALUATIONS = 8
-
-
-def _ocas_line_search(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
-                      first_at_w0):
-    """The optimized cutting plane (OCAS; Franc & Sonnenburg, JMLR 2009) for the 1-slack
-    structured SVM.
-
-    The plain cutting plane seeks each cut at the working set's optimum w_c, which at large C
-    swings far from the solution while the model is poor (a zig-zag), so its cuts teach little
-    about the solution's neighbourhood. OCAS keeps the best point so far, w_b, moves it by a
-    line search on the true objective F along w_b -> w_c (:func:`line_search`: by inference
-    on the model's :class:`aprank.models.Line`, which for ``RankingModel`` costs no product),
-    and seeks the next cut at w_b + mu (w_c - w_b), mu = ``_OCAS_MU``.
-
-    The working set's dual is a lower bound of min F whatever points its cuts came from, so
-    ``F(w_b) - dual`` is a true duality gap, and the loop stops when it is at most
-    ``min(1, C) tol``: the plain rule's two tests (the violation exceeds the working-set slack
-    by at most tol, the gap is at most tol) at a working-set optimum, where the gap is C times
-    that excess. Where the model is already exact at the cut point (its cut adds nothing), the
-    next cut is sought at w_c itself, as in the plain loop, which then either adds a cut or
-    stops. A point that violates a hard constraint by more than tol never becomes w_b (the line
-    search stays within tol of the hard constraints and under ``upper``), and the worst hard
-    constraint of a cut point joins the working set as in the plain loop. F(w_b) never
-    increases.
-    """
-    dual = 0.0
-    history = []
-    converged = False
-    if not ws.permanent.all():    # a warm working set: start from its optimum
-        optimum, dual, _ = _solve_working_set(ws, C, tol)
-        if not first_at_w0:
-            w = optimum if upper is None else np.minimum(optimum, upper)
-    stop = min(1.0, C) * tol
-    line = model.line(w, w)
-    t_cut = 0.0
-    best_t, best_primal, best_risk, best_hard = None, math.inf, 0.0, 0.0
-    exact = False
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        inference0, cut0 = line.inference_seconds, line.cut_seconds
-        evaluations = 0
-        if n_iter > 1:
-            w_c = w
-            # a new line's counters start at 0 (the products of its start included)
-            inference0, cut0 = 0.0, 0.0
-            if best_t is None:          # no feasible point yet: the plain step
-                line, t_cut = line.towards(t_cut, w_c), 1.0
-            else:
-                line = line.towards(best_t, w_c)
-                t_max = _feasible_length(hard, upper, tol, line.w, line.d)
-                soft = np.flatnonzero(ws.soft & (ws.z > 0))
-                pieces = (ws.b[soft] - ws.G[soft] @ line.w, -(ws.G[soft] @ line.d))
-                t_b, risk, evaluations = line_search(
-                    line, C, best_risk, pieces, t_max, _SEARCH_PRECISION * (best_primal - dual),
-                    _SEARCH_EVALUATIONS)
-                v = line.point(t_b)
-                best_t, best_primal, best_risk = t_b, 0.5 * float(v @ v) + C * risk, risk
-                best_hard = _hard_gap(hard, v)[0]
-                if best_primal - dual <= stop:
-                    t_cut = t_b         # converged: the cut at the best point, no inference
-                else:
-                    t_cut = 1.0 if exact else t_b + _OCAS_MU * (1.0 - t_b)
-        query = line.point(t_cut)
-        cut = line.constraint(t_cut)
-        hard_gap, worst_hard = _hard_gap(hard, query)
-        risk = max(cut.violation, 0.0)
-        primal = 0.5 * float(query @ query) + C * risk
-        if hard_gap <= tol and primal < best_primal:
-            best_t, best_primal, best_risk, best_hard = t_cut, primal, risk, hard_gap
-        xi_ws = ws.slack(query)
-        # the cut raises the model at its point by C times this excess; a thousandth of what
-        # the stopping rule tolerates counts as nothing
-        exact = C * (cut.violation - xi_ws) <= 1e-3 * stop
-        current = best_primal if best_t is not None else primal
-        gap = current - dual
-        history.append({
-            "iteration": n_iter, "primal": current, "dual": dual, "gap": gap,
-            "violation": cut.violation, "working_slack": xi_ws,
-            "hard_violation": best_hard if best_t is not None else hard_gap,
-            "n_constraints": len(ws), "line_evaluations": evaluations,
-            "inference_seconds": line.inference_seconds - inference0, "qp_seconds": 0.0,
-            **cut.info, "cut_seconds": line.cut_seconds - cut0,
-        })
-        if callback is not None:
-            callback({**history[-1], "w": query, "result": cut.result})
-        if best_t is not None and gap <= stop:
-            converged = True
-            break
-        if n_iter == max_iter:
-            break
-        if not exact:
-            ws.add(cut.g, cut.b, soft=True, output=cut.output)
-        if _EXTRA and n_iter > 1:
-            for t in list(line.evaluated()):
-                if t == t_cut:
-                    continue
-                v = line.point(t)
-                c2 = line.constraint(t)
-                if C * (c2.violation - ws.slack(v)) > 1e-3 * stop:
-                    ws.add(c2.g, c2.b, soft=True, output=c2.output)
-        if hard_gap > tol:
-            ws.add(_row(hard, worst_hard), 1.0, soft=False)
-        w, dual = _next_optimum(ws, C, tol, upper, prune_after, history[-1])
-    if best_t is not None:
-        final_w, final_primal = line.point(best_t), best_primal
-    else:
-        final_w, final_primal = line.point(t_cut), history[-1]["primal"]
-    return CuttingPlaneResult(final_w, final_primal, dual, final_primal - dual, converged,
-                              n_iter, history, ws)
-
-
-SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas, "ocas-line-search": _ocas_line_search})
+SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas})
 
 
 @validate_params({"C": [POSITIVE], "tol": [POSITIVE], "max_iter": [POSITIVE_INT],

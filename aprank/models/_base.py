@@ -7,10 +7,7 @@ the registry (by algorithm name). The learners in ``aprank.learn`` see only this
 * ``most_violated(w)`` -- the :class:`Constraint` of the most violated output at w (the
   1-slack cut: mean over queries of Psi(R*) - Psi(R_hat), and of Delta);
 * ``fingerprint()`` -- a digest of everything the constraints depend on, so a learner can tell
-  whether constraints from an earlier fit are still valid;
-* ``line(w, target)`` -- the risk along the segment from w towards target (a :class:`Line`),
-  for OCAS's line search: by default each point is one ``most_violated``; a model whose scores
-  are linear in w (``RankingModel``) evaluates points on the line by inference alone.
+  whether constraints from an earlier fit are still valid.
 
 Latent models (weak supervision) add ``latent(w)``: impute the hidden variables at w and return
 the completed model, on which the learner runs as on any other (see ``aprank.learn.cccp``).
@@ -20,7 +17,6 @@ upper bounds of w (``upper``: w2 <= 0, where graph cuts are exact) for the learn
 from __future__ import annotations
 
 import hashlib
-import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -28,7 +24,7 @@ from typing import Any, Optional
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Constraint", "Line", "Model", "StructuredModel", "LatentModel", "digest"]  # digest: models only
+__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "digest"]  # digest: models only
 
 
 @dataclass
@@ -63,71 +59,6 @@ class Constraint:
     output: Any = None
 
 
-class Line:
-    """The risk R(w + t d) along a line, by exact inference: what OCAS's line search reads.
-
-    R(v) is the violation of the most violated constraint at v (max over outputs of
-    Delta - v'g, so convex and piecewise linear in t); its slope along d at t is -d'g of that
-    output. This default evaluates a point by ``model.most_violated`` (products included) and
-    keeps the constraints it found, so that the cut at an evaluated point costs nothing more.
-
-    Parameters
-    ----------
-    model : StructuredModel
-        The model whose risk this is.
-    w : ndarray of shape (d,)
-        The point at t = 0.
-    target : ndarray of shape (d,)
-        The point at t = 1 (d = target - w).
-    """
-
-    def __init__(self, model: "StructuredModel", w: np.ndarray, target: np.ndarray):
-        self.model = model
-        self.w = w
-        self.d = target - w
-        self.inference_seconds = 0.0    # inference of every evaluation so far
-        self.cut_seconds = 0.0          # the rest: products and forming cuts
-        self._cuts = {}
-
-    def point(self, t: float) -> np.ndarray:
-        """w + t d."""
-        return self.w + t * self.d
-
-    def _evaluate(self, t: float) -> Constraint:
-        cut = self._cuts.get(t)
-        if cut is None:
-            t0 = time.perf_counter()
-            cut = self.model.most_violated(self.point(t))
-            self.inference_seconds += cut.seconds
-            self.cut_seconds += time.perf_counter() - t0 - cut.seconds
-            self._cuts[t] = cut
-        return cut
-
-    def risk(self, t: float) -> tuple:
-        """(R, slope): the risk at w + t d and its slope along d there (of the output found)."""
-        cut = self._evaluate(t)
-        return max(cut.violation, 0.0), -float(self.d @ cut.g)
-
-    def constraint(self, t: float) -> Constraint:
-        """The most violated constraint at w + t d (the one :meth:`risk` found there)."""
-        return self._evaluate(t)
-
-    def evaluated(self):
-        """The t where the risk was evaluated."""
-        return list(self._cuts)
-
-    def known(self, t: float) -> bool:
-        """Whether the risk at t is known (evaluating it costs no inference)."""
-        return t in self._cuts
-
-    def towards(self, t: float, target: np.ndarray) -> "Line":
-        """The line from w + t d to ``target`` (what was found at t kept as its t = 0)."""
-        line = Line(self.model, self.point(t), target)
-        if t in self._cuts:
-            line._cuts[0.0] = self._cuts[t]
-        return line
-
-
 class Model(ABC):
     """Anything a learner trains: it has a weight vector of ``size_joint_feature`` entries."""
 
@@ -147,21 +78,6 @@ class StructuredModel(Model):
     @abstractmethod
     def fingerprint(self) -> str:
         """Digest of the data, structure and loss that the constraints depend on."""
-
-    def line(self, w: np.ndarray, target: np.ndarray) -> Line:
-        """The risk along the line from ``w`` (t = 0) to ``target`` (t = 1): a :class:`Line`.
-
-        Parameters
-        ----------
-        w, target : ndarray of shape (d,)
-            The line's points at t = 0 and t = 1.
-
-        Returns
-        -------
-        Line
-            Evaluates R(w + t d) and its slope; this default runs ``most_violated`` per point.
-        """
-        return Line(self, w, target)
 
     def reevaluate(self, output) -> Optional[tuple]:
         """The constraint (g, b) of a stored output in this model, or None where it cannot be

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference import BatchResult, RankingProblem, resolve
-from aprank.models._base import Constraint, Line, StructuredModel, digest
+from aprank.models._base import Constraint, StructuredModel, digest
 from aprank.models._weights import WEIGHTINGS, as_sample_weight
 
 __all__ = ["RankingModel"]
@@ -93,111 +93,31 @@ class RankingModel(StructuredModel):
     def loss_augmented_inference(self, w: np.ndarray) -> BatchResult:
         return self.problem.solve(self.scores(w), self.algorithm)
 
-    def _cut_terms(self, result: BatchResult, scores: np.ndarray):
-        """(c, scale, b, violation): the cut at these scores is g = scale X'c, b = Delta."""
-        if self.weighting is not None:
-            coef, b, violation = self.weighting.cut(self.problem, result, scores)
-            return coef, 1.0, b, violation
-        loss, objective = result.loss, result.objective
-        if not self._all_used:
-            loss, objective = loss[self.problem.used], objective[self.problem.used]
-        # sum / size is np.mean's own arithmetic, without its call overhead
-        return (self.problem.truth_coef - result.coef, 1.0 / self.n_used,
-                float(loss.sum()) / loss.shape[0], float(objective.sum()) / objective.shape[0])
-
-    def _constraint(self, result: BatchResult, terms, seconds: float, t0: float) -> Constraint:
-        """The Constraint of an inference result and its :meth:`_cut_terms` (X'c formed here);
-        t0: when the cut's products began, for its ``cut_seconds``."""
-        coef, scale, b, violation = terms
-        g = self._transposed_product(coef)
-        if scale != 1.0:
-            g /= self.n_used
-        n_last_rank = int(np.count_nonzero(result.ranks == self.problem.last_rank))
-        # what the cut cost besides inference: the products X w, X'c and the cut's assembly
-        info = {"n_last_rank": n_last_rank, "cut_seconds": time.perf_counter() - t0 - seconds}
-        return Constraint(g=g, b=b, violation=violation, seconds=seconds, result=result, info=info)
-
     def most_violated(self, w: np.ndarray) -> Constraint:
         t0 = time.perf_counter()
         scores = self.scores(w)
         t1 = time.perf_counter()
         result = self.problem.solve(scores, self.algorithm)
-        seconds = time.perf_counter() - t1
-        return self._constraint(result, self._cut_terms(result, scores), seconds, t0)
-
-    def line(self, w: np.ndarray, target: np.ndarray) -> "ScoreLine":
-        """The risk along w -> target from the scores X w and X target: each point on the line
-        is one inference, with no product (:class:`ScoreLine`)."""
-        return ScoreLine(self, w, target)
+        t2 = time.perf_counter()
+        n_last_rank = int(np.count_nonzero(result.ranks == self.problem.last_rank))
+        if self.weighting is not None:
+            coef, b, violation = self.weighting.cut(self.problem, result, scores)
+            g = self._transposed_product(coef)
+        else:
+            g = self._transposed_product(self.problem.truth_coef - result.coef) / self.n_used
+            loss, objective = result.loss, result.objective
+            if not self._all_used:
+                loss, objective = loss[self.problem.used], objective[self.problem.used]
+            # sum / size is np.mean's own arithmetic, without its call overhead
+            b = float(loss.sum()) / loss.shape[0]
+            violation = float(objective.sum()) / objective.shape[0]
+        # what the cut cost besides inference: the products X w, X'c and the cut's assembly
+        info = {"n_last_rank": n_last_rank,
+                "cut_seconds": (t1 - t0) + (time.perf_counter() - t2)}
+        return Constraint(g=g, b=b, violation=violation, seconds=t2 - t1, result=result,
+                          info=info)
 
     def fingerprint(self) -> str:
         p = self.problem
         weights = () if self.sample_weight is None else (self.sample_weight,)
         return digest(self.X, p.is_pos, p.order, p.offsets, p.used, self.loss.identity(), *weights)
-
-
-class ScoreLine(Line):
-    """:class:`aprank.models.Line` of a :class:`RankingModel`: the scores are linear in w, so
-    the scores at w + t d are s_w + t s_d from two products made once, and a point costs one
-    inference and an O(n) slope (d'g = scale s_d'c); only :meth:`constraint` forms X'c.
-
-    Parameters
-    ----------
-    model : RankingModel
-    w, target : ndarray of shape (d,)
-        The points at t = 0 and t = 1.
-    scores : ndarray of shape (n,), optional
-        X w where the caller has it (a line continued by :meth:`towards`).
-    """
-
-    def __init__(self, model: RankingModel, w: np.ndarray, target: np.ndarray,
-                 scores: np.ndarray | None = None):
-        super().__init__(model, w, target)
-        t0 = time.perf_counter()
-        self.scores_w = model.scores(w) if scores is None else scores
-        self.scores_d = model.scores(target) - self.scores_w
-        self.cut_seconds += time.perf_counter() - t0
-        self._found = {}
-
-    def _solve(self, t: float):
-        found = self._found.get(t)
-        if found is None:
-            t0 = time.perf_counter()
-            scores = self.scores_w + t * self.scores_d
-            t1 = time.perf_counter()
-            result = self.model.problem.solve(scores, self.model.algorithm)
-            t2 = time.perf_counter()
-            terms = self.model._cut_terms(result, scores)
-            self.inference_seconds += t2 - t1
-            self.cut_seconds += time.perf_counter() - t0 - (t2 - t1)
-            found = self._found[t] = (result, terms, t2 - t1)
-        return found
-
-    def risk(self, t: float) -> tuple:
-        _, (coef, scale, _, violation), _ = self._solve(t)
-        return max(violation, 0.0), -scale * float(self.scores_d @ coef)
-
-    def constraint(self, t: float) -> Constraint:
-        cut = self._cuts.get(t)
-        if cut is None:
-            result, terms, seconds = self._solve(t)
-            t0 = time.perf_counter()
-            cut = self._cuts[t] = self.model._constraint(result, terms, 0.0, t0)
-            cut.seconds = seconds
-            self.cut_seconds += time.perf_counter() - t0
-        return cut
-
-    def evaluated(self):
-        return list(self._found)
-
-    def known(self, t: float) -> bool:
-        return t in self._found
-
-    def towards(self, t: float, target: np.ndarray) -> "ScoreLine":
-        line = ScoreLine(self.model, self.point(t), target, self.scores_w + t * self.scores_d)
-        # the point at t is the new line's start: what inference found there still holds
-        if t in self._found:
-            line._found[0.0] = self._found[t]
-        if t in self._cuts:
-            line._cuts[0.0] = self._cuts[t]
-        return line
