@@ -41,6 +41,25 @@ cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
         void unclamp() except +
         void clear_log()
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long x) nogil
+
+cdef extern from "_smallcut.hpp" namespace "aprank::smallcut" nogil:
+    ctypedef unsigned long long u64
+    cdef int MAX_NODES
+    cdef cppclass Dense:
+        u64 side
+        void build(int k, const double* t, i64 m, const i64* ea, const i64* eb,
+                   const double* w) except +
+        void solve() except +
+        u64 recut(int i) except +
+        double delta(u64 flipped, const double* s)
+        void restore()
+
+#: Components of at most this many samples can be cut on a dense residual matrix with 64-bit
+#: node sets (_smallcut.hpp).
+DENSE_MAX = MAX_NODES
+
 
 cdef double _value(Graph& g, const char* lab, const double* s) noexcept nogil:
     """Score of labelling ``lab`` of the component in ``g`` (unary scores ``s``), from scratch:
@@ -129,10 +148,48 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     return 0
 
 
+cdef int _small_component(Dense& g, i64 a, i64 k, const double* s, i64 m, const i64* ea,
+                          const i64* eb, const double* w, char* y, double* best, double* other,
+                          bint marginals, bint flips, vector[i64]& rows, vector[i64]& cols,
+                          double* next_check) except -1 nogil:
+    """One component of at most 64 nodes by _smallcut.hpp: y, best[0] and other[0..k-1]."""
+    cdef i64 i, j
+    cdef u64 flipped, b
+    cdef double base
+    g.build(<int>k, s, m, ea, eb, w)
+    g.solve()
+    base = 0.0
+    for i in range(k):
+        y[i] = (g.side >> i) & 1
+    # the optimum's value from its terms, as the general path sums it
+    for i in range(k):
+        if y[i]:
+            base += s[i]
+    for j in range(m):
+        if y[ea[j]] != y[eb[j]]:
+            base -= w[j]
+    best[0] = base
+    if not marginals:
+        return 0
+    for i in range(k):
+        check_signals(next_check)
+        flipped = g.recut(<int>i)
+        other[i] = base + g.delta(flipped, s)
+        g.restore()
+        if flips:
+            b = flipped
+            while b:
+                j = __builtin_ctzll(b)
+                rows.push_back(a + i)
+                cols.push_back(a + j)
+                b &= b - 1
+    return 0
+
+
 def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] ea,
                    const i64[::1] eb, const double[::1] c, const i64[::1] e_off,
                    const i64[::1] comps, signed char[::1] y, double[::1] best, double[::1] other,
-                   bint marginals, bint flips, bint dynamic):
+                   bint marginals, bint flips, bint dynamic, i64 dense_up_to=0):
     """Components ``comps`` by graph cuts.
 
     Parameters
@@ -156,6 +213,9 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
     marginals, flips, dynamic : bool
         Compute ``other``; also the flipped samples of every clamped labelling; re-solve each
         clamp dynamically (else from scratch).
+    dense_up_to : int
+        Components of at most this many samples (at most DENSE_MAX) are cut on a dense
+        residual matrix (_smallcut.hpp, re-cuts always dynamic); larger ones by _maxflow.hpp.
 
     Returns
     -------
@@ -164,11 +224,14 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
         node ``rows[t]`` (each node lists itself); else empty.
     """
     cdef Graph g
+    cdef Dense dense_g
     cdef vector[i64] rows, cols
     cdef vector[double] w
     cdef vector[i64] la, lb
     cdef i64 qi, q, a, k, e0, e1, e
     cdef double next_check = first_check()
+    if dense_up_to > MAX_NODES:
+        raise ValueError(f"dense_up_to must be at most {MAX_NODES}, got {dense_up_to}")
     with nogil:
         for qi in range(comps.shape[0]):
             q = comps[qi]
@@ -181,8 +244,14 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
                 w[e - e0] = -c[e]
                 la[e - e0] = ea[e] - a
                 lb[e - e0] = eb[e] - a
-            _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(), <char*>&y[a],
-                       &best[q], &other[a], marginals, flips, dynamic, rows, cols, &next_check)
+            if k <= dense_up_to:
+                _small_component(dense_g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
+                                 <char*>&y[a], &best[q], &other[a], marginals, flips, rows, cols,
+                                 &next_check)
+            else:
+                _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
+                           <char*>&y[a], &best[q], &other[a], marginals, flips, dynamic, rows,
+                           cols, &next_check)
             check_signals(&next_check)
     r = np.array(<i64[:rows.size()]> rows.data(), dtype=np.int64) if rows.size() \
         else np.zeros(0, dtype=np.int64)
