@@ -24,49 +24,50 @@ class _Components:
     """
 
     def __init__(self, call):
-        graph = call.graph
-        active = call.pair != 0            # a pair scoring 0 links nothing
-        e = graph.edges[active]
-        self.order, self.offsets, _ = call.components   # sample at each position
+        edges = call.graph.edges
+        self.order, self.offsets, _, pairs, self.e_off = call.grouping
         self.n_linked = nl = int(self.offsets[-1])
-        node = np.empty(graph.n, dtype=np.int64)
-        node[self.order] = np.arange(graph.n)
-        sizes = np.diff(self.offsets)
-        self.cid = np.repeat(np.arange(sizes.size), sizes)      # component of each node
-        ea, eb = node[e[:, 0]], node[e[:, 1]]
-        by = np.argsort(self.cid[ea], kind="stable")
-        self.ea, self.eb = ea[by], eb[by]
-        self.c = call.pair[active][by]                          # pair scores, <= 0
-        self.e_off = np.searchsorted(self.cid[self.ea], np.arange(sizes.size + 1))
+        self.sizes = np.diff(self.offsets)
+        node = np.empty(call.graph.n, dtype=np.int64)
+        node[self.order] = np.arange(call.graph.n)
+        self.ea, self.eb = node[edges[pairs, 0]], node[edges[pairs, 1]]
+        self.c = call.pair[pairs]                               # pair scores, < 0
         self.s = call.unary[self.order[:nl]]                    # unary scores of the nodes
+        self.cid = np.repeat(np.arange(self.sizes.size), self.sizes)   # component of each node
 
 
-def _neighbours(parts: _Components):
-    """CSR of each node's neighbours and pair scores (a pair listed at both ends)."""
+def _neighbours(parts: _Components, comps):
+    """CSR of each node's neighbours and pair scores (a pair listed at both ends), over the
+    pairs of components ``comps`` only."""
     nl = parts.n_linked
-    rows = np.r_[parts.ea, parts.eb]
+    mine = np.zeros(parts.sizes.size, dtype=bool)
+    mine[comps] = True
+    keep = np.repeat(mine, np.diff(parts.e_off))
+    ea, eb, c = parts.ea[keep], parts.eb[keep], parts.c[keep]
+    rows = np.r_[ea, eb]
     by = np.argsort(rows, kind="stable")
     ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=nl))].astype(np.int64)
-    return ptr, np.r_[parts.eb, parts.ea][by], np.r_[parts.c, parts.c][by]
+    return ptr, np.r_[eb, ea][by], np.r_[c, c][by]
 
 
 def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
     """Components ``comps`` by the compiled enumeration (:mod:`_enumerate_cy`)."""
     nl = parts.n_linked
-    ptr, nbr, nbr_c = _neighbours(parts)
+    ptr, nbr, nbr_c = _neighbours(parts, comps)
     best_code = np.zeros(best.size, dtype=np.int64)
     other_code = np.zeros(nl, dtype=np.int64)
     _enumerate_cy.enumerate_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
                                        parts.e_off, ptr, nbr, nbr_c, comps, best_code, best,
                                        other_code, other, call.want_marginals)
-    sizes = np.diff(parts.offsets)
-    nodes = np.flatnonzero(np.isin(parts.cid, comps))
+    mine = np.zeros(parts.sizes.size, dtype=bool)
+    mine[comps] = True
+    nodes = np.flatnonzero(mine[parts.cid])
     q = parts.cid[nodes]
     position = nodes - parts.offsets[q]
     y_nodes[nodes] = (best_code[q] >> position) & 1
     if call.want_flips:
         changed = other_code[nodes] ^ best_code[q]
-        for bit in range(int(sizes[comps].max()) if comps.size else 0):
+        for bit in range(int(parts.sizes[comps].max()) if comps.size else 0):
             hit = ((changed >> bit) & 1).astype(bool)
             rows.append(parts.order[nodes[hit]])
             cols.append(parts.order[parts.offsets[q[hit]] + bit])
@@ -84,7 +85,7 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0) 
     n = call.graph.n
     parts = _Components(call)
     nl = parts.n_linked
-    sizes = np.diff(parts.offsets)
+    sizes = parts.sizes
     best = np.zeros(sizes.size)
     other = np.zeros(nl)       # per node: its component's maximum with the node's label flipped
     y_nodes = np.zeros(nl, dtype=bool)
@@ -98,7 +99,7 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0) 
         r, q = _maxflow_cy.cut_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
                                           parts.e_off, cut, y_cut, best, other,
                                           call.want_marginals, call.want_flips, dynamic, dense)
-        nodes = np.flatnonzero(np.isin(parts.cid, cut))
+        nodes = np.flatnonzero((sizes > small)[parts.cid])
         y_nodes[nodes] = y_cut[nodes].astype(bool)
         if call.want_flips:
             rows.append(parts.order[r])
