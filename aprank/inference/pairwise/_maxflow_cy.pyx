@@ -171,8 +171,9 @@ cdef int _small_component(Dense& g, i64 a, i64 k, const double* s, i64 m, const 
     best[0] = base
     if not marginals:
         return 0
+    # no Ctrl-C poll per re-cut: a component of at most 64 samples takes microseconds, and the
+    # caller polls between components
     for i in range(k):
-        check_signals(next_check)
         flipped = g.recut(<int>i)
         other[i] = base + g.delta(flipped, s)
         g.restore()

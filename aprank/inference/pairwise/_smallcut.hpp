@@ -65,10 +65,12 @@ struct Dense {
             r[eb[e] * k + ea[e]] += w[e];
         }
         c0 = r;
-        for (int u = 0; u < k; ++u) { tr[u] = t[u]; out[u] = in[u] = nbr[u] = 0; }
-        for (int u = 0; u < k; ++u)
-            for (int v = 0; v < k; ++v)
-                if (r[u * k + v] > 0.0) { out[u] |= bit(v); in[v] |= bit(u); nbr[u] |= bit(v); }
+        for (int u = 0; u < k; ++u) { tr[u] = t[u]; nbr[u] = 0; }
+        for (i64 e = 0; e < m; ++e) {
+            if (w[e] > 0.0) { nbr[ea[e]] |= bit(int(eb[e])); nbr[eb[e]] |= bit(int(ea[e])); }
+        }
+        // capacities are symmetric: the residual arcs out of a node are those into it
+        for (int u = 0; u < k; ++u) { out[u] = nbr[u]; in[u] = nbr[u]; }
         dirty = 0;
     }
 
