@@ -73,14 +73,17 @@ def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
             cols.append(parts.order[parts.offsets[q[hit]] + bit])
 
 
-def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0) -> None:
+def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0,
+         one_tree: bool = False) -> None:
     """Per linked component one cut for the maximum; then, for the max-marginals, each sample
     clamped in turn to the label it does not take, all in the compiled loop of
     :mod:`_maxflow_cy`. ``dynamic`` re-solves each clamp from the optimum's flow and search
     trees and undoes it afterwards; otherwise both clamped cuts of every sample are cut from
     scratch (the 2n cuts of the naive method). Components of at most ``small`` samples are
     enumerated by the compiled kernel instead, and the other components of at most ``dense``
-    samples cut on a dense residual matrix (``_smallcut.hpp``)."""
+    samples cut on a dense residual matrix (``_smallcut.hpp``); ``one_tree``: larger ones
+    re-cut by one tree grown from each clamped sample, keeping each re-cut's flow for the next
+    (``_maxflow.hpp``)."""
     call.require_submodular(name)
     n = call.graph.n
     parts = _Components(call)
@@ -98,7 +101,8 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0) 
         y_cut = np.zeros(nl, dtype=np.int8)
         r, q = _maxflow_cy.cut_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
                                           parts.e_off, cut, y_cut, best, other,
-                                          call.want_marginals, call.want_flips, dynamic, dense)
+                                          call.want_marginals, call.want_flips, dynamic, dense,
+                                          one_tree)
         nodes = np.flatnonzero((sizes > small)[parts.cid])
         y_nodes[nodes] = y_cut[nodes].astype(bool)
         if call.want_flips:
@@ -130,7 +134,8 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0) 
 def run_graphcut(call) -> None:
     """Compiled enumeration for components of at most ``call.enumerate_up_to`` samples (default
     ENUMERATE_UP_TO), dynamic graph cuts (:func:`run_graphcut_dynamic`) for larger ones."""
-    _run(call, "graphcut", dynamic=True, small=call.enumerate_up_to, dense=_maxflow_cy.DENSE_MAX)
+    _run(call, "graphcut", dynamic=True, small=call.enumerate_up_to, dense=_maxflow_cy.DENSE_MAX,
+         one_tree=True)
 
 
 def run_graphcut_dynamic(call) -> None:

@@ -37,9 +37,13 @@ cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
                    const double* w) except +
         void reset() except +
         i64 solve() except +
+        char grow
         void clamp(i64 i, int label) except +
         void unclamp() except +
         void clear_log()
+        void rest_without_trees(const char* y) except +
+        void release(i64 i, int to)
+        void restore_rest() except +
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
@@ -76,14 +80,41 @@ cdef double _value(Graph& g, const char* lab, const double* s) noexcept nogil:
     return v
 
 
+#: One-tree re-cuts keep each re-cut's flow for the next and go back to the optimum's flow
+#: every this many samples, so that the rounding of the kept flows cannot pile up without end.
+cdef i64 RESTORE_EVERY = 1024
+
+
+cdef void _breadth_first(Graph& g, vector[i64]& order) noexcept nogil:
+    """The nodes of g's (connected) component in breadth-first order: consecutive samples are
+    close, so one-tree re-cuts find the flow the previous ones left next to them."""
+    cdef i64 k = g.tree.size(), h, u, arc
+    cdef vector[char] seen
+    seen.assign(k, 0)
+    order.clear()
+    seen[0] = 1
+    order.push_back(0)
+    h = 0
+    while h < <i64>order.size():
+        u = order[h]
+        h += 1
+        for arc in range(g.first[u], g.first[u + 1]):
+            if not seen[g.head[arc]]:
+                seen[g.head[arc]] = 1
+                order.push_back(g.head[arc])
+    for u in range(k):              # (a component is connected; this only keeps order whole)
+        if not seen[u]:
+            order.push_back(u)
+
+
 cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* ea,
                     const i64* eb, const double* w, char* y, double* best, double* other,
-                    bint marginals, bint flips, bint dynamic, vector[i64]& rows,
+                    bint marginals, bint flips, bint dynamic, bint one_tree, vector[i64]& rows,
                     vector[i64]& cols, double* next_check) except -1 nogil:
     """One component (nodes a..a+k-1; ea, eb local): y, best[0] and other[0..k-1]."""
     cdef vector[char] lab, in_d
-    cdef vector[i64] d_list
-    cdef i64 i, j, p, q, r, arc
+    cdef vector[i64] d_list, order
+    cdef i64 i, j, p, q, r, arc, t
     cdef double base, delta, cut_change
     g.build(k, s, m, ea, eb, w)
     g.solve()
@@ -96,22 +127,36 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     g.clear_log()
     lab.assign(y, y + k)             # a node's label as of its last tree change
     in_d.assign(k, 0)
-    for i in range(k):
+    dynamic = dynamic or one_tree
+    if one_tree:
+        g.rest_without_trees(y)
+        _breadth_first(g, order)
+    for t in range(k):
         check_signals(next_check)
+        i = order[t] if one_tree else t
+        if one_tree and t % RESTORE_EVERY == 0:
+            g.restore_rest()
         if not dynamic:
             g.reset()
         g.clamp(i, 1 - y[i])
         g.solve()
         if dynamic:
-            # the samples whose label differs from y: among those whose tree changed
+            # the samples whose label differs from y: among those whose tree changed (one
+            # tree: those left in the tree grown from i; the rest keep their labels)
             d_list.clear()
             for r in range(<i64>g.log.size()):
                 j = g.log[r]
-                lab[j] = g.tree[j] == SRC
+                if one_tree:
+                    lab[j] = 1 - y[j] if g.tree[j] == g.grow else y[j]
+                else:
+                    lab[j] = g.tree[j] == SRC
                 if lab[j] != y[j]:
                     in_d[j] = 1
                     d_list.push_back(j)
-            g.clear_log()
+            if one_tree:
+                g.release(i, 1 - y[i])
+            else:
+                g.clear_log()
             delta = 0.0
             for r in range(<i64>d_list.size()):
                 j = d_list[r]
@@ -131,7 +176,8 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
                 if flips:
                     rows.push_back(a + i)
                     cols.push_back(a + j)
-            g.unclamp()
+            if not one_tree:
+                g.unclamp()
         else:
             for j in range(k):
                 lab[j] = g.tree[j] == SRC
@@ -190,7 +236,8 @@ cdef int _small_component(Dense& g, i64 a, i64 k, const double* s, i64 m, const 
 def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] ea,
                    const i64[::1] eb, const double[::1] c, const i64[::1] e_off,
                    const i64[::1] comps, signed char[::1] y, double[::1] best, double[::1] other,
-                   bint marginals, bint flips, bint dynamic, i64 dense_up_to=0):
+                   bint marginals, bint flips, bint dynamic, i64 dense_up_to=0,
+                   bint one_tree=False):
     """Components ``comps`` by graph cuts.
 
     Parameters
@@ -217,6 +264,11 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
     dense_up_to : int
         Components of at most this many samples (at most DENSE_MAX) are cut on a dense
         residual matrix (_smallcut.hpp, re-cuts always dynamic); larger ones by _maxflow.hpp.
+    one_tree : bool
+        Re-cut larger components by growing one tree from each clamped sample, samples taken
+        in breadth-first order, each re-cut's flow kept for the next (_maxflow.hpp,
+        rest_without_trees); else (``dynamic``) Kohli and Torr's re-cuts from the optimum's
+        flow and search trees, each undone afterwards.
 
     Returns
     -------
@@ -251,8 +303,8 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
                                  &next_check)
             else:
                 _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
-                           <char*>&y[a], &best[q], &other[a], marginals, flips, dynamic, rows,
-                           cols, &next_check)
+                           <char*>&y[a], &best[q], &other[a], marginals, flips, dynamic,
+                           one_tree, rows, cols, &next_check)
             check_signals(&next_check)
     r = np.array(<i64[:rows.size()]> rows.data(), dtype=np.int64) if rows.size() \
         else np.zeros(0, dtype=np.int64)
