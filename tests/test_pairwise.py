@@ -352,9 +352,14 @@ def test_pairwise_bench_rows_are_measured():
     assert [r[2] for r in rows] == list(bench.PAIRWISE_ALGORITHMS)
     assert all(r[0] == 600 and r[1] > 0 and r[3] > 0 and r[4] > 0 for r in rows)
     crossover = bench.enumeration_crossover(ks=(4, 6), n=240, repeats=1)
-    assert [k for k, _, _ in crossover] == [4, 6] and all(e > 0 and d > 0 for _, e, d in crossover)
-    table = bench.format_pairwise(rows, source, crossover)
-    assert "graphcut-dynamic" in table and "| 6 |" in table
+    assert [k for k, *_ in crossover] == [4, 6] and all(min(t) > 0 for _, *t in crossover)
+    component = bench.component_scaling(sizes=(200,), repeats=1)
+    assert [r[2] for r in component] == list(bench.COMPONENT_ALGORITHMS)
+    assert all(r[0] == 200 and r[1] == 200 * bench.COMPONENT_NEIGHBOURS and r[3] > 0
+               for r in component)
+    table = bench.format_pairwise(rows, source, crossover, component, (0.5, 0.7))
+    assert "graphcut-dynamic" in table and "| 6 |" in table and "| 200 | 2000 |" in table
+    assert "0.50, 0.70" in table
 
 
 def test_main_bench_times_the_pairwise_kind(monkeypatch):
