@@ -11,6 +11,11 @@ re-solved and the clamp removed:
   recycling of the residual graph): each re-solve pushes only the flow its clamp adds.
 * static: every clamp (and, as the naive method does, the other clamp of each sample too) cut
   from scratch: the baseline of the dynamic cuts.
+* one-tree (``graphcut``'s components of more than 64 samples): no search trees kept, one tree
+  grown from each clamped sample inside its side of the optimum, samples in breadth-first order,
+  each re-cut's flow kept for the next (``Graph::rest_without_trees`` in _maxflow.hpp).
+* dense (``graphcut``'s components of at most 64 samples): _smallcut.hpp's max-flow on a dense
+  residual matrix with 64-bit node sets, each re-cut inside the clamped sample's side.
 
 Values are never read off the flow: the flow through a clamp of a sample linked by pair scores
 of 1e40 rounds away a unary score of 1. A labelling's value is summed from its terms (the
@@ -105,6 +110,51 @@ cdef void _breadth_first(Graph& g, vector[i64]& order) noexcept nogil:
     for u in range(k):              # (a component is connected; this only keeps order whole)
         if not seen[u]:
             order.push_back(u)
+
+
+cdef void _breadth_first_labels(i64 k, i64 m, const i64* ea, const i64* eb,
+                                vector[i64]& perm, vector[i64]& pos) noexcept nogil:
+    """perm: the nodes 0..k-1 in reversed breadth-first order over the pairs (ea, eb); pos its
+    inverse. Numbering a large component so puts the samples a one-tree re-cut touches
+    (neighbours of the clamped one, taken in breadth-first order too) close together in memory
+    (measured on a kNN component of 1e4 samples and 1e5 pairs: 2.56 s CPU against 2.94 in the
+    samples' own order)."""
+    cdef vector[i64] start, nbr, fill
+    cdef i64 i, e, h, u, p
+    start.assign(k + 1, 0)
+    for e in range(m):
+        start[ea[e] + 1] += 1
+        start[eb[e] + 1] += 1
+    for i in range(k):
+        start[i + 1] += start[i]
+    nbr.resize(2 * m + 1)
+    fill.assign(start.begin(), start.end())
+    for e in range(m):
+        nbr[fill[ea[e]]] = eb[e]
+        fill[ea[e]] += 1
+        nbr[fill[eb[e]]] = ea[e]
+        fill[eb[e]] += 1
+    pos.assign(k, -1)
+    perm.clear()
+    for i in range(k):
+        if pos[i] >= 0:
+            continue
+        pos[i] = perm.size()
+        perm.push_back(i)
+        h = perm.size() - 1
+        while h < <i64>perm.size():
+            u = perm[h]
+            h += 1
+            for p in range(start[u], start[u + 1]):
+                if pos[nbr[p]] < 0:
+                    pos[nbr[p]] = perm.size()
+                    perm.push_back(nbr[p])
+    # reversed (as reverse Cuthill-McKee reverses its order): the re-cuts then start at the
+    # rim of the last search, which measured a little faster again (2.56 against 2.78 s CPU)
+    for i in range(k // 2):
+        perm[i], perm[k - 1 - i] = perm[k - 1 - i], perm[i]
+    for i in range(k):
+        pos[perm[i]] = i
 
 
 cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* ea,
@@ -280,8 +330,10 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
     cdef Dense dense_g
     cdef vector[i64] rows, cols
     cdef vector[double] w
-    cdef vector[i64] la, lb
-    cdef i64 qi, q, a, k, e0, e1, e
+    cdef vector[i64] la, lb, perm, pos
+    cdef vector[double] s_bfs, other_bfs
+    cdef vector[char] y_bfs
+    cdef i64 qi, q, a, k, e0, e1, e, j, r0
     cdef double next_check = first_check()
     if dense_up_to > MAX_NODES:
         raise ValueError(f"dense_up_to must be at most {MAX_NODES}, got {dense_up_to}")
@@ -301,6 +353,28 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
                 _small_component(dense_g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
                                  <char*>&y[a], &best[q], &other[a], marginals, flips, rows, cols,
                                  &next_check)
+            elif one_tree:
+                # solved in breadth-first numbering, the results put back in the samples' own
+                _breadth_first_labels(k, e1 - e0, la.data(), lb.data(), perm, pos)
+                for e in range(e1 - e0):
+                    la[e] = pos[la[e]]
+                    lb[e] = pos[lb[e]]
+                s_bfs.resize(k)
+                other_bfs.resize(k)
+                y_bfs.resize(k)
+                for j in range(k):
+                    s_bfs[j] = s[a + perm[j]]
+                r0 = rows.size()
+                _component(g, a, k, s_bfs.data(), e1 - e0, la.data(), lb.data(), w.data(),
+                           y_bfs.data(), &best[q], other_bfs.data(), marginals, flips, dynamic,
+                           one_tree, rows, cols, &next_check)
+                for j in range(k):
+                    y[a + perm[j]] = y_bfs[j]
+                    if marginals:
+                        other[a + perm[j]] = other_bfs[j]
+                for j in range(r0, <i64>rows.size()):
+                    rows[j] = a + perm[rows[j] - a]
+                    cols[j] = a + perm[cols[j] - a]
             else:
                 _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
                            <char*>&y[a], &best[q], &other[a], marginals, flips, dynamic,
