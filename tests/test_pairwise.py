@@ -356,7 +356,7 @@ def test_pairwise_bench_rows_are_measured():
     component = bench.component_scaling(sizes=(200,), repeats=1)
     assert [r[2] for r in component] == list(bench.COMPONENT_ALGORITHMS)
     assert all(r[0] == 200 and r[1] == 200 * bench.COMPONENT_NEIGHBOURS and r[3] > 0
-               for r in component)
+               and r[4] > 0 for r in component)
     table = bench.format_pairwise(rows, source, crossover, component, (0.5, 0.7))
     assert "graphcut-dynamic" in table and "| 6 |" in table and "| 200 | 2000 |" in table
     assert "0.50, 0.70" in table
