@@ -54,6 +54,7 @@ struct Dense {
     double tr_rest[MAX_NODES];
     u64 out_rest[MAX_NODES], in_rest[MAX_NODES];
     u64 dirty = 0;
+    u64 src_rest = 0, snk_rest = 0;     // the optimum's nodes with source / sink residual
 
     // Pairs (ea[e], eb[e]) with capacities w[e] >= 0 among k <= 64 nodes; net terminal
     // capacities t[i] (source minus sink).
@@ -134,13 +135,16 @@ struct Dense {
     // cut's source side, as _maxflow.hpp labels it).
     void solve() {
         const u64 all = (k == 64) ? ~u64(0) : bit(k) - 1;
+        // the terminal masks change only at a path's two ends: kept up to date, not recounted
+        u64 src = terminal_mask(true), snk = terminal_mask(false);
         while (true) {
-            const u64 src = terminal_mask(true), snk = terminal_mask(false);
             int depth;
             u64 reached;
             const int hit = search(src, all, snk, true, depth, reached);
             if (hit < 0) {
                 side = reached;
+                src_rest = src;
+                snk_rest = snk;
                 r_rest = r;
                 for (int u = 0; u < k; ++u) { tr_rest[u] = tr[u]; out_rest[u] = out[u]; in_rest[u] = in[u]; }
                 dirty = 0;
@@ -152,6 +156,8 @@ struct Dense {
             // f is one of these residuals, so the saturated ones become exactly zero
             tr[hit] += f;
             tr[path[0]] -= f;
+            if (tr[hit] == 0.0) snk &= ~bit(hit);
+            if (tr[path[0]] == 0.0) src &= ~bit(path[0]);
             for (int d = 1; d <= depth; ++d) push_arc(path[d - 1], path[d], f);
         }
     }
@@ -161,7 +167,7 @@ struct Dense {
     u64 recut(int i) {
         const bool in_src = (side >> i) & 1;
         const u64 region = (in_src ? side : ~side) & ((k == 64) ? ~u64(0) : bit(k) - 1);
-        u64 spare = terminal_mask(in_src) & region & ~bit(i);
+        u64 spare = (in_src ? src_rest : snk_rest) & region & ~bit(i);
         while (true) {
             // in S: search backwards from i along arcs with residual into it; in T: forwards
             int depth;
