@@ -409,8 +409,8 @@ def test_sklearn_conventions(estimator, check):
 def test_compiled_grouping_matches_a_graph_search():
     """_components_cy.group (union-find, counting sorts) against scipy's connected components:
     the same partition of the samples, components ordered by their smallest sample, samples
-    ascending within one, single samples last, and every active pair in its component once;
-    also no samples, no pairs and all pairs inactive."""
+    ascending within one, single samples last, every active pair in its component once and its
+    samples' positions right; also no samples, no pairs and all pairs inactive."""
     from scipy.sparse.csgraph import connected_components
     rng = np.random.default_rng(23)
     cases = [(0, np.zeros((0, 2), np.int64)), (5, np.zeros((0, 2), np.int64))]
@@ -422,7 +422,10 @@ def test_compiled_grouping_matches_a_graph_search():
     for n, edges in cases:
         graph = PairwiseGraph(n, edges)
         active = rng.random(graph.n_edges) < 0.7
-        order, offsets, comp, pairs, e_off = graph.grouping(active)
+        order, offsets, comp, pairs, e_off, ends = graph.grouping(active)
+        position = np.empty(n, dtype=np.int64)
+        position[order] = np.arange(n)
+        assert np.array_equal(ends, position[graph.edges[pairs]].reshape(-1, 2))
         A = sp.coo_matrix((np.ones(int(active.sum())), tuple(graph.edges[active].T)), shape=(n, n))
         _, ref = connected_components(A, directed=False)
         sizes = np.bincount(ref, minlength=1)[ref] if n else np.zeros(0, int)

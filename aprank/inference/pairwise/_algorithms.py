@@ -25,13 +25,10 @@ class _Components:
     """
 
     def __init__(self, call):
-        edges = call.graph.edges
-        self.order, self.offsets, _, pairs, self.e_off = call.grouping
+        self.order, self.offsets, _, pairs, self.e_off, ends = call.grouping
         self.n_linked = nl = int(self.offsets[-1])
         self.sizes = np.diff(self.offsets)
-        node = np.empty(call.graph.n, dtype=np.int64)
-        node[self.order] = np.arange(call.graph.n)
-        self.ea, self.eb = node[edges[pairs, 0]], node[edges[pairs, 1]]
+        self.ea, self.eb = ends[:, 0].copy(), ends[:, 1].copy()     # contiguous for the kernels
         self.c = call.pair[pairs]                               # pair scores, < 0
         self.s = call.unary[self.order[:nl]]                    # unary scores of the nodes
         self.cid = np.repeat(np.arange(self.sizes.size), self.sizes)   # component of each node

@@ -45,6 +45,8 @@ def group(i64 n, const i64[:, ::1] edges, const unsigned char[::1] active):
         one.
     e_off : ndarray of int64 (C + 1,)
         Component c holds pairs[e_off[c]..e_off[c+1]-1].
+    ends : ndarray of int64 (M, 2)
+        The positions in ``order`` of the two samples of each pair of ``pairs``.
     """
     cdef i64 m = edges.shape[0]
     if active.shape[0] != m:
@@ -87,7 +89,9 @@ def group(i64 n, const i64[:, ::1] edges, const unsigned char[::1] active):
     offsets_a = np.zeros(n_comp + 1, dtype=np.int64)
     e_off_a = np.zeros(n_comp + 1, dtype=np.int64)
     pairs_a = np.empty(n_active, dtype=np.int64)
+    ends_a = np.empty((n_active, 2), dtype=np.int64)
     cdef i64[::1] offsets = offsets_a, e_off = e_off_a, pairs = pairs_a
+    cdef i64[:, ::1] ends = ends_a
     cdef i64 at
     with nogil:
         # stable counting sorts: samples ascending within a component, pairs in input order
@@ -118,4 +122,9 @@ def group(i64 n, const i64[:, ::1] edges, const unsigned char[::1] active):
                 c = comp[edges[e, 0]]
                 pairs[count[c]] = e
                 count[c] += 1
-    return order_a, offsets_a, comp_a, pairs_a, e_off_a
+        for i in range(n):
+            root[order[i]] = i      # reused: each sample's position
+        for e in range(n_active):
+            ends[e, 0] = root[edges[pairs[e], 0]]
+            ends[e, 1] = root[edges[pairs[e], 1]]
+    return order_a, offsets_a, comp_a, pairs_a, e_off_a, ends_a

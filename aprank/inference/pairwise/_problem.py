@@ -117,9 +117,10 @@ class PairwiseGraph:
         return self.grouping(active)[:3]
 
     def grouping(self, active: np.ndarray):
-        """(order, offsets, comp, pairs, e_off): :meth:`components`, and the ``active`` pairs
+        """(order, offsets, comp, pairs, e_off, ends): :meth:`components`, the ``active`` pairs
         (indices into ``edges``) grouped by component, component c's at
-        pairs[e_off[c]:e_off[c+1]] (compiled: :mod:`_components_cy`)."""
+        pairs[e_off[c]:e_off[c+1]], and the positions in ``order`` of each such pair's samples
+        (compiled: :mod:`_components_cy`)."""
         active = np.ascontiguousarray(active, dtype=bool).view(np.uint8)
         return _components_cy.group(self.n, self.edges, active)
 
@@ -165,9 +166,9 @@ class PairwiseCall:
 
     @cached_property
     def grouping(self):
-        """(order, offsets, comp, pairs, e_off) of the components that the non-zero pairs link
-        (see :meth:`PairwiseGraph.grouping`): found once per call, for the cost estimate and
-        the graph cuts."""
+        """(order, offsets, comp, pairs, e_off, ends) of the components that the non-zero pairs
+        link (see :meth:`PairwiseGraph.grouping`): found once per call, for the cost estimate
+        and the graph cuts."""
         return self.graph.grouping(self.pair != 0)
 
     @property
@@ -178,7 +179,7 @@ class PairwiseCall:
     def component_sizes(self):
         """(samples, pairs) of each component of two or more samples: what the graph cuts'
         and the enumeration's costs grow with."""
-        _, offsets, _, _, e_off = self.grouping
+        _, offsets, _, _, e_off, _ = self.grouping
         return np.diff(offsets), np.diff(e_off)
 
     def require_submodular(self, algorithm: str) -> None:
@@ -388,6 +389,16 @@ class PairwiseProblem(QueryProblem):
         e = self.graph.edges
         return float(np.asarray(scores, float)[y].sum() + c[y[e[:, 0]] != y[e[:, 1]]].sum())
 
+    @cached_property
+    def _labels_cut(self) -> np.ndarray:
+        """The pairs that the labels cut, found once per problem."""
+        e = self.graph.edges
+        return np.flatnonzero(self.is_pos[e[:, 0]] != self.is_pos[e[:, 1]])
+
+    def _score_of_labels(self, s, c) -> float:
+        """score(labels): what the loss-augmented objective subtracts."""
+        return float(s[self.is_pos].sum() + c[self._labels_cut].sum())
+
     def delta(self, labelling) -> float:
         """The weighted 0-1 loss of a labelling (eq. 7)."""
         y = np.asarray(labelling).astype(bool)
@@ -436,7 +447,7 @@ class PairwiseProblem(QueryProblem):
         const = self.loss_constant if augmented else 0.0
         y = call.labelling.astype(np.int8)
         value = call.value + const
-        objective = value - self.score(self.is_pos, s, c) if augmented else value
+        objective = value - self._score_of_labels(s, c) if augmented else value
         m_plus = None if call.m_plus is None else call.m_plus + const
         m_minus = None if call.m_minus is None else call.m_minus + const
         return PairwiseResult(y, value, m_plus, m_minus, self.delta(y), objective, algo.name,
