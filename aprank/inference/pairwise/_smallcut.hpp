@@ -15,17 +15,16 @@
 // what then still reaches i (i included) moves to the sink side, and that set is a minimum cut of
 // the clamped problem. Clamping i in T is the mirror image (from i to T's spare sink
 // capacities; what i still reaches moves to the source side). Each re-cut starts from the
-// optimum's flow and is undone from a log of the residuals it changed (Kohli and Torr's
-// recycling of the flow, with the undo making every re-cut start from the same state).
+// optimum's flow (Kohli and Torr's recycling of the flow) and is undone by copying back the rows
+// of the residual matrix it changed, so every re-cut starts from the same state.
 //
 // Exactness: a push subtracts the path's smallest residual f from each residual on the path, so
 // the saturated ones become exactly zero (x - x == 0) whatever the scale; zero and sign tests
 // alone decide reachability. Values are never read from the flow (see _maxflow_cy.pyx).
 #pragma once
 
-#include <cmath>
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace aprank {
