@@ -11,7 +11,8 @@ KERNELS = {
                                  "_optranks_cy"],
     "aprank/inference/labelling": ["_zero_one_cy"],
     "aprank/inference/topk": ["_cstar_cy"],
-    "aprank/inference/pairwise": ["_enumerate_cy", "_maxflow_cy"],   # _maxflow_cy: BK + Kohli-Torr
+    "aprank/inference/pairwise": ["_components_cy", "_enumerate_cy",   # grouping, enumeration
+                                  "_maxflow_cy"],   # _maxflow_cy: BK + Kohli-Torr, dense cuts
     "aprank/inference/latent": ["_greedy_cy"],     # appendix A's greedy (003), dynamic Hungarian
     "aprank/dask": ["_split_cy"],       # the steps of one query split over machines (_steps.py)
 }

@@ -6,6 +6,7 @@ while running); ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -194,8 +195,12 @@ def _torch_table(args) -> str:
 
 
 def _pairwise_table(args) -> str:
+    start = os.getloadavg()[0]
     rows, source = bench.pairwise_scaling(repeats=args.repeats)
-    return bench.format_pairwise(rows, source, bench.enumeration_crossover(repeats=args.repeats))
+    crossover = bench.enumeration_crossover(repeats=args.repeats)
+    component = bench.component_scaling(repeats=args.repeats)
+    return bench.format_pairwise(rows, source, crossover, component,
+                                 (start, os.getloadavg()[0]))
 
 
 def _cstar_table(args) -> str:

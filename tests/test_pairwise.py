@@ -352,9 +352,14 @@ def test_pairwise_bench_rows_are_measured():
     assert [r[2] for r in rows] == list(bench.PAIRWISE_ALGORITHMS)
     assert all(r[0] == 600 and r[1] > 0 and r[3] > 0 and r[4] > 0 for r in rows)
     crossover = bench.enumeration_crossover(ks=(4, 6), n=240, repeats=1)
-    assert [k for k, _, _ in crossover] == [4, 6] and all(e > 0 and d > 0 for _, e, d in crossover)
-    table = bench.format_pairwise(rows, source, crossover)
-    assert "graphcut-dynamic" in table and "| 6 |" in table
+    assert [k for k, *_ in crossover] == [4, 6] and all(min(t) > 0 for _, *t in crossover)
+    component = bench.component_scaling(sizes=(200,), repeats=1)
+    assert [r[2] for r in component] == list(bench.COMPONENT_ALGORITHMS)
+    assert all(r[0] == 200 and r[1] == 200 * bench.COMPONENT_NEIGHBOURS and r[3] > 0
+               and r[4] > 0 for r in component)
+    table = bench.format_pairwise(rows, source, crossover, component, (0.5, 0.7))
+    assert "graphcut-dynamic" in table and "| 6 |" in table and "| 200 | 2000 |" in table
+    assert "0.50, 0.70" in table
 
 
 def test_main_bench_times_the_pairwise_kind(monkeypatch):
@@ -399,3 +404,45 @@ def test_sklearn_conventions(estimator, check):
     # without pairs (no edges, no groups) the estimators see independent samples; every
     # check applies
     check(estimator)
+
+
+def test_compiled_grouping_matches_a_graph_search():
+    """_components_cy.group (union-find, counting sorts) against scipy's connected components:
+    the same partition of the samples, components ordered by their smallest sample, samples
+    ascending within one, single samples last, every active pair in its component once and its
+    samples' positions right; also no samples, no pairs and all pairs inactive."""
+    from scipy.sparse.csgraph import connected_components
+    rng = np.random.default_rng(23)
+    cases = [(0, np.zeros((0, 2), np.int64)), (5, np.zeros((0, 2), np.int64))]
+    for _ in range(40):
+        n = int(rng.integers(1, 300))
+        m = int(rng.integers(0, 2 * n))
+        e = rng.integers(0, n, (m, 2))
+        cases.append((n, e[e[:, 0] != e[:, 1]].astype(np.int64)))
+    for n, edges in cases:
+        graph = PairwiseGraph(n, edges)
+        active = rng.random(graph.n_edges) < 0.7
+        order, offsets, comp, pairs, e_off, ends = graph.grouping(active)
+        position = np.empty(n, dtype=np.int64)
+        position[order] = np.arange(n)
+        assert np.array_equal(ends, position[graph.edges[pairs]].reshape(-1, 2))
+        A = sp.coo_matrix((np.ones(int(active.sum())), tuple(graph.edges[active].T)), shape=(n, n))
+        _, ref = connected_components(A, directed=False)
+        sizes = np.bincount(ref, minlength=1)[ref] if n else np.zeros(0, int)
+        linked = np.flatnonzero(sizes > 1)
+        assert sorted(order.tolist()) == list(range(n))
+        assert offsets[-1] == linked.size and set(order[:linked.size]) == set(linked)
+        assert (np.diff(order[linked.size:]) > 0).all()
+        for c in range(offsets.size - 1):
+            members = order[offsets[c]:offsets[c + 1]]
+            assert (np.diff(members) > 0).all() and np.unique(ref[members]).size == 1
+            assert (comp[members] == c).all() and (sizes[members] == members.size).all()
+            if c:
+                assert members[0] > order[offsets[c - 1]]
+            mine = pairs[e_off[c]:e_off[c + 1]]
+            assert (np.diff(mine) > 0).all() and active[mine].all()
+            assert (comp[graph.edges[mine]] == c).all()
+        assert pairs.size == active.sum()
+        singles = order[linked.size:]
+        assert np.unique(comp[singles]).size == singles.size
+        assert (comp[singles] >= offsets.size - 1).all()

@@ -58,16 +58,64 @@ def test_dynamic_cuts_equal_cuts_from_scratch_on_one_large_component(shape):
         c = np.round(c, 1) - 0.1
     if shape == "zero-pairs":
         c[rng.random(c.size) < 0.2] = 0.0
-    dyn = max_marginals(s, edges, c, algorithm="graphcut-dynamic", flips=True)
     static = max_marginals(s, edges, c, algorithm="graphcut-static", flips=True)
     tol = 1e-9 * (1 + np.abs(s).sum())
-    assert abs(dyn.value - static.value) <= tol
-    np.testing.assert_allclose(dyn.m_plus, static.m_plus, rtol=0, atol=tol)
-    np.testing.assert_allclose(dyn.m_minus, static.m_minus, rtol=0, atol=tol)
-    assert (np.maximum(dyn.m_plus, dyn.m_minus) <= dyn.value + tol).all()
-    # a large component whose max-marginal labellings flip more than the clamped sample
-    assert dyn.flips.sum(axis=1).max() > 1
-    _check_flips(dyn, s, edges, c, rng.choice(n, 40, replace=False))
+    # graphcut: one-tree re-cuts keeping each re-cut's flow (and the optimum's flow restored
+    # after 1,024 samples)
+    for algorithm in ("graphcut-dynamic", "graphcut"):
+        dyn = max_marginals(s, edges, c, algorithm=algorithm, flips=True)
+        assert abs(dyn.value - static.value) <= tol
+        np.testing.assert_allclose(dyn.m_plus, static.m_plus, rtol=0, atol=tol, err_msg=algorithm)
+        np.testing.assert_allclose(dyn.m_minus, static.m_minus, rtol=0, atol=tol, err_msg=algorithm)
+        assert (np.maximum(dyn.m_plus, dyn.m_minus) <= dyn.value + tol).all()
+        # a large component whose max-marginal labellings flip more than the clamped sample
+        assert dyn.flips.sum(axis=1).max() > 1
+        _check_flips(dyn, s, edges, c, rng.choice(n, 40, replace=False))
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_one_tree_recuts_equal_dynamic_cuts_under_strong_pairs(scale):
+    """One kNN component of 3,000 samples, each linked to its 10 nearest (30,000 pairs, mutual
+    neighbours listed twice), strong pair scores (most of the component takes one label, so a
+    clamp's flow comes from far away): "graphcut"'s one-tree re-cuts, which keep each
+    re-cut's flow for the next sample, against the dynamic re-cuts, each undone."""
+    from scipy.spatial import cKDTree
+    rng = np.random.default_rng(int(scale * 10))
+    x = rng.standard_normal((3000, 2))
+    _, idx = cKDTree(x).query(x, 11)
+    edges = np.column_stack([np.repeat(np.arange(3000), 10), idx[:, 1:].ravel()])
+    s = rng.standard_normal(3000)
+    c = -scale * np.abs(rng.standard_normal(edges.shape[0]))
+    ref = max_marginals(s, edges, c, algorithm="graphcut-dynamic")
+    got = max_marginals(s, edges, c, algorithm="graphcut", flips=True)
+    tol = 1e-9 * (1 + np.abs(s).sum())
+    assert abs(got.value - ref.value) <= tol
+    np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol)
+    np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol)
+    _check_flips(got, s, edges, c, rng.choice(3000, 60, replace=False))
+
+
+@pytest.mark.parametrize("top", [16, 300])
+def test_one_tree_recuts_are_exact_at_extreme_pair_scales(top):
+    """Components of 65-400 samples (past the dense cuts' 64): pair scores up to 10^top times
+    the unary ones, mixed within a graph, some zero, against cuts from scratch."""
+    rng = np.random.default_rng([24, 4, top])
+    for trial in range(6):
+        n = int(rng.integers(65, 400))
+        edges = _knn(rng, n, int(rng.integers(2, 7)))
+        c = -np.abs(rng.standard_normal(edges.shape[0])) \
+            * 10.0 ** rng.integers(0, top + 1, edges.shape[0]).astype(float)
+        c[rng.random(c.size) < 0.1] = 0.0
+        s = rng.standard_normal(n)
+        if trial % 2:
+            s = np.round(s)             # ties
+        ref = max_marginals(s, edges, c, algorithm="graphcut-static")
+        got = max_marginals(s, edges, c, algorithm="graphcut", flips=True)
+        tol = 1e-9 * (1.0 + np.abs(s).sum())
+        where = f"trial {trial}: n={n}"
+        assert abs(got.value - ref.value) <= tol, where
+        np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol, err_msg=where)
+        np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol, err_msg=where)
 
 
 def test_dynamic_cuts_on_ten_thousand_samples_reach_what_they_report():

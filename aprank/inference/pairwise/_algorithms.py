@@ -1,6 +1,7 @@
-"""The pairwise kind's registry entries: max-marginals by compiled enumeration of small
-components and by graph cuts (our compiled Boykov-Kolmogorov max-flow, ``_maxflow.hpp``, with
-Kohli-Torr dynamic updates or from scratch)."""
+"""The pairwise kind's registry entries: max-marginals by compiled enumeration of the smallest
+components, dense cuts of components of at most 64 samples (``_smallcut.hpp``) and graph cuts
+(our compiled Boykov-Kolmogorov max-flow, ``_maxflow.hpp``: one-tree re-cuts, Kohli-Torr
+dynamic updates or from scratch)."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,66 +25,68 @@ class _Components:
     """
 
     def __init__(self, call):
-        graph = call.graph
-        active = call.pair != 0            # a pair scoring 0 links nothing
-        e = graph.edges[active]
-        self.order, self.offsets, _ = call.components   # sample at each position
+        self.order, self.offsets, _, pairs, self.e_off, ends = call.grouping
         self.n_linked = nl = int(self.offsets[-1])
-        node = np.empty(graph.n, dtype=np.int64)
-        node[self.order] = np.arange(graph.n)
-        sizes = np.diff(self.offsets)
-        self.cid = np.repeat(np.arange(sizes.size), sizes)      # component of each node
-        ea, eb = node[e[:, 0]], node[e[:, 1]]
-        by = np.argsort(self.cid[ea], kind="stable")
-        self.ea, self.eb = ea[by], eb[by]
-        self.c = call.pair[active][by]                          # pair scores, <= 0
-        self.e_off = np.searchsorted(self.cid[self.ea], np.arange(sizes.size + 1))
+        self.sizes = np.diff(self.offsets)
+        self.ea, self.eb = ends[:, 0].copy(), ends[:, 1].copy()     # contiguous for the kernels
+        self.c = call.pair[pairs]                               # pair scores, < 0
         self.s = call.unary[self.order[:nl]]                    # unary scores of the nodes
+        self.cid = np.repeat(np.arange(self.sizes.size), self.sizes)   # component of each node
 
 
-def _neighbours(parts: _Components):
-    """CSR of each node's neighbours and pair scores (a pair listed at both ends)."""
+def _neighbours(parts: _Components, comps):
+    """CSR of each node's neighbours and pair scores (a pair listed at both ends), over the
+    pairs of components ``comps`` only."""
     nl = parts.n_linked
-    rows = np.r_[parts.ea, parts.eb]
+    mine = np.zeros(parts.sizes.size, dtype=bool)
+    mine[comps] = True
+    keep = np.repeat(mine, np.diff(parts.e_off))
+    ea, eb, c = parts.ea[keep], parts.eb[keep], parts.c[keep]
+    rows = np.r_[ea, eb]
     by = np.argsort(rows, kind="stable")
     ptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=nl))].astype(np.int64)
-    return ptr, np.r_[parts.eb, parts.ea][by], np.r_[parts.c, parts.c][by]
+    return ptr, np.r_[eb, ea][by], np.r_[c, c][by]
 
 
 def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
     """Components ``comps`` by the compiled enumeration (:mod:`_enumerate_cy`)."""
     nl = parts.n_linked
-    ptr, nbr, nbr_c = _neighbours(parts)
+    ptr, nbr, nbr_c = _neighbours(parts, comps)
     best_code = np.zeros(best.size, dtype=np.int64)
     other_code = np.zeros(nl, dtype=np.int64)
     _enumerate_cy.enumerate_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
                                        parts.e_off, ptr, nbr, nbr_c, comps, best_code, best,
                                        other_code, other, call.want_marginals)
-    sizes = np.diff(parts.offsets)
-    nodes = np.flatnonzero(np.isin(parts.cid, comps))
+    mine = np.zeros(parts.sizes.size, dtype=bool)
+    mine[comps] = True
+    nodes = np.flatnonzero(mine[parts.cid])
     q = parts.cid[nodes]
     position = nodes - parts.offsets[q]
     y_nodes[nodes] = (best_code[q] >> position) & 1
     if call.want_flips:
         changed = other_code[nodes] ^ best_code[q]
-        for bit in range(int(sizes[comps].max()) if comps.size else 0):
+        for bit in range(int(parts.sizes[comps].max()) if comps.size else 0):
             hit = ((changed >> bit) & 1).astype(bool)
             rows.append(parts.order[nodes[hit]])
             cols.append(parts.order[parts.offsets[q[hit]] + bit])
 
 
-def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
+def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0,
+         one_tree: bool = False) -> None:
     """Per linked component one cut for the maximum; then, for the max-marginals, each sample
     clamped in turn to the label it does not take, all in the compiled loop of
     :mod:`_maxflow_cy`. ``dynamic`` re-solves each clamp from the optimum's flow and search
     trees and undoes it afterwards; otherwise both clamped cuts of every sample are cut from
     scratch (the 2n cuts of the naive method). Components of at most ``small`` samples are
-    enumerated by the compiled kernel instead."""
+    enumerated by the compiled kernel instead, and the other components of at most ``dense``
+    samples cut on a dense residual matrix (``_smallcut.hpp``); ``one_tree``: larger ones
+    re-cut by one tree grown from each clamped sample, keeping each re-cut's flow for the next
+    (``_maxflow.hpp``)."""
     call.require_submodular(name)
     n = call.graph.n
     parts = _Components(call)
     nl = parts.n_linked
-    sizes = np.diff(parts.offsets)
+    sizes = parts.sizes
     best = np.zeros(sizes.size)
     other = np.zeros(nl)       # per node: its component's maximum with the node's label flipped
     y_nodes = np.zeros(nl, dtype=bool)
@@ -96,8 +99,9 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
         y_cut = np.zeros(nl, dtype=np.int8)
         r, q = _maxflow_cy.cut_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
                                           parts.e_off, cut, y_cut, best, other,
-                                          call.want_marginals, call.want_flips, dynamic)
-        nodes = np.flatnonzero(np.isin(parts.cid, cut))
+                                          call.want_marginals, call.want_flips, dynamic, dense,
+                                          one_tree)
+        nodes = np.flatnonzero((sizes > small)[parts.cid])
         y_nodes[nodes] = y_cut[nodes].astype(bool)
         if call.want_flips:
             rows.append(parts.order[r])
@@ -127,8 +131,12 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0) -> None:
 
 def run_graphcut(call) -> None:
     """Compiled enumeration for components of at most ``call.enumerate_up_to`` samples (default
-    ENUMERATE_UP_TO), dynamic graph cuts (:func:`run_graphcut_dynamic`) for larger ones."""
-    _run(call, "graphcut", dynamic=True, small=call.enumerate_up_to)
+    ENUMERATE_UP_TO), dense cuts (``_smallcut.hpp``) up to 64 samples, and for larger ones a cut
+    and one-tree re-cuts (``_maxflow.hpp``: a tree grown from each clamped sample alone, inside
+    its side of the optimum; samples in breadth-first order, each re-cut's flow kept for the
+    next)."""
+    _run(call, "graphcut", dynamic=True, small=call.enumerate_up_to, dense=_maxflow_cy.DENSE_MAX,
+         one_tree=True)
 
 
 def run_graphcut_dynamic(call) -> None:
@@ -160,29 +168,48 @@ def _brute_labelling_cost(P, N):
 #: re-routes the flow of most of the component), 0.0004 with weak pairs (10,000 samples,
 #: 101,000 pairs: 0.45 s); by cuts from scratch 0.42 us per unit of k (k + e) (2,000 samples,
 #: 11,600 pairs: 11 s); the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of
-#: 8-14); brute 0.006-0.019 us per unit of 2^n (n + m) (chains of 10-14). Rounded up.
+#: 8-14); brute 0.006-0.019 us per unit of 2^n (n + m) (chains of 10-14). Since the dense cuts
+#: and the one-tree re-cuts (CPU seconds, load 5-8 on the 2 cores): the dense cuts of
+#: components of at most 64, Python set-up included, 0.06-0.08 us per unit of k^2 (HJA-shaped
+#: groups at n = 1e5, cliques of 40 and 64), 0.008 on chains of 64; one-tree re-cuts 0.0026 us
+#: per unit of k (k + e) on a kNN component (10,000 samples, 100,000 pairs, strong pairs: 2.9 s)
+#: up to 0.05 on a chain plus random pairs (8,000 samples, 40,000 pairs: 19 s, where each clamp
+#: draws flow from across the component). Rounded up.
 _US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 0.6, 0.08, 0.45, 0.005, 0.02
+_US_DENSE, _US_ONE_TREE = 0.1, 0.05
 
 
-def _cuts_seconds(k, e, want_marginals: bool, dynamic: bool) -> float:
+def _cuts_seconds(k, e, want_marginals: bool, recut: float) -> float:
     """Components of k samples and e pairs (arrays) by graph cuts: one cut of each for the
     maximum, O(k + e) in practice; for the max-marginals k re-cuts, each of which may search
-    the whole component (dynamic) or 2k cuts from scratch (static): O(k (k + e))."""
+    the whole component (dynamic, one-tree) or 2k cuts from scratch (static): O(k (k + e)),
+    ``recut`` microseconds per unit."""
     k, e = k.astype(np.float64), e.astype(np.float64)
     us = _US_CUT * float(np.sum(k + e))
     if want_marginals:
-        us += (_US_RECUT if dynamic else _US_STATIC) * float(np.sum(k * (k + e)))
+        us += recut * float(np.sum(k * (k + e)))
     return us
 
 
-def _seconds(dynamic: bool, enumerate_up_to):
+def _dense_seconds(k, want_marginals: bool) -> float:
+    """Components of k <= 64 samples by the dense cuts: a cut and k re-cuts of a few word
+    operations per node searched, O(k^2) in all (the max-marginals; the cut alone O(k))."""
+    k = k.astype(np.float64)
+    return _US_DENSE * float(np.sum(k * k if want_marginals else k))
+
+
+def _seconds(recut: float, enumerate_up_to, dense_up_to=lambda call: 0):
     """The ``seconds(call)`` model of a graph-cut algorithm: components of at most
-    ``enumerate_up_to(call)`` samples enumerated (2^k k each), larger ones cut."""
+    ``enumerate_up_to(call)`` samples enumerated (2^k k each), then up to ``dense_up_to(call)``
+    cut densely, larger ones cut with re-cuts of ``recut`` us per unit of k (k + e)."""
     def seconds(call) -> float:
         k, e = call.component_sizes()
         small = k <= enumerate_up_to(call)
+        dense = ~small & (k <= dense_up_to(call))
+        large = ~small & ~dense
         us = _US_ENUM * float(np.sum(np.exp2(k[small]) * k[small]))
-        us += _cuts_seconds(k[~small], e[~small], call.want_marginals, dynamic)
+        us += _dense_seconds(k[dense], call.want_marginals)
+        us += _cuts_seconds(k[large], e[large], call.want_marginals, recut)
         return 1e-6 * (us + 0.1 * call.graph.n)
     return seconds
 
@@ -201,21 +228,24 @@ KINDS = (
 
 ALGORITHMS = (
     Algorithm("graphcut", "pairwise", ("pairwise-zero-one",), True,
-              f"O(2^k k) per component of k <= {ENUMERATE_UP_TO}; larger: as "
-              "graphcut-dynamic",
-              "compiled enumeration of small components, else graphcut-dynamic; pair scores <= 0",
+              f"O(2^k k) per component of k <= {ENUMERATE_UP_TO}; O(k^2) dense cuts up to "
+              f"{_maxflow_cy.DENSE_MAX}; larger: a cut + one one-tree re-cut per sample",
+              "compiled enumeration of the smallest components, dense cuts of small ones "
+              "(_smallcut.hpp), one-tree re-cuts keeping each re-cut's flow for larger ones; "
+              "pair scores <= 0",
               run_graphcut, cost=_graphcut_cost,
-              seconds=_seconds(True, lambda call: call.enumerate_up_to)),
+              seconds=_seconds(_US_ONE_TREE, lambda call: call.enumerate_up_to,
+                               lambda call: _maxflow_cy.DENSE_MAX)),
     Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
               "one s-t min cut per component + one dynamic re-cut per sample",
               "paper 002 sec. 3; Boykov-Kolmogorov 2004 (compiled, our own), dynamic cuts of "
               "Kohli-Torr 2005; pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
-              seconds=_seconds(True, lambda call: 0)),
+              seconds=_seconds(_US_RECUT, lambda call: 0)),
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",
               "the baseline of dynamic cuts (the same compiled max-flow); pair scores <= 0",
               run_graphcut_static,
-              cost=_graphcut_cost, seconds=_seconds(False, lambda call: 0)),
+              cost=_graphcut_cost, seconds=_seconds(_US_STATIC, lambda call: 0)),
     Algorithm("brute", "pairwise", None, True, "O(2^n (n + m))",
               "exhaustive over labellings: the oracle", run_brute,
               cost=_brute_labelling_cost, seconds=_brute_seconds, max_samples=MAX_SAMPLES),

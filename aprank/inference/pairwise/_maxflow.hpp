@@ -58,6 +58,15 @@ struct Graph {
     std::vector<i64> log;                   // nodes whose tree changed since clear_log()
     i64 time = 0;
     bool recording = false;                 // keep the undo log (between clamp and unclamp)
+    // One-tree re-cuts (see rest_without_trees): only the clamped node's tree grows, inside the
+    // clamped node's side of the optimum; a free node there with terminal residual toward the
+    // other terminal becomes a root of the other tree when met, and the path is augmented.
+    bool one_tree = false;
+    char grow = FREE, region = 0;
+    std::vector<char> label;                // the optimum's labels (1: source side)
+    double pushed = 0.0;                    // flow augmented since the clamp
+    double tr_clamped = 0.0;                // the clamped node's residual before its clamp
+    std::vector<double> rcap_rest, tr_rest; // the optimum's flow (one-tree re-cuts)
     std::vector<std::pair<i64, double>> undo_rcap, undo_tr;
     std::vector<std::pair<i64, i64>> undo_parent;
     std::vector<std::pair<i64, char>> undo_tree;
@@ -116,6 +125,8 @@ struct Graph {
         if (recording) undo_rcap.push_back({a, rcap[a]});
         rcap[a] += f;
     }
+    // q, free, becomes a root of tree t (one-tree re-cuts: not activated, so t does not grow)
+    inline void root(i64 q, char t) { set_tree(q, t); set_parent(q, TERMINAL); dist[q] = 1; ts[q] = 0; }
     void clear_log() { for (i64 i : log) logged[i] = 0; log.clear(); }
     inline bool is_child(i64 q, i64 p) const { return parent[q] >= 0 && head[parent[q]] == p; }
 
@@ -145,11 +156,47 @@ struct Graph {
     // side) by an infinite terminal capacity, recording every change of the flow and the trees,
     // so that unclamp() returns exactly to the state of the last solve before the clamp (where
     // the next clamp starts: each re-solve pushes only the flow its own clamp adds).
-    void clamp(i64 i, int label) {
-        recording = true;
-        set_terminal(i, label ? std::numeric_limits<double>::infinity()
-                              : -std::numeric_limits<double>::infinity());
+    void clamp(i64 i, int to) {
+        recording = !one_tree;
+        if (one_tree) { grow = to ? SRC : SNK; region = label[i]; pushed = 0.0; tr_clamped = tr[i]; }
+        set_terminal(i, to ? std::numeric_limits<double>::infinity()
+                           : -std::numeric_limits<double>::infinity());
     }
+
+    // After the optimum's solve, for re-cuts that grow one tree from the clamped node alone:
+    // the flow stays, the search trees go (every node free). Clamping i in the source side S
+    // adds flow only along paths inside S (arcs S -> T are saturated and stay so), from S's
+    // spare source capacities into i, so a tree grown backwards from i inside S, stopping
+    // where it meets spare capacity, finds every augmenting path; the source tree spanning all
+    // of S, which the dynamic re-cuts keep, would send each path to a far root and re-adopt
+    // whole subtrees each time one saturates. What the tree from i still holds at the end moves
+    // to the sink side (the nodes that still reach i: a minimum cut of the clamped problem).
+    // Clamping i in T is the mirror image.
+    void rest_without_trees(const char* y) {
+        label.assign(y, y + k);
+        for (i64 i = 0; i < k; ++i) {
+            tree[i] = FREE; parent[i] = ORPHAN; queued[i] = 0; ts[i] = 0; dist[i] = 0;
+        }
+        active.clear(); orphans.clear(); clear_log();
+        one_tree = true;
+        rcap_rest = rcap; tr_rest = tr;
+    }
+
+    // One-tree re-cuts: remove the clamp of i (to: the label it was clamped to) keeping the
+    // re-cut's flow. The flow the clamp took in (or gave) at i stays, as a change of i's two
+    // terminal capacities by the same amount (a constant added to every cut), so the state is
+    // again a maximum flow of the unclamped problem, with no path between the sides (the
+    // re-cut pushed only inside i's side). Its spare capacity now sits where the last re-cut
+    // gathered it, next to the next sample's (samples taken in breadth-first order): the next
+    // re-cut finds it close by instead of across the component.
+    void release(i64 i, int to) {
+        tr[i] = to ? tr_clamped - pushed : tr_clamped + pushed;
+        for (i64 j : log) { tree[j] = FREE; parent[j] = ORPHAN; }
+        clear_log();
+    }
+
+    // Back to the optimum's flow exactly (the rounding of released flows does not pile up).
+    void restore_rest() { rcap = rcap_rest; tr = tr_rest; }
     void unclamp() {
         for (size_t r = undo_rcap.size(); r-- > 0;) rcap[undo_rcap[r].first] = undo_rcap[r].second;
         for (size_t r = undo_tr.size(); r-- > 0;) tr[undo_tr[r].first] = undo_tr[r].second;
@@ -170,6 +217,7 @@ struct Graph {
         u = z;
         while (parent[u] != TERMINAL) { i64 a = parent[u]; f = std::fmin(f, rcap[a]); u = head[a]; }
         f = std::fmin(f, -tr[u]);
+        pushed += f;
         add_rcap(mid, -f); add_rcap(sister[mid], f);
         // the minimum is one of the residuals, so x - f == 0 exactly where it saturates
         u = x;
@@ -244,7 +292,9 @@ struct Graph {
         if (!orphans.empty()) adopt_all();
         while (!active.empty()) {
             i64 p = active.front();
-            if (tree[p] == FREE) { active.pop_front(); queued[p] = 0; continue; }
+            if (tree[p] == FREE || (one_tree && tree[p] != grow)) {
+                active.pop_front(); queued[p] = 0; continue;
+            }
             i64 mid = -1;
             const char t = tree[p];
             for (i64 a = first[p]; a < first[p + 1]; ++a) {
@@ -252,12 +302,20 @@ struct Graph {
                 if (t == SRC) {
                     if (rcap[a] <= 0.0) continue;
                     if (tree[q] == FREE) {
+                        if (one_tree) {
+                            if (label[q] != region) continue;
+                            if (tr[q] < 0.0) { root(q, SNK); mid = a; break; }
+                        }
                         set_tree(q, SRC); set_parent(q, sister[a]);
                         ts[q] = ts[p]; dist[q] = dist[p] + 1; activate(q);
                     } else if (tree[q] == SNK) { mid = a; break; }
                 } else {
                     if (rcap[sister[a]] <= 0.0) continue;
                     if (tree[q] == FREE) {
+                        if (one_tree) {
+                            if (label[q] != region) continue;
+                            if (tr[q] > 0.0) { root(q, SRC); mid = sister[a]; break; }
+                        }
                         set_tree(q, SNK); set_parent(q, sister[a]);
                         ts[q] = ts[p]; dist[q] = dist[p] + 1; activate(q);
                     } else if (tree[q] == SRC) { mid = sister[a]; break; }

@@ -31,12 +31,11 @@ from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from aprank import validation
 from aprank.inference._base import QueryProblem
 from aprank.inference._registry import as_algorithm, warn_if_slow_call
-from aprank.inference.pairwise import _enumerate_cy
+from aprank.inference.pairwise import _components_cy, _enumerate_cy
 from aprank.losses import get_loss
 
 __all__ = ["PairwiseGraph", "PairwiseCall", "PairwiseProblem", "PairwiseResult",
@@ -115,15 +114,15 @@ class PairwiseGraph:
         """(order, offsets, comp) of the components that the ``active`` edges link: ``comp``
         the component of each sample; ``order`` the samples, those of components of two or
         more first, component by component (bounds ``offsets``), then the single samples."""
-        e = self.edges[active]
-        A = sp.coo_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(self.n, self.n))
-        _, comp = connected_components(A, directed=False)
-        linked = np.bincount(comp)[comp] > 1
-        order = np.lexsort((comp, ~linked))
-        cpos = comp[order[:np.count_nonzero(linked)]]
-        offsets = np.r_[0, np.flatnonzero(np.diff(cpos)) + 1, cpos.size].astype(np.int64) \
-            if cpos.size else np.zeros(1, dtype=np.int64)
-        return order, offsets, comp
+        return self.grouping(active)[:3]
+
+    def grouping(self, active: np.ndarray):
+        """(order, offsets, comp, pairs, e_off, ends): :meth:`components`, the ``active`` pairs
+        (indices into ``edges``) grouped by component, component c's at
+        pairs[e_off[c]:e_off[c+1]], and the positions in ``order`` of each such pair's samples
+        (compiled: :mod:`_components_cy`)."""
+        active = np.ascontiguousarray(active, dtype=bool).view(np.uint8)
+        return _components_cy.group(self.n, self.edges, active)
 
 
 def _check_pattern(A) -> None:
@@ -166,20 +165,22 @@ class PairwiseCall:
         self.flips: Optional[sp.csr_matrix] = None
 
     @cached_property
+    def grouping(self):
+        """(order, offsets, comp, pairs, e_off, ends) of the components that the non-zero pairs
+        link (see :meth:`PairwiseGraph.grouping`): found once per call, for the cost estimate
+        and the graph cuts."""
+        return self.graph.grouping(self.pair != 0)
+
+    @property
     def components(self):
-        """(order, offsets, comp) of the components that the non-zero pairs link (see
-        :meth:`PairwiseGraph.components`): found once per call, for the cost estimate and
-        the graph cuts."""
-        return self.graph.components(self.pair != 0)
+        """(order, offsets, comp), as :meth:`PairwiseGraph.components`."""
+        return self.grouping[:3]
 
     def component_sizes(self):
         """(samples, pairs) of each component of two or more samples: what the graph cuts'
         and the enumeration's costs grow with."""
-        comp = self.components[2]
-        samples = np.bincount(comp)
-        pairs = np.bincount(comp[self.graph.edges[self.pair != 0, 0]], minlength=samples.size)
-        linked = samples > 1
-        return samples[linked], pairs[linked]
+        _, offsets, _, _, e_off, _ = self.grouping
+        return np.diff(offsets), np.diff(e_off)
 
     def require_submodular(self, algorithm: str) -> None:
         bad = np.flatnonzero(self.pair > 0)
@@ -192,9 +193,9 @@ class PairwiseCall:
 
 
 #: Components of at most this many samples are enumerated by "graphcut" (2^k k steps against
-#: k dynamic re-cuts with a Python call each; the crossover measured by
-#: ``python -m benchmarks --pairwise``).
-ENUMERATE_UP_TO = 10
+#: k re-cuts on the dense residual matrix of _smallcut.hpp; the crossover, k = 3-4 on cliques,
+#: measured by ``python -m benchmarks --pairwise``).
+ENUMERATE_UP_TO = 3
 
 
 def _as_enumerate_up_to(k) -> int:
@@ -286,7 +287,7 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
         and stored once).
     enumerate_up_to : int, optional
         "graphcut" enumerates components of at most this many samples (default
-        ENUMERATE_UP_TO = 10, the crossover on cliques; at most 24) and cuts larger ones.
+        ENUMERATE_UP_TO = 3, the crossover on cliques; at most 24) and cuts larger ones.
 
     Returns
     -------
@@ -388,6 +389,16 @@ class PairwiseProblem(QueryProblem):
         e = self.graph.edges
         return float(np.asarray(scores, float)[y].sum() + c[y[e[:, 0]] != y[e[:, 1]]].sum())
 
+    @cached_property
+    def _labels_cut(self) -> np.ndarray:
+        """The pairs that the labels cut, found once per problem."""
+        e = self.graph.edges
+        return np.flatnonzero(self.is_pos[e[:, 0]] != self.is_pos[e[:, 1]])
+
+    def _score_of_labels(self, s, c) -> float:
+        """score(labels): what the loss-augmented objective subtracts."""
+        return float(s[self.is_pos].sum() + c[self._labels_cut].sum())
+
     def delta(self, labelling) -> float:
         """The weighted 0-1 loss of a labelling (eq. 7)."""
         y = np.asarray(labelling).astype(bool)
@@ -436,7 +447,7 @@ class PairwiseProblem(QueryProblem):
         const = self.loss_constant if augmented else 0.0
         y = call.labelling.astype(np.int8)
         value = call.value + const
-        objective = value - self.score(self.is_pos, s, c) if augmented else value
+        objective = value - self._score_of_labels(s, c) if augmented else value
         m_plus = None if call.m_plus is None else call.m_plus + const
         m_minus = None if call.m_minus is None else call.m_minus + const
         return PairwiseResult(y, value, m_plus, m_minus, self.delta(y), objective, algo.name,
