@@ -5,7 +5,8 @@ results), ``plot(results) -> matplotlib.figure.Figure`` and ``main()``, which ca
 :func:`figure_main`. Results are cached as JSON next to the PNG and SVG, so ``plot`` can be
 rerun without recomputing; ``--recompute`` ignores the cache. Files go to ``--out``, by default
 the ``out/`` folder beside the scripts (never a folder under the current directory). A script
-whose data is missing stops with one line saying how to set ``APRANK_DATA``. The package never
+whose data is missing stops with one line saying how to set ``APRANK_DATA``; one whose
+optional packages are missing (:func:`require`) stops with one line naming them. The package never
 loads the scripts: they import this module, and ``figures.make_figures`` runs them all.
 
 The scripts run as modules of the ``figures`` package from the repository root
@@ -16,6 +17,7 @@ importable beside them. Plotting needs matplotlib: ``pip install 'aprank[figures
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -25,6 +27,18 @@ import numpy as np
 
 from aprank.datasets import ChecksumError, DataUnavailableError
 from benchmarks.machine import machine
+
+
+class MissingPackageError(RuntimeError):
+    """A figure needs optional packages that are not installed (it is skipped, naming them)."""
+
+
+def require(*modules: str, install: str) -> None:
+    """Raise :class:`MissingPackageError` naming the ``modules`` (import names) that are not
+    installed, and ``install``, the command that installs them."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MissingPackageError(f"needs {', '.join(missing)}, not installed: {install}")
 
 
 def default_out(module) -> Path:
@@ -62,7 +76,8 @@ def run(module, quick: bool = False, out=None, recompute: bool = False, log=prin
 
 
 def figure_main(module, argv=None) -> int:
-    """A figure script's command line; missing data is one line on stderr and exit status 1."""
+    """A figure script's command line; missing data or packages are one line on stderr and
+    exit status 1."""
     parser = argparse.ArgumentParser(description=module.__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--out", default=None,
@@ -71,7 +86,7 @@ def figure_main(module, argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         paths = run(module, args.quick, args.out, args.recompute)
-    except (DataUnavailableError, ChecksumError) as exc:
+    except (DataUnavailableError, ChecksumError, MissingPackageError) as exc:
         print(f"{module.NAME}: {exc}", file=sys.stderr)
         return 1
     for path in paths:

@@ -4,8 +4,9 @@
 Each ``fig_*.py`` here is also a script of its own (``python -m figures.fig_scaling``); this
 one imports them as modules of the ``figures`` package and runs them in name order.
 Files go to ``--out``, by default ``figures/out`` beside this script. A script whose data is
-missing (and cannot be downloaded) is skipped, saying why; the others still run, and the end
-lists what was skipped (exit status 0: a missing data set is not an error here).
+missing (and cannot be downloaded), or whose optional packages are not installed, is skipped,
+saying why; the others still run, and the end lists what was skipped (exit status 0: a missing
+data set is not an error here).
 """
 import argparse
 import importlib
@@ -13,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from figures._tools import run
+from figures._tools import MissingPackageError, run
 from aprank.datasets import ChecksumError, DataUnavailableError
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
                         help="names of the figures to make: " + ", ".join(names))
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    skipped = []
+    skipped, unpackaged = [], []
     for module in scripts():
         if args.only and module.NAME not in args.only:
             continue
@@ -44,9 +45,15 @@ def main(argv=None) -> int:
             skipped.append(module.NAME)
             print(f"  {module.NAME}: skipped, its data is missing: {exc}", file=sys.stderr)
             continue
+        except MissingPackageError as exc:
+            unpackaged.append(module.NAME)
+            print(f"  {module.NAME}: skipped, it {exc}", file=sys.stderr)
+            continue
         for path in paths:
             print(f"  {path}")
     print(f"({time.perf_counter() - t0:.0f} s)")
+    if unpackaged:
+        print(f"skipped (packages missing): {', '.join(unpackaged)}", file=sys.stderr)
     if skipped:
         print(f"skipped (data missing): {', '.join(skipped)}", file=sys.stderr)
     return 0
