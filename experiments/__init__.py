@@ -8,7 +8,9 @@ includes.
 
 * :mod:`experiments.supervised` -- digits, birds, yahoo, cstar, high-order;
 * :mod:`experiments.latent` -- latent (multiple-instance data);
-* :mod:`experiments.torch_mlp` -- torch-mlp (needs ``aprank[torch]``).
+* :mod:`experiments.torch_mlp` -- torch-mlp (needs ``aprank[torch]``);
+* :mod:`experiments.torch_peers` -- torch-peers, the AP hinge beside LibAUC's and
+  pytorch-metric-learning's losses (:mod:`experiments.peer_tasks`, :mod:`experiments.peer_losses`).
 
 They import only public names of ``aprank`` (``tests/test_tools_architecture.py``).
 """

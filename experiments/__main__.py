@@ -14,12 +14,12 @@ from pathlib import Path
 from benchmarks.cli import Parser, at_least, run
 from experiments import latent, supervised
 
-try:  # the optional extra aprank[torch] brings the torch loss and its experiment
-    from experiments import torch_mlp
+try:  # the optional extra aprank[torch] brings the torch loss and its experiments
+    from experiments import torch_mlp, torch_peers
 except ModuleNotFoundError as missing:
     if missing.name != "torch":
         raise
-    torch_mlp = None
+    torch_mlp = torch_peers = None
 
 PROG = "python -m experiments"
 
@@ -29,6 +29,7 @@ EXPERIMENTS = {"digits": supervised.digits, "birds": supervised.birds,
                "high-order": supervised.high_order, "latent": latent.latent}
 if torch_mlp is not None:
     EXPERIMENTS["torch-mlp"] = torch_mlp.mlp_experiment
+    EXPERIMENTS["torch-peers"] = torch_peers.peers_experiment
 
 #: Experiments that can run their classes in processes (``jobs=``): results do not depend on it.
 IN_PROCESSES = ("digits", "birds")
@@ -43,6 +44,8 @@ EXPERIMENT_NEEDS = {
     "high-order": ("HJA birdsong segments (mil/birds_hja)", "about 15 minutes"),
     "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags", "about 16 minutes"),
     "torch-mlp": ("HJA birdsong segments, and PyTorch (aprank[torch])", "minutes"),
+    "torch-peers": ("HJA birdsong segments, the Yahoo LTR sample, PyTorch, and optionally "
+                    "libauc and pytorch-metric-learning", "about 10 minutes"),
 }
 
 #: Where the tables go unless --out says otherwise: the folder the README includes them from,

@@ -19,7 +19,16 @@ pytestmark = pytest.mark.min_versions   # also run against the declared minimum 
 REPOSITORY = Path(__file__).resolve().parents[1]
 FIGURES = REPOSITORY / "figures"
 SCRIPTS = sorted(FIGURES.glob("fig_*.py"))
-NEEDS_DATA = {"fig_training_time", "fig_rank_heatmap", "fig_supervision"}   # HJA birdsong
+#: The data folders each figure reads (the others need none).
+NEEDS_DATA = {"fig_training_time": ("mil/birds_hja/",), "fig_rank_heatmap": ("mil/birds_hja/",),
+              "fig_supervision": ("mil/birds_hja/",),
+              "fig_torch_peers": ("mil/birds_hja/", "ltr/yahoo_ltr_sample_lightgbm/")}
+#: The optional packages a figure needs (import name: why it is missing, for the skip).
+NEEDS_PACKAGES = {"fig_torch_peers": {
+    "torch": "PyTorch is the optional extra aprank[torch]",
+    "libauc": "libauc is optional: pip install --no-deps libauc (.ci/run installs it)",
+    "pytorch_metric_learning": "pytorch-metric-learning is optional: pip install --no-deps "
+                               "pytorch-metric-learning (.ci/run installs it)"}}
 
 
 def test_every_figure_is_found():
@@ -29,13 +38,15 @@ def test_every_figure_is_found():
 @pytest.mark.slow      # each script computes its figure twice in a subprocess: 5-30 s
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_runs_quick(script, tmp_path):
+    for module, reason in NEEDS_PACKAGES.get(script.stem, {}).items():
+        pytest.importorskip(module, reason=f"{script.stem} needs {module}: {reason}")
     if script.stem in NEEDS_DATA:
         try:
             home = datasets.data_dir()
         except FileNotFoundError as err:
             pytest.skip(f"{script.stem} needs the shared data: {err}")
         missing = [rel for rel in datasets.REMOTE_FILES
-                   if rel.startswith("mil/birds_hja/") and not (home / rel).is_file()]
+                   if rel.startswith(NEEDS_DATA[script.stem]) and not (home / rel).is_file()]
         if missing:
             pytest.skip(f"{script.stem} needs {', '.join(missing)} in the data home {home}")
     out = subprocess.run([sys.executable, "-m", f"figures.{script.stem}", "--quick", "--out",
@@ -123,3 +134,33 @@ def test_figures_go_beside_the_scripts_by_default(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     module = importlib.import_module("figures.fig_cstar_scaling")
     assert importlib.import_module("figures._tools").default_out(module) == FIGURES / "out"
+
+
+def test_a_figure_without_its_packages_says_so_in_one_line(tmp_path, capsys):
+    """fig_torch_peers needs optional packages: where one is missing, the script stops with one
+    line naming it (exit status 1) and make_figures skips it, saying so."""
+    tools = importlib.import_module("figures._tools")
+    with pytest.raises(tools.MissingPackageError, match="no_such_module_xyz.*pip install x"):
+        tools.require("json", "no_such_module_xyz", install="pip install x")
+    tools.require("json", install="nothing")          # present: no error
+
+    fake = type(sys)("figures.fig_fake")
+    fake.NAME, fake.__doc__ = "fig_fake", "A figure that needs a missing package."
+    fake.__file__ = str(tmp_path / "fig_fake.py")
+    fake.compute = lambda quick: tools.require("no_such_module_xyz", install="pip install x")
+    assert tools.figure_main(fake, ["--quick", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["fig_fake: needs no_such_module_xyz, not installed: pip install x"]
+
+
+def test_make_figures_skips_a_figure_whose_packages_are_missing(monkeypatch, tmp_path, capsys):
+    make = importlib.import_module("figures.make_figures")
+    tools = importlib.import_module("figures._tools")
+    fake = type(sys)("figures.fig_fake")
+    fake.NAME = "fig_fake"
+    fake.compute = lambda quick: tools.require("no_such_module_xyz", install="pip install x")
+    monkeypatch.setattr(make, "scripts", lambda: [fake])
+    assert make.main(["--quick", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "fig_fake: skipped, it needs no_such_module_xyz" in err
+    assert err.strip().splitlines()[-1] == "skipped (packages missing): fig_fake"
