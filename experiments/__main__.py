@@ -45,7 +45,7 @@ EXPERIMENT_NEEDS = {
     "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags", "about 16 minutes"),
     "torch-mlp": ("HJA birdsong segments, and PyTorch (aprank[torch])", "minutes"),
     "torch-peers": ("HJA birdsong segments, the Yahoo LTR sample, PyTorch, and optionally "
-                    "libauc and pytorch-metric-learning", "about 10 minutes"),
+                    "libauc and pytorch-metric-learning", "about 8 minutes of CPU time"),
 }
 
 #: Where the tables go unless --out says otherwise: the folder the README includes them from,
