@@ -11,6 +11,7 @@ import aprank
 
 torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
+from torch_batches import random_batch, reference  # noqa: E402  (likewise)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device here: these run on a machine with a GPU")
@@ -22,27 +23,6 @@ RTOL = {torch.float32: 1e-6, torch.float64: 1e-12, torch.bfloat16: 2.0 ** -8,
         torch.float16: 2.0 ** -11}
 
 
-def random_batch(rng, n_max=3000, n_queries=None):
-    """Scores with every tie density, labels and query ids; each query keeps a positive."""
-    n = int(rng.integers(2, n_max + 1))
-    q = rng.integers(0, n_queries or int(rng.integers(1, 12)), n)
-    y = rng.random(n) < rng.choice([0.05, 0.3, 0.7])
-    for g in np.unique(q):
-        y[np.flatnonzero(q == g)[0]] = True
-    s = rng.standard_normal(n) + y * rng.choice([-1.0, 0.0, 1.0, 5.0])
-    s = {0: s, 1: np.round(s, 1), 2: np.round(s), 3: np.zeros(n)}[int(rng.integers(4))]
-    return s * rng.choice([1e-3, 1.0, 1e3]), y, q
-
-
-def reference(s, y, q, loss, dtype):
-    """The kernels' answer on the host, for the scores as a tensor of this dtype holds them."""
-    s = torch.tensor(s, dtype=dtype).double().numpy()
-    r = aprank.infer_batch(s, y, q, loss=loss, empty="skip")
-    per_query = np.zeros(int(q.max()) + 1)
-    per_query[r.query_ids] = r.objective
-    return per_query[np.unique(q)], r.coef - r.truth_coef
-
-
 def check_on_cuda(s, y, q, loss, dtype, backend):
     x = torch.tensor(s, dtype=dtype, device="cuda", requires_grad=True)
     out = at.hinge_loss(x, torch.tensor(y, device="cuda"), torch.tensor(q, device="cuda"), "none",
@@ -52,6 +32,7 @@ def check_on_cuda(s, y, q, loss, dtype, backend):
     assert out.device.type == "cuda" and x.grad.device.type == "cuda"
     assert out.dtype == dtype and x.grad.dtype == dtype
     want, want_grad = reference(s, y, q, loss, dtype)
+    want = want[np.unique(q)]
     rtol = RTOL[dtype]
     np.testing.assert_allclose(out.detach().double().cpu().numpy(), want, rtol=rtol,
                                atol=rtol * 1e-3 * (1 + np.abs(s).max()))
