@@ -41,8 +41,10 @@ EXPERIMENT_NEEDS = {
     "birds": ("HJA birdsong segments (mil/birds_hja)", "about 45 minutes with --jobs 2"),
     "yahoo": ("the Yahoo LTR sample (ltr/yahoo_ltr_sample_lightgbm)", "under a minute"),
     "cstar": ("HJA birdsong recordings (mil/birds_hja)", "minutes"),
-    "high-order": ("HJA birdsong segments (mil/birds_hja)", "about 15 minutes"),
-    "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags", "about 16 minutes"),
+    "high-order": ("HJA birdsong segments (mil/birds_hja)",
+                   "about 85 minutes on 2 shared vCPUs (HOAP-SVM uncapped)"),
+    "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags",
+               "many hours (LatentSSVM uncapped on HJA: 80 fits of 1-4 minutes per species)"),
     "torch-mlp": ("HJA birdsong segments, and PyTorch (aprank[torch])", "minutes"),
     "torch-peers": ("HJA birdsong segments, the Yahoo LTR sample, PyTorch, and optionally "
                     "libauc and pytorch-metric-learning", "about 8 minutes of CPU time"),

@@ -31,8 +31,8 @@ import numpy as np
 
 from aprank.datasets import load_hja_birdsong, load_hja_recordings, load_yahoo_ltr, recording_split
 from aprank.inference import algorithms
-from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, BinarySVM,
-                          CStarPrecisionAtK)
+from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, APSVMCV, BinarySVM,
+                          BinarySVMCV, CStarPrecisionAtK, NDCGSVMCV)
 from aprank.metrics import average_precision, ndcg
 
 # C is searched over decades: first C_GRID, then widened one decade at a time while the chosen C
@@ -51,6 +51,13 @@ METHODS = {
     "APSVM-APPX 25%": lambda C: APSVMAppx(C=C, keep=0.25, tol=TOL),
     "APSVM-APPX 50%": lambda C: APSVMAppx(C=C, keep=0.50, tol=TOL),
     "APSVM-APPX 75%": lambda C: APSVMAppx(C=C, keep=0.75, tol=TOL),
+}
+
+#: The methods whose C the package's cross-validated estimators search (given the folds, no
+#: refit); the others (APSVMAppx) by ``loop_scores``.
+CV_METHODS = {
+    "BinarySVM": lambda Cs, cv: BinarySVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
+    "APSVM": lambda Cs, cv: APSVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
 }
 
 
@@ -85,20 +92,42 @@ class CChoice:
     flat: bool = False
 
 
-def _fold_scores(make, C, X, y, cv, groups, qid):
-    """Validation scores (the estimator's score: mean AP) of each fold at one C."""
-    scores = []
-    for train, val in cv.split(X, y, groups):
-        est = make(C)
+def loop_scores(make, X, y, cv, groups=None, qid=None):
+    """Fold scores by a loop over the folds: ``scores_at(Cs) -> {C: validation scores of each
+    fold}``, the estimator's own score. For estimators without a cross-validated class
+    (APSVMAppx)."""
+    splits = list(cv.split(X, y, groups))
+
+    def scores_at(Cs):
+        out = {}
+        for C in Cs:
+            scores = []
+            for train, val in splits:
+                est = make(C)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # a fold may hit max_iter; its score counts
+                    if qid is None:
+                        est.fit(X[train], y[train])
+                        scores.append(est.score(X[val], y[val]))
+                    else:
+                        est.fit(X[train], y[train], qid=qid[train])
+                        scores.append(est.score(X[val], y[val], qid=qid[val]))
+            out[C] = np.asarray(scores)
+        return out
+    return scores_at
+
+
+def cv_scores(make_cv, X, y, splits, qid=None):
+    """Fold scores by the package's cross-validated estimator: ``make_cv(Cs)`` is an
+    ``APSVMCV`` / ``NDCGSVMCV`` / ``BinarySVMCV`` over ``Cs``, given the folds ``splits`` and
+    ``refit=False``; its ``scores_`` are the fold scores. Its fits are cold (``warm_path``
+    off), so the scores are the loop's (``loop_scores``) over the same folds."""
+    def scores_at(Cs):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # a fold may hit max_iter; its score still counts
-            if qid is None:
-                est.fit(X[train], y[train])
-                scores.append(est.score(X[val], y[val]))
-            else:
-                est.fit(X[train], y[train], qid=qid[train])
-                scores.append(est.score(X[val], y[val], qid=qid[val]))
-    return np.asarray(scores)
+            warnings.simplefilter("ignore")      # a fold may hit max_iter; its score counts
+            est = make_cv(list(Cs), splits).fit(X, y, qid=qid)
+        return {float(C): est.scores_[:, k] for k, C in enumerate(est.Cs_)}
+    return scores_at
 
 
 def one_standard_error_choice(scores: dict) -> float:
@@ -116,12 +145,20 @@ def one_standard_error_choice(scores: dict) -> float:
     return Cs[int(np.flatnonzero(means >= means.max() - se)[0])]
 
 
-def _cross_validated_C(make, X, y, grid, cv, groups=None, qid=None, limits=C_LIMITS) -> CChoice:
+def best_mean_choice(scores: dict) -> float:
+    """The C of the highest mean score, the smallest among equals: the cross-validated
+    estimators' rule (and GridSearchCV's over an ascending grid)."""
+    Cs = sorted(scores)
+    return Cs[int(np.argmax([np.mean(scores[C]) for C in Cs]))]
+
+
+def _cross_validated_C(scores_at, grid, limits=C_LIMITS, choose=one_standard_error_choice) -> CChoice:
     """Cross-validate C over ``grid``, widened by decades within ``limits`` until the choice
-    (``one_standard_error_choice``) is interior or a limit is reached."""
-    scores = {C: _fold_scores(make, C, X, y, cv, groups, qid) for C in grid}
+    (``choose``) is interior or a limit is reached; ``scores_at(Cs)`` gives the fold scores
+    (``loop_scores``, ``cv_scores``)."""
+    scores = dict(scores_at(list(grid)))
     while True:
-        C, Cs = one_standard_error_choice(scores), sorted(scores)
+        C, Cs = choose(scores), sorted(scores)
         if len(Cs) > 1 and C not in (Cs[0], Cs[-1]):
             return CChoice(C, tuple(Cs), on_edge=False)
         neighbour = Cs[1] if C == Cs[0] else Cs[-2]
@@ -131,7 +168,17 @@ def _cross_validated_C(make, X, y, grid, cv, groups=None, qid=None, limits=C_LIM
         wider = float(f"{C * 10 if C == Cs[-1] else C / 10:.0e}")
         if not limits[0] * 0.999 <= wider <= limits[1] * 1.001:
             return CChoice(C, tuple(Cs), on_edge=True)
-        scores[wider] = _fold_scores(make, wider, X, y, cv, groups, qid)
+        scores.update(scores_at([wider]))
+
+
+class _Given:
+    """Folds already split, as a splitter (``loop_scores`` takes one)."""
+
+    def __init__(self, splits):
+        self.splits = splits
+
+    def split(self, X, y=None, groups=None):
+        return iter(self.splits)
 
 
 def _final_fit(est, X, y, X_test, y_test, qid=None, qid_test=None) -> Fit:
@@ -184,9 +231,12 @@ def _one_class(task, X_train, X_test, groups, quick, log):
     folds = 3 if quick else 5
     cv = (StratifiedGroupKFold(folds, shuffle=True, random_state=SEED) if groups is not None
           else StratifiedKFold(folds, shuffle=True, random_state=SEED))
+    splits = list(cv.split(X_train, y, groups))
     fits = {}
     for method, make in METHODS.items():
-        choice = _cross_validated_C(make, X_train, y, grid, cv, groups, limits=limits)
+        scores_at = (cv_scores(CV_METHODS[method], X_train, y, splits) if method in CV_METHODS
+                     else loop_scores(make, X_train, y, _Given(splits)))
+        choice = _cross_validated_C(scores_at, grid, limits)
         fits[method] = replace(_final_fit(make(choice.C), X_train, y, X_test, yt), choice=choice)
         log(f"  {name:28s} {method:15s} C={_c_text(choice):<12s} test AP "
             f"{fits[method].test_ap:.3f}  {fits[method].n_iter:4d} it  {fits[method].fit_seconds:7.2f} s")
@@ -321,17 +371,22 @@ def yahoo(quick=False, log=print) -> str:
     train, test = load_yahoo_ltr("train"), load_yahoo_ltr("test")
     grid, limits = _grid(quick)
     folds = 3 if quick else 5
-    methods = {"BinarySVM": BinarySVM, "APSVM": APSVM, "NDCGSVM": NDCGSVM}
+    methods = {"BinarySVM": (BinarySVM, BinarySVMCV), "APSVM": (APSVM, APSVMCV),
+               "NDCGSVM": (NDCGSVM, NDCGSVMCV)}
     rows = []
     for threshold in (2, 1):
         y, yt = train.relevance >= threshold, test.relevance >= threshold
         skipped_train = sum(not y[train.qid == q].any() for q in np.unique(train.qid))
         skipped_test = sum(not yt[test.qid == q].any() for q in np.unique(test.qid))
-        for name, cls in methods.items():
+        splits = list(GroupKFold(folds).split(train.X, y, train.qid))
+        for name, (cls, cv_cls) in methods.items():
             def make(C, cls=cls):
                 return cls(C=C, tol=TOL, empty="skip")
-            choice = _cross_validated_C(make, train.X, y, grid, GroupKFold(folds),
-                                        groups=train.qid, qid=train.qid, limits=limits)
+
+            def make_cv(Cs, cv, cv_cls=cv_cls):
+                return cv_cls(Cs=Cs, cv=cv, refit=False, tol=TOL, empty="skip")
+            choice = _cross_validated_C(cv_scores(make_cv, train.X, y, splits, qid=train.qid),
+                                        grid, limits)
             fit = replace(_final_fit(make(choice.C), train.X, y, test.X, yt, train.qid, test.qid),
                           choice=choice)
             scores = fit.estimator.decision_function(test.X)
@@ -422,10 +477,12 @@ def cstar(quick=False, log=print) -> str:
     return "\n".join(out) + "\n"
 
 
-HO_C_GRID = (0.1, 1.0, 10.0)
+HO_C_GRID = (0.1, 1.0, 10.0, 100.0)
 HO_ETA_GRID = (0.1, 1.0)
 HO_FOLDS = 3
-HO_MAX_OUTER = 5
+# far above what CCCP needs here (5 to 39 outer iterations in trial fits): a safety bound, not
+# a budget; the table counts the final fits that stopped by tol
+HO_MAX_OUTER = 200
 HO_JOBS = 2          # species run in parallel processes
 
 #: name -> (make(C, eta), whether it takes the pairs)
@@ -436,11 +493,17 @@ HO_METHODS = {
     "HOAPSVM": (lambda C, eta: HOAPSVM(C=C, eta=eta, tol=TOL, max_outer=HO_MAX_OUTER), True),
 }
 
+#: the high-order table's methods whose C a cross-validated estimator searches
+HO_CV_METHODS = {
+    "BinarySVM": lambda Cs, cv: BinarySVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
+    "APSVM": lambda Cs, cv: APSVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
+}
+
 
 def _ho_fit_score(make, pairs, X, y, rec, train, test):
     est = make()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # a capped CCCP or cutting plane still scores
+        warnings.simplefilter("ignore")     # a fold's cutting plane may stop at max_iter
         if pairs:
             est.fit(X[train], y[train], groups=rec[train])
             return est, est.score(X[test], y[test], groups=rec[test])
@@ -448,7 +511,22 @@ def _ho_fit_score(make, pairs, X, y, rec, train, test):
         return est, est.score(X[test], y[test])
 
 
-def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds):
+def _ho_pair_scores(make, X, y, rec, idx_train, cv, eta_grid, etas):
+    """``scores_at`` for a method with pairs: at each C the fold scores of its best eta (the
+    first of the best mean, in ``eta_grid`` order), which ``etas`` records per C."""
+    def scores_at(Cs):
+        out = {}
+        for C in Cs:
+            per_eta = [np.array([_ho_fit_score(lambda: make(C, eta), True, X, y, rec,
+                                               idx_train[a], idx_train[b])[1] for a, b in cv])
+                       for eta in eta_grid]
+            k = int(np.argmax([s.mean() for s in per_eta]))
+            etas[C], out[C] = eta_grid[k], per_eta[k]
+        return out
+    return scores_at
+
+
+def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds, limits):
     """One species: every method's C (and eta) by cross-validation over training recordings,
     then its final fit; returns the table row and the log lines."""
     from sklearn.model_selection import StratifiedGroupKFold
@@ -458,15 +536,20 @@ def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds):
     row = {"name": name, "P": (int(y[idx_train].sum()), int(y[idx_test].sum()))}
     lines = []
     for method, (make, pairs) in HO_METHODS.items():
-        grid = [(C, eta) for C in c_grid for eta in (eta_grid if pairs else (None,))]
-        cv_ap = [np.mean([_ho_fit_score(lambda: make(C, eta), pairs, X, y, rec, idx_train[a],
-                                        idx_train[b])[1] for a, b in cv]) for C, eta in grid]
-        C, eta = grid[int(np.argmax(cv_ap))]
+        etas = {}
+        scores_at = (_ho_pair_scores(make, X, y, rec, idx_train, cv, eta_grid, etas) if pairs
+                     else cv_scores(HO_CV_METHODS[method], X[idx_train], y[idx_train], cv))
+        choice = _cross_validated_C(scores_at, c_grid, limits, choose=best_mean_choice)
+        C, eta = choice.C, etas.get(choice.C)
         t0 = time.perf_counter()
         est, ap = _ho_fit_score(lambda: make(C, eta), pairs, X, y, rec, idx_train, idx_test)
-        row[method] = (ap, C, eta, time.perf_counter() - t0, getattr(est, "converged_", True))
-        lines.append(f"  {name:5s} {method:9s} C={C:<4g} eta={eta} test AP {ap:.3f} "
-                     f"({row[method][3]:.1f} s)")
+        seconds = time.perf_counter() - t0
+        outer = getattr(est, "n_outer_", None)
+        row[method] = {"ap": ap, "choice": choice, "eta": eta, "seconds": seconds,
+                       "converged": bool(est.converged_), "n_outer": outer}
+        lines.append(f"  {name:5s} {method:9s} C={_c_text(choice):<12s} eta={eta} test AP "
+                     f"{ap:.3f} ({seconds:.1f} s, converged {est.converged_}"
+                     + ("" if outer is None else f", {outer} CCCP iterations") + ")")
     return row, lines
 
 
@@ -480,44 +563,58 @@ def high_order(quick=False, log=print) -> str:
     scaler = StandardScaler().fit(data.X[train])
     X = scaler.transform(data.X)
     rec = data.recording
-    c_grid, eta_grid = ((1.0,), (1.0,)) if quick else (HO_C_GRID, HO_ETA_GRID)
+    c_grid, eta_grid = (QUICK_C_GRID, (1.0,)) if quick else (HO_C_GRID, HO_ETA_GRID)
+    limits = (c_grid[0], c_grid[-1]) if quick else C_LIMITS
     folds = 2 if quick else HO_FOLDS
     species = list(enumerate(data.class_names, start=1))[: 2 if quick else None]
     idx_train, idx_test = np.flatnonzero(train), np.flatnonzero(test)
     done = Parallel(n_jobs=HO_JOBS)(
         delayed(_ho_species)(name.split(" - ")[0], (data.species == k).astype(int), X, rec,
-                             idx_train, idx_test, c_grid, eta_grid, folds)
+                             idx_train, idx_test, c_grid, eta_grid, folds, limits)
         for k, name in species)
     rows = [row for row, _ in done]
     for _, lines in done:
         for line in lines:
             log(line)
     names = list(HO_METHODS)
+    first = "{" + ", ".join(f"{c:g}" for c in c_grid) + "}"
+    widened = ("" if quick else f", widened one decade at a time within [{limits[0]:g}, "
+               f"{limits[1]:g}] while the choice is the smallest or largest C tried")
+    choices = [r[m]["choice"] for r in rows for m in names]
+    edge, flat = sum(c.on_edge for c in choices), sum(c.flat for c in choices)
     out = [f"Data: HJA birdsong, the {data.X.shape[0]} labelled segments (38 features, "
            f"standardised on the training split); train/test split by recording "
            f"({int(train.sum())} / {int(test.sum())} segments, seed 0). Per species, the "
            f"segments are ranked one-vs-rest; HOBSVM and HOAPSVM link every pair of segments of "
-           f"one recording (Phi = exp(-(x_a - x_b)^2), eq. 5). C from "
-           f"{{{', '.join(f'{c:g}' for c in c_grid)}}} and eta from "
-           f"{{{', '.join(f'{e:g}' for e in eta_grid)}}} by {folds}-fold cross-validation "
-           f"over training recordings (mean AP); tol = {TOL:g}; HOAPSVM starts from HOBSVM "
-           f"and runs at most {HO_MAX_OUTER} CCCP iterations. Test AP:", "",
+           f"one recording (Phi = exp(-(x_a - x_b)^2), eq. 5). C by {folds}-fold "
+           f"cross-validation over training recordings (mean AP) over {first}{widened}, and "
+           f"eta from {{{', '.join(f'{e:g}' for e in eta_grid)}}} (the best at each C); the "
+           f"choice is the best mean, the smallest C among equals (BinarySVM and APSVM: "
+           f"`BinarySVMCV` and `APSVMCV` given the folds). {edge} of {len(choices)} choices "
+           f"sit on an edge of the C tried, {flat} of them on a flat edge. tol = {TOL:g}; "
+           f"HOAPSVM starts from HOBSVM and runs CCCP until its objective decreases by less "
+           f"than tol (at most {HO_MAX_OUTER} iterations, a bound no fit is meant to reach). "
+           f"Test AP:", "",
            "| species | train / test positives | " + " | ".join(names) + " |",
            "|---|---:|" + "---:|" * len(names)]
     for row in rows:
-        best = max(row[m][0] for m in names)
-        cells = [f"**{row[m][0]:.3f}**" if row[m][0] == best else f"{row[m][0]:.3f}" for m in names]
+        best = max(row[m]["ap"] for m in names)
+        cells = [f"**{row[m]['ap']:.3f}**" if row[m]["ap"] == best else f"{row[m]['ap']:.3f}"
+                 for m in names]
         out.append(f"| {row['name']} | {row['P'][0]} / {row['P'][1]} | " + " | ".join(cells) + " |")
-    out.append("| mean | | " + " | ".join(f"{np.mean([r[m][0] for r in rows]):.3f}" for m in names)
-               + " |")
-    wins = {m: sum(r[m][0] == max(r[n][0] for n in names) for r in rows) for m in names}
+    out.append("| mean | | " + " | ".join(f"{np.mean([r[m]['ap'] for r in rows]):.3f}"
+                                          for m in names) + " |")
+    wins = {m: sum(r[m]["ap"] == max(r[n]["ap"] for n in names) for r in rows) for m in names}
     out += ["", "Best per species (ties count for each): " + ", ".join(
         f"{m} {wins[m]}" for m in names) + f" of {len(rows)}.", "",
         "| method | C chosen per species | eta chosen per species | final fit (s), mean | "
-        "fits that stopped at a cap |", "|---|---|---|---:|---:|"]
+        "final fits that reached tol | CCCP iterations (final fits) |",
+        "|---|---|---|---:|---:|---|"]
     for m in names:
-        etas = ", ".join(f"{r[m][2]:g}" for r in rows) if HO_METHODS[m][1] else "-"
-        out.append(f"| {m} | {', '.join(f'{r[m][1]:g}' for r in rows)} | {etas} | "
-                   f"{np.mean([r[m][3] for r in rows]):.2f} | "
-                   f"{sum(not r[m][4] for r in rows)} of {len(rows)} |")
+        etas = ", ".join(f"{r[m]['eta']:g}" for r in rows) if HO_METHODS[m][1] else "-"
+        outer = [r[m]["n_outer"] for r in rows if r[m]["n_outer"] is not None]
+        out.append(f"| {m} | {', '.join(_c_text(r[m]['choice']) for r in rows)} | {etas} | "
+                   f"{np.mean([r[m]['seconds'] for r in rows]):.2f} | "
+                   f"{sum(r[m]['converged'] for r in rows)} of {len(rows)} | "
+                   + (f"{min(outer)}-{max(outer)}" if outer else "-") + " |")
     return "\n".join(out) + "\n"

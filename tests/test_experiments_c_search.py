@@ -1,10 +1,13 @@
 """The experiments' choice of C (issue 13, item 15): a grid widened by decades until the choice
 is interior, the one-standard-error rule, and an honest count of choices left on an edge."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
-from experiments.supervised import C_GRID, C_LIMITS, _cross_validated_C, one_standard_error_choice
+from experiments.supervised import (C_GRID, C_LIMITS, _cross_validated_C, best_mean_choice,
+                                    cv_scores, loop_scores, one_standard_error_choice)
 
 
 class _Peaked:
@@ -27,7 +30,7 @@ class _Peaked:
 def _search(peak):
     _Peaked.fitted_Cs = []
     X, y = np.arange(30.0).reshape(-1, 1), np.zeros(30)
-    return _cross_validated_C(lambda C: _Peaked(C, peak), X, y, C_GRID, KFold(3))
+    return _cross_validated_C(loop_scores(lambda C: _Peaked(C, peak), X, y, KFold(3)), C_GRID)
 
 
 @pytest.mark.parametrize("peak, expected, tried", [
@@ -71,7 +74,7 @@ class _FlatBelow(_Peaked):
 def test_a_flat_edge_stops_the_search_and_is_reported_as_flat():
     _Peaked.fitted_Cs = []
     X, y = np.arange(30.0).reshape(-1, 1), np.zeros(30)
-    choice = _cross_validated_C(lambda C: _FlatBelow(C, 0), X, y, C_GRID, KFold(3))
+    choice = _cross_validated_C(loop_scores(lambda C: _FlatBelow(C, 0), X, y, KFold(3)), C_GRID)
     assert (choice.C, choice.on_edge, choice.flat) == (0.01, True, True)
     assert choice.tried == (0.01, 0.1, 1.0, 10.0, 100.0)     # not on down to the limit 1e-3
     assert not _search(3).flat and not _search(9).flat
@@ -82,3 +85,36 @@ def test_classes_in_processes_give_the_same_choices_and_test_ap():
     one, two = digits(quick=True, log=lambda *a: None), digits(quick=True, log=print, jobs=2)
     # the first table (choices and test AP) is identical; timings below it may differ
     assert one.split("### Digits: loss-augmented")[0] == two.split("### Digits: loss-augmented")[0]
+
+
+def test_the_cv_estimators_give_the_fold_loops_scores_and_choice():
+    # issue 27 (d): the tables' C searches for BinarySVM, APSVM and NDCGSVM run through the
+    # package's CV estimators; given the same folds they score every C as the loop over folds
+    # does (cold fits), so the choice is the loop's, under either rule
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import GroupKFold, StratifiedKFold
+
+    from aprank.learn import APSVM, NDCGSVM, APSVMCV, BinarySVM, BinarySVMCV, NDCGSVMCV
+
+    X, y = load_digits(return_X_y=True)
+    X, y = (X[:360] - X.mean(0)) / (X.std(0) + 1e-9), y[:360] == 3
+    qid = np.repeat(np.arange(12), 30)
+    grid = (0.1, 1.0, 10.0)
+    cases = [(BinarySVM, BinarySVMCV, None, StratifiedKFold(3, shuffle=True, random_state=0)),
+             (APSVM, APSVMCV, None, StratifiedKFold(3, shuffle=True, random_state=0)),
+             (NDCGSVM, NDCGSVMCV, qid, GroupKFold(3))]
+    for cls, cv_cls, q, splitter in cases:
+        splits = list(splitter.split(X, y, q))
+        loop = loop_scores(lambda C: cls(C=C, tol=1e-3), X, y, splitter, groups=q, qid=q)(grid)
+        by_cv = cv_scores(lambda Cs, cv: cv_cls(Cs=Cs, cv=cv, refit=False, tol=1e-3),
+                          X, y, splits, qid=q)(grid)
+        assert sorted(by_cv) == list(grid)
+        for C in grid:
+            np.testing.assert_allclose(by_cv[C], loop[C], rtol=0, atol=1e-12)
+        for rule in (one_standard_error_choice, best_mean_choice):
+            assert rule(by_cv) == rule(loop)
+        # and the estimator's own choice is the best-mean rule's
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # APSVM without qid: one query, on purpose
+            est = cv_cls(Cs=list(grid), cv=splits, refit=False, tol=1e-3).fit(X, y, qid=q)
+        assert est.C_ == best_mean_choice(by_cv)

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from aprank.learn import (APSVM, APSVMCV, NDCGSVM, APSVMAppx, BinarySVM, HOBSVM, LatentAPSVM,
-                          cutting_plane)
+from aprank.learn import (APSVM, APSVMCV, NDCGSVM, APSVMAppx, BinarySVM, BinarySVMCV, HOBSVM,
+                          LatentAPSVM, NDCGSVMCV, OneQueryWarning, cutting_plane)
 from aprank.models import RankingModel
 
 TOL = 1e-3
@@ -153,3 +154,27 @@ def test_an_unknown_solver_is_refused(digits):
         APSVM(solver="bmrm").fit(X[:50], y[:50] == 1)
     with pytest.raises(InvalidParameterError, match="solver"):
         cutting_plane(RankingModel(X[:50], y[:50] == 1, "ap"), 1.0, solver="bmrm")
+
+
+@pytest.mark.parametrize("cv_cls", [BinarySVMCV, APSVMCV, NDCGSVMCV])
+def test_ocas_reaches_the_plain_objective_in_the_experiments_searches(digits, cv_cls):
+    # the experiments' kind of fit (experiments/supervised.py): the CV estimators given fixed
+    # folds, one ranking without qid (digits, birds, high-order) or queries some of which have
+    # no positive (yahoo, empty="skip"), C over the decades the widened searches reach
+    X, y = digits
+    X, y = X[:300], y[:300] == 5
+    if cv_cls is NDCGSVMCV:
+        qid = np.repeat(np.arange(10), 30)
+        y = y & (qid != 3)                         # a query without a positive, skipped
+        splits = list(GroupKFold(3).split(X, y, qid))
+    else:
+        qid = None
+        splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    Cs = [1e-3, 0.1, 10.0, 1e3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OneQueryWarning)
+        warnings.simplefilter("error", ConvergenceWarning)
+        default, plain = [cv_cls(Cs=Cs, cv=splits, refit=False, tol=TOL, **kw).fit(X, y, qid=qid)
+                          for kw in ({}, {"solver": "cutting-plane"})]
+    assert default.solver == "ocas"
+    assert np.all(np.abs(default.primal_path_ - plain.primal_path_) <= TOL)
