@@ -175,15 +175,22 @@ def _row(matrix, i: int) -> np.ndarray:
     return np.asarray(row.todense()).ravel() if sp.issparse(row) else np.asarray(row, dtype=float)
 
 
+def _warm_start(ws, C, tol, w, upper, first_at_w0):
+    """(w, dual) to start from: a warm working set's optimum (w kept when ``first_at_w0``),
+    else w as given and dual 0."""
+    if ws.permanent.all():
+        return w, 0.0
+    optimum, dual, _ = _solve_working_set(ws, C, tol)
+    if not first_at_w0:
+        w = optimum if upper is None else np.minimum(optimum, upper)
+    return w, dual
+
+
 def _plain(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
     """The plain cutting plane: each cut is sought at the working set's optimum."""
-    dual = 0.0
+    w, dual = _warm_start(ws, C, tol, w, upper, first_at_w0)
     history = []
     converged = False
-    if not ws.permanent.all():    # a warm working set: start from its optimum
-        optimum, dual, _ = _solve_working_set(ws, C, tol)
-        if not first_at_w0:
-            w = optimum if upper is None else np.minimum(optimum, upper)
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         cut = model.most_violated(w)
@@ -302,13 +309,9 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
     worst hard constraint joins the working set as in the plain loop; with upper bounds, w_b
     and w_c meet them, so the points between do. F(w_b) never increases.
     """
-    dual = 0.0
+    w, dual = _warm_start(ws, C, tol, w, upper, first_at_w0)
     history = []
     converged = False
-    if not ws.permanent.all():    # a warm working set: start from its optimum
-        optimum, dual, _ = _solve_working_set(ws, C, tol)
-        if not first_at_w0:
-            w = optimum if upper is None else np.minimum(optimum, upper)
     stop = min(1.0, C) * tol
     best: Optional[_Point] = None
     exact = False
