@@ -1,6 +1,7 @@
 """The structured-hinge AP and NDCG losses as differentiable PyTorch functions."""
 from __future__ import annotations
 
+import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -153,25 +154,29 @@ def _run_kernels(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     return torch.from_numpy(objective), torch.from_numpy(grad)
 
 
-def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
-    """The torch-ops inference on the tensors' device; ``discount`` a float64 tensor there
-    (or None: 1/log2(1 + m)); ``blocks``: the queries are equal consecutive blocks."""
-    # the count of positives sizes the search's buffers: one look at the data, as the
-    # validation's, before the search (which has none)
-    terms = hinge_terms(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
-                        blocks=blocks, n_positives=int(is_pos.sum()))
+def _torch_ops(search, n_positives, s, is_pos, group, n_groups, loss, discount, blocks):
+    """(objective per query, gradient per sample) from ``search`` (hinge_terms, or it compiled)
+    on the tensors' device; ``discount`` a float64 tensor there (or None: 1/log2(1 + m));
+    ``blocks``: the queries are equal consecutive blocks (None: looked up here)."""
+    if blocks is None:
+        blocks = _equal_blocks(group, n_groups)
+    terms = search(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
+                   blocks=blocks, n_positives=n_positives)
     return terms.objective, terms.grad
 
 
-#: hinge_terms compiled whole, built on first use (one per process): Dynamo traces it once per
-#: input shape, dtype, device and positives bucket, which costs seconds to a minute each time
-_COMPILED_TERMS = []
+def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+    """The torch-ops inference. The count of positives sizes the search's buffers: one look at
+    the data, as the validation's, before the search (which has none)."""
+    return _torch_ops(hinge_terms, int(is_pos.sum()), s, is_pos, group, n_groups, loss,
+                      discount, blocks)
 
 
+@functools.cache
 def _compiled_terms():
-    if not _COMPILED_TERMS:
-        _COMPILED_TERMS.append(torch.compile(hinge_terms, fullgraph=True, dynamic=False))
-    return _COMPILED_TERMS[0]
+    """hinge_terms compiled whole, built on first use (one per process): Dynamo traces it once
+    per input shape, dtype, device and positives bucket, seconds to a minute each time."""
+    return torch.compile(hinge_terms, fullgraph=True, dynamic=False)
 
 
 def _positives_bucket(is_pos) -> int:
@@ -183,13 +188,9 @@ def _positives_bucket(is_pos) -> int:
 
 def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     """The torch-ops inference compiled by torch.compile(fullgraph=True): the same operations
-    as _run_torch, fused into few kernels; the two looks at the data it needs (equal blocks,
-    the positives bucket) are taken before the traced function, which has none."""
-    if blocks is None:
-        blocks = _equal_blocks(group, n_groups)
-    terms = _compiled_terms()(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
-                              blocks=blocks, n_positives=_positives_bucket(is_pos))
-    return terms.objective, terms.grad
+    as _run_torch, fused into few kernels, given a bound on the positives (a power of two)."""
+    return _torch_ops(_compiled_terms(), _positives_bucket(is_pos), s, is_pos, group, n_groups,
+                      loss, discount, blocks)
 
 
 #: backend name -> the function computing (objective per query, gradient per sample)
