@@ -114,26 +114,48 @@ cdef class _Hungarian:
             self.col_of[b] = b
             self.row_of[b] = b
 
+    cdef i64 load_todo(self, i64 skip) noexcept nogil:
+        """Every column but ``skip`` unreached, at distance infinity, with copies of its v and
+        coefficient: returns how many."""
+        cdef i64 t, n_todo = 0
+        cdef i64* todo = self.todo.data()
+        for t in range(self.n):
+            if t != skip:
+                todo[n_todo] = t
+                self.todo_v[n_todo] = self.v[t]
+                self.todo_c[n_todo] = self.coef[t]
+                self.todo_d[n_todo] = INFINITY
+                n_todo += 1
+        return n_todo
+
+    cdef inline i64 reach(self, i64 i, i64 last, double d) noexcept nogil:
+        """Unreached entry i reached at distance d: its column's dist and pred set, then a
+        swap-remove (the reached column goes to position ``last``, the last unreached one
+        takes its place). Returns the column."""
+        cdef i64* todo = self.todo.data()
+        cdef i64 t = todo[i]
+        self.dist[t] = d
+        self.pred[t] = self.todo_p[i]
+        todo[i], todo[last] = todo[last], t
+        self.todo_v[i] = self.todo_v[last]
+        self.todo_c[i] = self.todo_c[last]
+        self.todo_d[i] = self.todo_d[last]
+        self.todo_p[i] = self.todo_p[last]
+        return t
+
     cdef i64 shortest(self, i64 y, i64 skip, bint stop_at_free) noexcept nogil:
         """Dijkstra over the columns from row y on the reduced costs u_b + v_t - gain(b, t)
         >= 0 (column ``skip`` left out), relaxing and picking the next column in one pass over
         the columns not yet reached. Fills dist and pred of the columns reached and returns
         how many: they are todo[n - reached:], in the order reached (with ``stop_at_free``:
         up to the first free column, which is ``end``)."""
-        cdef i64 t, i, z, best_i, n_todo = 0, last
+        cdef i64 t, i, z, best_i, n_todo
         cdef double d, best, base, hz, lz, c, a, g
         cdef double* tv = self.todo_v.data()
         cdef double* tc = self.todo_c.data()
         cdef double* td = self.todo_d.data()
         cdef i64* tp = self.todo_p.data()
-        cdef i64* todo = self.todo.data()
-        for t in range(self.n):
-            if t != skip:
-                todo[n_todo] = t
-                tv[n_todo] = self.v[t]
-                tc[n_todo] = self.coef[t]
-                td[n_todo] = INFINITY
-                n_todo += 1
+        n_todo = self.load_todo(skip)
         z, base = y, self.u[y]
         while n_todo:
             hz, lz = self.hi[z], self.lo[z]
@@ -149,18 +171,8 @@ cdef class _Hungarian:
                     tp[i] = z
                 if td[i] < best:
                     best, best_i = td[i], i
-            t = todo[best_i]
-            self.dist[t] = best
-            self.pred[t] = tp[best_i]
-            # swap-remove: the reached column goes to the end, the last unreached one takes
-            # its place
             n_todo -= 1
-            last = n_todo
-            todo[best_i], todo[last] = todo[last], t
-            tv[best_i] = tv[last]
-            tc[best_i] = tc[last]
-            td[best_i] = td[last]
-            tp[best_i] = tp[last]
+            t = self.reach(best_i, n_todo, best)
             z = self.row_of[t]
             if z < 0:
                 if stop_at_free:
@@ -178,20 +190,13 @@ cdef class _Hungarian:
         next distance D is at least max_i (bound[i] - best_of[i]), bound[i] = max_x gain(x, c[i])
         - u_x: no row not yet reached can then raise any best_of[i]. Keeps the row of each
         best_of[i] (``arg_of``) and where it stopped, for :meth:`take_leaving`."""
-        cdef i64 t, i, z, best_i, n_todo = 0, last
+        cdef i64 t, i, z, best_i, n_todo
         cdef double d, best, base, hz, lz, cc, a, g, gap
         cdef double* tv = self.todo_v.data()
         cdef double* tc = self.todo_c.data()
         cdef double* td = self.todo_d.data()
         cdef i64* tp = self.todo_p.data()
-        cdef i64* todo = self.todo.data()
-        for t in range(self.n):
-            if t != skip:
-                todo[n_todo] = t
-                tv[n_todo] = self.v[t]
-                tc[n_todo] = self.coef[t]
-                td[n_todo] = INFINITY
-                n_todo += 1
+        n_todo = self.load_todo(skip)
         if <i64>self.arg_of.size() < L:
             self.arg_of.resize(L)
         z, base, best = y, self.u[y], 0.0
@@ -227,16 +232,8 @@ cdef class _Hungarian:
                 self.n_left = n_todo
                 self.front = best
                 return
-            t = todo[best_i]
-            self.dist[t] = best
-            self.pred[t] = tp[best_i]
             n_todo -= 1
-            last = n_todo
-            todo[best_i], todo[last] = todo[last], t
-            tv[best_i] = tv[last]
-            tc[best_i] = tc[last]
-            td[best_i] = td[last]
-            tp[best_i] = tp[last]
+            t = self.reach(best_i, n_todo, best)
             z = self.row_of[t]
             base = best + self.u[z]
 
