@@ -34,12 +34,10 @@ class _Components:
         self.cid = np.repeat(np.arange(self.sizes.size), self.sizes)   # component of each node
 
 
-def _neighbours(parts: _Components, comps):
+def _neighbours(parts: _Components, mine):
     """CSR of each node's neighbours and pair scores (a pair listed at both ends), over the
-    pairs of components ``comps`` only."""
+    pairs of the components where ``mine`` (a mask over components) holds."""
     nl = parts.n_linked
-    mine = np.zeros(parts.sizes.size, dtype=bool)
-    mine[comps] = True
     keep = np.repeat(mine, np.diff(parts.e_off))
     ea, eb, c = parts.ea[keep], parts.eb[keep], parts.c[keep]
     rows = np.r_[ea, eb]
@@ -51,14 +49,14 @@ def _neighbours(parts: _Components, comps):
 def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
     """Components ``comps`` by the compiled enumeration (:mod:`_enumerate_cy`)."""
     nl = parts.n_linked
-    ptr, nbr, nbr_c = _neighbours(parts, comps)
+    mine = np.zeros(parts.sizes.size, dtype=bool)
+    mine[comps] = True
+    ptr, nbr, nbr_c = _neighbours(parts, mine)
     best_code = np.zeros(best.size, dtype=np.int64)
     other_code = np.zeros(nl, dtype=np.int64)
     _enumerate_cy.enumerate_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,
                                        parts.e_off, ptr, nbr, nbr_c, comps, best_code, best,
                                        other_code, other, call.want_marginals)
-    mine = np.zeros(parts.sizes.size, dtype=bool)
-    mine[comps] = True
     nodes = np.flatnonzero(mine[parts.cid])
     q = parts.cid[nodes]
     position = nodes - parts.offsets[q]
