@@ -493,12 +493,6 @@ HO_METHODS = {
     "HOAPSVM": (lambda C, eta: HOAPSVM(C=C, eta=eta, tol=TOL, max_outer=HO_MAX_OUTER), True),
 }
 
-#: the high-order table's methods whose C a cross-validated estimator searches
-HO_CV_METHODS = {
-    "BinarySVM": lambda Cs, cv: BinarySVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
-    "APSVM": lambda Cs, cv: APSVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
-}
-
 
 def _ho_fit_score(make, pairs, X, y, rec, train, test):
     est = make()
@@ -538,7 +532,7 @@ def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds, l
     for method, (make, pairs) in HO_METHODS.items():
         etas = {}
         scores_at = (_ho_pair_scores(make, X, y, rec, idx_train, cv, eta_grid, etas) if pairs
-                     else cv_scores(HO_CV_METHODS[method], X[idx_train], y[idx_train], cv))
+                     else cv_scores(CV_METHODS[method], X[idx_train], y[idx_train], cv))
         choice = _cross_validated_C(scores_at, c_grid, limits, choose=best_mean_choice)
         C, eta = choice.C, etas.get(choice.C)
         t0 = time.perf_counter()
