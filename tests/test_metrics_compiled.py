@@ -15,8 +15,8 @@ from aprank._metrics_cy import (METRIC_AP, METRIC_NDCG, METRIC_PRECISION, SIMD, 
                                 TIES_OPTIMISTIC, TIES_PESSIMISTIC, TIES_SKLEARN, query_values)
 from aprank.inference import SIMD_LEVELS, set_simd, simd_level
 from aprank.validation import as_query_groups
+from metric_outcomes import TOL, Raised, assert_same, outcome
 
-TOL = 1e-12
 EMPTY_RULES = ("error", "skip", 0, 1)
 NAMES = ("ap", "ndcg", "p@k")
 
@@ -27,29 +27,6 @@ def call(module, name, y, s, *, k=None, discount=None, **kw):
     if name == "ndcg":
         return module.ndcg(y, s, k=k, discount=discount, **kw)
     return module.precision_at_k(y, s, k, **kw)
-
-
-class Raised(str):
-    """The message of a ValueError a call raised."""
-
-
-def outcome(fn):
-    try:
-        return fn()
-    except ValueError as e:
-        return Raised(e)
-
-
-def assert_same(got, want):
-    if isinstance(want, Raised):
-        assert isinstance(got, Raised) and got == want, (got, want)
-    elif isinstance(want, tuple):
-        assert isinstance(got, tuple), got
-        assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
-        np.testing.assert_allclose(got[1], want[1], rtol=0, atol=TOL)
-    else:
-        assert isinstance(got, float), got
-        assert abs(got - want) <= TOL, (got, want)
 
 
 def random_case(rng, graded):

@@ -11,8 +11,8 @@ import pytest
 
 from aprank.metrics import TIE_POLICIES, average_precision, ndcg, precision_at_k
 from aprank.validation import as_query_groups
+from metric_outcomes import TOL, Raised, assert_same, outcome
 
-TOL = 1e-12
 EMPTY_RULES = ("error", "skip", 0, 1)
 
 
@@ -115,30 +115,6 @@ def new(name, y, s, *, k=None, discount=None, **kw):
     if name == "ndcg":
         return ndcg(y, s, k=k, discount=discount, **kw)
     return precision_at_k(y, s, k, **kw)
-
-
-class Raised(str):
-    """The message of a ValueError a call raised."""
-
-
-def outcome(fn):
-    """A call's result, or its ValueError's message (errors must match too)."""
-    try:
-        return fn()
-    except ValueError as e:
-        return Raised(e)
-
-
-def assert_same(got, want):
-    if isinstance(want, Raised):
-        assert isinstance(got, Raised) and got == want, (got, want)
-    elif isinstance(want, tuple):
-        assert isinstance(got, tuple), got
-        assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
-        np.testing.assert_allclose(got[1], want[1], rtol=0, atol=TOL)
-    else:
-        assert isinstance(got, float), got
-        assert abs(got - want) <= TOL, (got, want)
 
 
 # ---- random inputs with ties, empty queries and every kind of qid ------------------------------
