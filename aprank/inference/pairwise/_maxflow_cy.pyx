@@ -61,7 +61,9 @@ cdef extern from "_smallcut.hpp" namespace "aprank::smallcut" nogil:
         void build(int k, const double* t, i64 m, const i64* ea, const i64* eb,
                    const double* w) except +
         void solve() except +
-        u64 recut(int i) except +
+        u64 recut(int i, u64 region, double& moved) except +
+        void release(int i, double moved)
+        u64 region_of(int i)
         double delta(u64 flipped, const double* s)
         void restore()
 
@@ -249,9 +251,9 @@ cdef int _small_component(Dense& g, i64 a, i64 k, const double* s, i64 m, const 
                           bint marginals, bint flips, vector[i64]& rows, vector[i64]& cols,
                           double* next_check) except -1 nogil:
     """One component of at most 64 nodes by _smallcut.hpp: y, best[0] and other[0..k-1]."""
-    cdef i64 i, j
-    cdef u64 flipped, b
-    cdef double base
+    cdef i64 i, j, last
+    cdef u64 done, region, chain
+    cdef double base, moved
     g.build(<int>k, s, m, ea, eb, w)
     g.solve()
     base = 0.0
@@ -268,19 +270,44 @@ cdef int _small_component(Dense& g, i64 a, i64 k, const double* s, i64 m, const 
     if not marginals:
         return 0
     # no Ctrl-C poll per re-cut: a component of at most 64 samples takes microseconds, and the
-    # caller polls between components
+    # caller polls between components.
+    # A re-cut from the optimum for each sample not yet done, then a chain of re-cuts through
+    # what it flipped (each starting where the last left the flow, _smallcut.hpp), then back to
+    # the optimum.
+    done = 0
     for i in range(k):
-        flipped = g.recut(<int>i)
-        other[i] = base + g.delta(flipped, s)
+        if (done >> i) & 1:
+            continue
+        moved = 0.0
+        region = g.recut(<int>i, g.region_of(<int>i), moved)
+        _record(g, a, i, region, base, s, other, flips, rows, cols)
+        done |= (<u64>1) << i
+        last = i
+        chain = region & ~done
+        while chain:
+            j = __builtin_ctzll(chain)
+            chain &= chain - 1
+            g.release(<int>last, moved)
+            moved = 0.0
+            _record(g, a, j, g.recut(<int>j, region, moved), base, s, other, flips, rows, cols)
+            done |= (<u64>1) << j
+            last = j
         g.restore()
-        if flips:
-            b = flipped
-            while b:
-                j = __builtin_ctzll(b)
-                rows.push_back(a + i)
-                cols.push_back(a + j)
-                b &= b - 1
     return 0
+
+
+cdef inline void _record(Dense& g, i64 a, i64 i, u64 flipped, double base, const double* s,
+                         double* other, bint flips, vector[i64]& rows,
+                         vector[i64]& cols) noexcept nogil:
+    """Node i's max-marginal of the other label from the nodes ``flipped`` by its clamp."""
+    cdef i64 j
+    other[i] = base + g.delta(flipped, s)
+    if flips:
+        while flipped:
+            j = __builtin_ctzll(flipped)
+            rows.push_back(a + i)
+            cols.push_back(a + j)
+            flipped &= flipped - 1
 
 
 def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] ea,
