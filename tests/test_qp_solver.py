@@ -195,3 +195,16 @@ def test_the_dual_is_exact_at_large_C_on_a_degenerate_working_set():
         gap, hard, _ = certificate(ws.G, ws.b, ws.soft, C, sol.z)
         assert gap * max(1.0, abs(sol.objective)) <= 1e-4 and hard <= 1e-9
 
+
+def test_the_cutting_plane_converges_at_large_C_without_pruning():
+    # the stall above, end to end: every solver converges with prune_after=0 at C = 1e4
+    from sklearn.datasets import load_digits
+
+    from aprank.learn import cutting_plane
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    model = RankingModel(X, y == 3, "ap", algorithm="qs")
+    for solver in ("cutting-plane", "ocas", "bundle"):
+        res = cutting_plane(model, 1e4, tol=1e-3, max_iter=1000, prune_after=0, solver=solver)
+        assert res.converged and res.gap <= 1e-3, solver
