@@ -171,3 +171,40 @@ def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
     G3 = np.vstack([G, np.ones(3)])
     np.testing.assert_array_equal(ws.G, G3)
     np.testing.assert_array_equal(ws.K, G3 @ G3.T)
+
+
+def test_the_dual_is_exact_at_large_C_on_a_degenerate_working_set():
+    # 300 cuts of AP on digits (64 features) at C = 1e4, never pruned: K is singular and its
+    # entries times C reach 1e6, so the roundoff-scaled multiplier tolerance (5e-5) alone let
+    # the active set stop 0.37 short of the optimum (3.7e-5 times C), and a cutting plane
+    # that could not prune stalled at that gap for good. With the caller's precision the
+    # bounds' multipliers are held to precision / C.
+    from sklearn.datasets import load_digits
+
+    from aprank.learn import cutting_plane
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    model = RankingModel(X, y == 3, "ap", algorithm="qs")
+    C = 1e4
+    ws = cutting_plane(model, C, tol=1e-3, max_iter=300, prune_after=0,
+                       solver="cutting-plane").working_set
+    assert len(ws) >= 250 and np.linalg.matrix_rank(ws.G) < len(ws)
+    for z0 in (ws.z, None):
+        sol = solve_dual(ws.K, ws.b, ws.soft, C, z0=z0, precision=1e-6)
+        gap, hard, _ = certificate(ws.G, ws.b, ws.soft, C, sol.z)
+        assert gap * max(1.0, abs(sol.objective)) <= 1e-4 and hard <= 1e-9
+
+
+def test_the_cutting_plane_converges_at_large_C_without_pruning():
+    # the stall above, end to end: every solver converges with prune_after=0 at C = 1e4
+    from sklearn.datasets import load_digits
+
+    from aprank.learn import cutting_plane
+
+    X, y = load_digits(return_X_y=True)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    model = RankingModel(X, y == 3, "ap", algorithm="qs")
+    for solver in ("cutting-plane", "ocas", "bundle"):
+        res = cutting_plane(model, 1e4, tol=1e-3, max_iter=1000, prune_after=0, solver=solver)
+        assert res.converged and res.gap <= 1e-3, solver

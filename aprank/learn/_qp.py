@@ -58,7 +58,7 @@ def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
     non-finite value), quadprog does (:func:`solve_dual_quadprog`, with ``ridge`` and
     ``precision``).
     """
-    z = active_set(K, b, soft, C, z0)
+    z = active_set(K, b, soft, C, z0, precision=precision)
     if z is not None:
         z, steps = z
         return DualSolution(z, _dual(K, b, z), 0.0, steps)
@@ -66,7 +66,8 @@ def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
 
 
 def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
-               z0: np.ndarray | None = None, max_steps: int | None = None):
+               z0: np.ndarray | None = None, max_steps: int | None = None,
+               precision: float = 0.0):
     """(z, steps) maximising b'z - 1/2 z'Kz over z >= 0, sum(z[soft]) <= C; None on failure.
 
     Minimises f(x) = 1/2 x'Kx - b'x over x = (z, s) >= 0 with sum(x over soft and s) = C
@@ -92,7 +93,7 @@ def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
     # is left to the loop below, from where it stopped
     status, done, Ka, ba, group, x, free, kkt_tol, _ = _qp_cy.solve(
         np.ascontiguousarray(K, dtype=float), np.ascontiguousarray(b, dtype=float),
-        soft.view(np.uint8), float(C), z0, limit)
+        soft.view(np.uint8), float(C), z0, limit, float(precision))
     if status == 0:
         return x[:k].copy(), done
     if status != 1:

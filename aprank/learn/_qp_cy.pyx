@@ -297,7 +297,7 @@ cdef bint _verify(double[:, ::1] K, double[::1] b, const unsigned char[::1] grou
 
 
 def solve(double[:, ::1] K, double[::1] b, const unsigned char[::1] soft, double C,
-          double[::1] z0, Py_ssize_t max_steps):
+          double[::1] z0, Py_ssize_t max_steps, double precision=0.0):
     """The augmented problem of ``_qp.active_set`` built from (K, b, soft, C) and the start z0,
     solved by :func:`run` and verified. Returns (status, steps, Ka, ba, group, x, free,
     kkt_tol, scale): status 0 optimal and verified, 1 singular step or unverified (NumPy goes
@@ -350,6 +350,20 @@ def solve(double[:, ::1] K, double[::1] b, const unsigned char[::1] soft, double
     if scale < 1e-300:
         scale = 1e-300
     kkt_tol = 1e3 * n * 2.220446049250313e-16 * scale
+    if precision > 0.0:
+        # a bound's multiplier -mu lets the objective gain up to mu times the mass that can
+        # move onto it (C for the soft sum, about the whole mass for a hard one): the
+        # roundoff-scaled tolerance alone left the dual 0.4 short at C = 1e4 (a cutting plane
+        # that stalled for good). Not below the gradient's roundoff, which would cycle.
+        for i in range(k):
+            if not soft[i]:
+                total += x[i]
+        xmax = C if C > total else total
+        xmax = xmax if xmax > 1.0 else 1.0
+        if precision / xmax < kkt_tol:
+            kkt_tol = precision / xmax
+        if kkt_tol < 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale:
+            kkt_tol = 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale
     if has_sum and not free[k]:
         total = 0.0
         for i in range(k):
