@@ -19,10 +19,6 @@ is the true objective of that w, not the working-set approximation.
 That is the plain loop, ``solver="cutting-plane"``. ``solver="ocas"`` (the default) seeks each
 cut between the best point so far and the working set's optimum instead (:func:`_ocas`): the
 same problem, working set and gap, and the same stopping rule stated as one test on the gap.
-``solver="bundle"`` seeks it at the projection of the best point onto a level set of the working
-set's model (a level bundle method, :func:`_bundle`), with OCAS's gap and rule; measured on the
-fit benchmark (``benchmarks/results/bundle.md``) it takes about OCAS's iterations at C >= 100
-for more CPU time (the projection's QPs), so it is not the default.
 The solvers are the entries of ``SOLVERS``.
 """
 from __future__ import annotations
@@ -357,138 +353,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
                               n_iter, history, ws)
 
 
-def _solve_prox(ws: WorkingSet, C: float, tol: float, centre: np.ndarray, t: float, z0):
-    """argmin_w m(w) + ||w - centre||^2 / (2 t), m the working set's model of F (its cuts,
-    hard constraints and bounds); returns w and its dual weights.
-
-    With s = 1 + 1/t the objective is s/2 ||w - centre / (t s)||^2 + C xi + const under the
-    same constraints, so its dual is the plain one with K / s and b - G centre / (t s), and
-    w = (centre / t + G'z) / s: the same QP solver, no new kind of constraint.
-    """
-    s = 1.0 + 1.0 / t
-    sol = solve_dual(ws.K / s, ws.b - (ws.G @ centre) / (t * s), ws.soft, C, z0=z0,
-                     precision=1e-3 * tol)
-    return (centre / t + ws.G.T @ sol.z) / s, sol.z
-
-
-def _model(ws: WorkingSet, C: float, w: np.ndarray) -> float:
-    """The working set's model of F at w: 1/2 ||w||^2 + C times its soft cuts' slack."""
-    return 0.5 * float(w @ w) + C * ws.slack(w)
-
-
-def _project(ws, C, tol, centre, level, t, z0, upper):
-    """The projection of ``centre`` onto the model's level set {m <= level}, and its t and
-    dual weights.
-
-    The projection is the prox point w_t = argmin m(w) + ||w - centre||^2 / (2 t) whose
-    model value is ``level`` (the level constraint's multiplier is 1/t; m(w_t) falls from
-    m(centre) to min m as t grows). t is bisected on a log scale from the last iteration's
-    t, to within a factor 1.5: the level need not be met exactly, only the point kept between
-    the centre and the model's minimum, and each try is a warm-started QP.
-    """
-    def at(t):
-        w, z = _solve_prox(ws, C, tol, centre, t, z0)
-        return (w if upper is None else np.minimum(w, upper)), z
-
-    w, z = at(t)
-    lo = hi = None      # largest t found above the level, smallest found at or below it
-    for _ in range(40):
-        if _model(ws, C, w) > level:
-            lo = t
-        else:
-            hi, below = t, (w, z)
-        if lo is not None and hi is not None and hi / lo < 1.5:
-            break
-        t = (np.sqrt(lo * hi) if lo is not None and hi is not None
-             else 10.0 * lo if lo is not None else 0.1 * hi)
-        w, z = at(t)
-    if hi is None:
-        return w, t, z
-    return below[0], hi, below[1]
-
-
-#: the level bundle's level: lower + _LEVEL (F(w_b) - lower). Lemarechal, Nemirovskii &
-#: Nesterov's 1 - 1/(2 + sqrt 2) = 0.29; on digits (C = 100, 1e4) 0.3 took fewer iterations
-#: than 0.1 or 0.5.
-_LEVEL = 0.3
-
-
-def _bundle(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
-    """The level bundle method (Lemarechal, Nemirovskii & Nesterov 1995) for the 1-slack
-    structured SVM: each cut is sought at the projection of the best point so far onto a
-    level set of the working set's model.
-
-    The plain loop seeks the cut at the model's minimum w_c, which at large C lies far from
-    the solution while the model is poor. Here, with w_b the best point so far (least true
-    objective F, within tol of the hard constraints) and ``lower`` the best working-set dual,
-    the cut is sought at the point nearest w_b where the model m (the working set's cuts,
-    with 1/2 ||w||^2 exact) is at most lower + lambda (F(w_b) - lower) (``_LEVEL``): a step
-    from w_b that the model says gains a fixed share of the gap, no longer. The projection is
-    a proximal working-set QP (:func:`_project`); one inference per iteration, as the plain
-    loop. The working set's QP is still solved every iteration: its dual is the lower bound
-    (a true one, whatever points the cuts came from), so ``F(w_b) - lower`` is a true
-    duality gap and the stopping rule is OCAS's (:func:`_ocas`). Where the model is already
-    exact at the cut point, or no point has met the hard constraints yet, the next cut is
-    sought at w_c, as in the plain loop.
-    """
-    w, dual = _warm_start(ws, C, tol, w, upper, first_at_w0)
-    history = []
-    converged = False
-    stop = min(1.0, C) * tol
-    best: Optional[_Point] = None
-    lower = dual if len(ws) else -np.inf
-    t = 1.0
-    zp = None
-    n_iter = 0
-    query = w
-    for n_iter in range(1, max_iter + 1):
-        at = _evaluate(model, C, hard, query)
-        xi_ws = ws.slack(query)
-        exact = C * (at.cut.violation - xi_ws) <= 1e-3 * stop
-        if at.hard_gap <= tol and (best is None or at.primal < best.primal):
-            best = at
-        primal = best.primal if best is not None else at.primal
-        gap = primal - lower
-        history.append({
-            "iteration": n_iter, "primal": primal, "dual": lower, "gap": gap,
-            "violation": at.cut.violation, "working_slack": xi_ws,
-            "hard_violation": (best or at).hard_gap, "n_constraints": len(ws),
-            "inference_seconds": at.cut.seconds, "qp_seconds": 0.0, **at.cut.info,
-        })
-        if callback is not None:
-            callback({**history[-1], "w": query, "result": at.cut.result})
-        if best is not None and gap <= stop:
-            converged = True
-            break
-        if n_iter == max_iter:
-            break
-        if not exact:
-            ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
-        if at.hard_gap > tol:
-            ws.add(_row(hard, at.worst_hard), 1.0, soft=False)
-        t0 = time.perf_counter()
-        query, dual, active = _solve_working_set(ws, C, tol)
-        if upper is not None:
-            query = np.minimum(query, upper)
-        lower = max(lower, dual)
-        if best is not None and not exact:
-            level = lower + _LEVEL * (best.primal - lower)
-            z0 = None if zp is None else np.concatenate((zp, np.zeros(len(ws) - zp.shape[0])))
-            query, t, zp = _project(ws, C, tol, best.w, level, t, z0, upper)
-            # a constraint that holds up the projection is in use, though not at w_c
-            active = active | (zp > 1e-7 * max(C, 1.0))
-        history[-1]["qp_seconds"] = time.perf_counter() - t0
-        ws.idle = np.where(active, 0, ws.idle + 1)
-        if prune_after and np.any((ws.idle >= prune_after) & ~ws.permanent):
-            keep = (ws.idle < prune_after) | ws.permanent
-            ws.keep(keep)
-            zp = zp[keep] if zp is not None and zp.shape[0] == keep.shape[0] else None
-    final = best if best is not None else at
-    return CuttingPlaneResult(final.w, final.primal, lower, final.primal - lower, converged,
-                              n_iter, history, ws)
-
-
-SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas, "bundle": _bundle})
+SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas})
 
 
 @validate_params({"C": [POSITIVE], "tol": [POSITIVE], "max_iter": [POSITIVE_INT],
@@ -532,14 +397,12 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         Called after inference in every iteration with a dict: the iteration's history entry
         plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
         ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
-    solver : {"ocas", "cutting-plane", "bundle"}, default "ocas"
+    solver : {"ocas", "cutting-plane"}, default "ocas"
         "cutting-plane": each cut is sought at the working set's optimum, which is the w
         returned. "ocas": the optimized cutting plane (Franc & Sonnenburg 2009), each cut
         sought between the best point so far and the working set's optimum, and the best
         point returned: the same objective, stopping rule and gap, fewer iterations at large C
-        (see ``docs/learning.md``). "bundle": a level bundle method, each cut sought at the
-        projection of the best point onto a level set of the working set's model, OCAS's gap
-        and stopping rule (about OCAS's iterations, more CPU time).
+        (see ``docs/learning.md``).
     first_at_w0 : bool, default False
         With a ``working_set``, seek the first cut at ``w0`` (its dual still starts the gap)
         rather than at the working set's optimum, so that the first history entry's primal is
