@@ -34,11 +34,13 @@ class _Components:
         self.cid = np.repeat(np.arange(self.sizes.size), self.sizes)   # component of each node
 
 
-def _neighbours(parts: _Components, mine):
+def _neighbours(parts: _Components, comps):
     """CSR of each node's neighbours and pair scores (a pair listed at both ends), over the
-    pairs of the components where ``mine`` (a mask over components) holds."""
+    pairs of the components ``comps``."""
     nl = parts.n_linked
-    keep = np.repeat(mine, np.diff(parts.e_off))
+    # the components' pairs are contiguous runs: gathered run by run, not by a mask over all
+    start, count = parts.e_off[comps], np.diff(parts.e_off)[comps]
+    keep = np.repeat(start - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
     ea, eb, c = parts.ea[keep], parts.eb[keep], parts.c[keep]
     rows = np.r_[ea, eb]
     by = np.argsort(rows, kind="stable")
@@ -51,7 +53,7 @@ def _enumerate_small(call, parts, comps, y_nodes, best, other, rows, cols):
     nl = parts.n_linked
     mine = np.zeros(parts.sizes.size, dtype=bool)
     mine[comps] = True
-    ptr, nbr, nbr_c = _neighbours(parts, mine)
+    ptr, nbr, nbr_c = _neighbours(parts, comps)
     best_code = np.zeros(best.size, dtype=np.int64)
     other_code = np.zeros(nl, dtype=np.int64)
     _enumerate_cy.enumerate_components(parts.s, parts.offsets, parts.ea, parts.eb, parts.c,

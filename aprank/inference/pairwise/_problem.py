@@ -395,9 +395,15 @@ class PairwiseProblem(QueryProblem):
         e = self.graph.edges
         return np.flatnonzero(self.is_pos[e[:, 0]] != self.is_pos[e[:, 1]])
 
+    @cached_property
+    def _own_labels_cut_score(self) -> float:
+        """The score of the pairs that the labels cut, at the problem's own pair scores."""
+        return float(self.edge_scores[self._labels_cut].sum())
+
     def _score_of_labels(self, s, c) -> float:
         """score(labels): what the loss-augmented objective subtracts."""
-        return float(s[self.is_pos].sum() + c[self._labels_cut].sum())
+        cut = self._own_labels_cut_score if c is self.edge_scores else c[self._labels_cut].sum()
+        return float(s[self.is_pos].sum() + cut)
 
     def delta(self, labelling) -> float:
         """The weighted 0-1 loss of a labelling (eq. 7)."""
