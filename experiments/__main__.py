@@ -34,17 +34,22 @@ if torch_mlp is not None:
 #: Experiments that can run their classes in processes (``jobs=``): results do not depend on it.
 IN_PROCESSES = ("digits", "birds")
 
+#: Experiments that keep their finished folds beside the table (``out=``), so that a run stopped
+#: part way goes on where it stopped.
+KEEPS_FOLDS = ("latent",)
+
 #: Per experiment: the data it reads and roughly how long a full run takes on the development
 #: machine (2 cores); every --quick run takes well under a minute or two.
 EXPERIMENT_NEEDS = {
     "digits": ("scikit-learn's load_digits (no data files)", "about 2 minutes with --jobs 2"),
-    "birds": ("HJA birdsong segments (mil/birds_hja)", "about 45 minutes with --jobs 2"),
+    "birds": ("HJA birdsong segments (mil/birds_hja)", "under a minute with --jobs 2"),
     "yahoo": ("the Yahoo LTR sample (ltr/yahoo_ltr_sample_lightgbm)", "under a minute"),
     "cstar": ("HJA birdsong recordings (mil/birds_hja)", "minutes"),
     "high-order": ("HJA birdsong segments (mil/birds_hja)",
                    "about 85 minutes on 2 shared vCPUs (HOAP-SVM uncapped)"),
     "latent": ("fox, tiger, elephant, musk1 (mil/) and HJA birdsong bags",
-               "many hours (LatentSSVM uncapped on HJA: 80 fits of 1-4 minutes per species)"),
+               "many hours (LatentSSVM uncapped on HJA: 80 fits of 1-4 minutes per species; "
+               "finished folds are kept, a rerun goes on from them)"),
     "torch-mlp": ("HJA birdsong segments, and PyTorch (aprank[torch])", "minutes"),
     "torch-peers": ("HJA birdsong segments, the Yahoo LTR sample, PyTorch, and optionally "
                     "libauc and pytorch-metric-learning", "about 8 minutes of CPU time"),
@@ -104,9 +109,11 @@ def experiment(args) -> int:
         print(f"{PROG}: --jobs applies to {', '.join(IN_PROCESSES)} only, not {args.name}",
               file=sys.stderr)
         return 2
-    parallel = {"jobs": args.jobs} if args.jobs > 1 else {}
+    options = {"jobs": args.jobs} if args.jobs > 1 else {}
+    if args.name in KEEPS_FOLDS:
+        options["out"] = args.out
     t0 = time.perf_counter()
-    path = write_table(args.name, EXPERIMENTS[args.name](quick=args.quick, **parallel),
+    path = write_table(args.name, EXPERIMENTS[args.name](quick=args.quick, **options),
                        args.out, quick=args.quick)
     print(path.read_text())
     print(f"written to {path} ({time.perf_counter() - t0:.0f} s)")

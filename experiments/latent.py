@@ -19,11 +19,21 @@ table counts them.
 
 The second table is the time of one most-violated-constraint step of each method in its final
 fits (mean over all calls), and its ratio to latent AP-SVM's.
+
+A full run takes many hours on 2 cores (LatentSSVM on HJA), longer than one sitting, so each
+finished outer fold is kept as a JSON file under ``<out>/latent-folds/<fingerprint>/`` and a
+rerun computes only the folds missing there. The fingerprint hashes the source of everything a
+fold runs (the package but its pairwise, top-k, labelling, Dask and torch parts; this module)
+and the versions of NumPy, SciPy and scikit-learn, so folds of other code are never mixed into
+one table; the table says how many of its folds earlier runs computed.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -81,6 +91,49 @@ def _bag_folds(y, bags, n_folds, seed):
                 .split(np.zeros(y.size), y, bags))
 
 
+#: What a fold's result depends on, besides this module: the package's source outside these
+#: folders (the kinds and extras the latent experiment never calls).
+_NOT_RUN = ("inference/pairwise", "inference/topk", "inference/labelling", "dask", "torch")
+_SOURCE_SUFFIXES = (".py", ".pyx", ".pxd", ".hpp")
+
+
+def fingerprint() -> str:
+    """A short hash of the source a fold runs and of the numeric libraries' versions: folds
+    kept under one fingerprint came from the same code."""
+    import scipy
+    import sklearn
+
+    import aprank
+    root = Path(aprank.__file__).resolve().parent
+    files = sorted(f for f in root.rglob("*") if f.suffix in _SOURCE_SUFFIXES
+                   and not any(f.relative_to(root).as_posix().startswith(d) for d in _NOT_RUN))
+    h = hashlib.sha256()
+    for f in [*files, Path(__file__).resolve()]:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    h.update(f"numpy {np.__version__} scipy {scipy.__version__} "
+             f"sklearn {sklearn.__version__}".encode())
+    return h.hexdigest()[:12]
+
+
+def _fold_file(keep: Path, name: str, k: int) -> Path:
+    return keep / f"{name}-fold{k}.json"
+
+
+def _kept_fold(keep, name, X, y, bags, train, test, methods, inner_folds, k):
+    """:func:`_fold`, read from ``keep`` when an earlier run of the same code wrote it, else
+    computed and written there (atomically: a run stopped mid-write leaves no half file)."""
+    path = _fold_file(keep, name, k)
+    if path.exists():
+        return name, json.loads(path.read_text()), True
+    name, out = _fold(name, X, y, bags, train, test, methods, inner_folds)
+    out = json.loads(json.dumps(out, default=lambda v: v.item()))   # NumPy scalars as plain ones
+    partial = path.with_suffix(".part")
+    partial.write_text(json.dumps(out, indent=1))
+    partial.replace(path)
+    return name, out, False
+
+
 def _fold(name, X, y, bags, train, test, methods, inner_folds):
     """One outer fold of one data set: every method's hyperparameters by inner cross-validation,
     its final fit, test AP and most-violated-constraint time."""
@@ -115,22 +168,32 @@ def _datasets(quick):
             yield d.name, d.X, d.y, d.bags, METHODS
 
 
-def latent(quick=False, log=print) -> str:
-    """The MIL table and the timing table (see the module docstring)."""
+def latent(quick=False, log=print, out=None) -> str:
+    """The MIL table and the timing table (see the module docstring); finished folds are kept
+    under ``out`` (default: the repository's figures/tables) in ``latent-folds[-quick]/``."""
     from joblib import Parallel, delayed
     folds, inner_folds = (2, 2) if quick else (FOLDS, INNER_FOLDS)
+    base = Path(out) if out is not None else Path(__file__).resolve().parents[1] / "figures" / "tables"
+    code = fingerprint()
+    keep = base / f"latent-folds{'-quick' if quick else ''}" / code
+    keep.mkdir(parents=True, exist_ok=True)
     tasks, shapes = [], {}
     for name, X, y, bags, methods in _datasets(quick):
         shapes[name] = (X.shape, np.unique(bags).size, np.unique(bags[y == 1]).size, methods)
-        for train, test in _bag_folds(y, bags, folds, SEED):
-            tasks.append(delayed(_fold)(name, X, y, bags, train, test, methods, inner_folds))
+        for k, (train, test) in enumerate(_bag_folds(y, bags, folds, SEED)):
+            tasks.append(delayed(_kept_fold)(keep, name, X, y, bags, train, test, methods,
+                                             inner_folds, k))
     t0 = time.perf_counter()
+    log(f"  {len(tasks)} folds, finished ones kept in {keep}")
     done = Parallel(n_jobs=JOBS)(tasks)
-    log(f"  {len(tasks)} folds in {time.perf_counter() - t0:.0f} s")
+    reused = sum(was_kept for _, _, was_kept in done)
+    log(f"  {len(tasks) - reused} folds in {time.perf_counter() - t0:.0f} s, {reused} read back")
     results = {}
-    for name, out in done:
-        results.setdefault(name, []).append(out)
-    return _tables(results, shapes, folds, inner_folds)
+    for name, fold_out, _ in done:
+        results.setdefault(name, []).append(fold_out)
+    kept = (f"Folds are kept under `latent-folds/{code}` (the code's fingerprint); "
+            f"{reused} of the {len(tasks)} were computed by earlier runs of the same code.")
+    return kept + " " + _tables(results, shapes, folds, inner_folds)
 
 
 def _mean_ap(folds, method):
