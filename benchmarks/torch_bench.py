@@ -35,15 +35,23 @@ def _cases(device, seed=0):
 
 
 #: backends timed per device type: "torch-compiled" compiles once per case and dtype (about a
-#: minute each on a CPU, so it is timed on the CPU only when asked for), in float32 only
-_BACKENDS = {"cpu": ("kernels", "torch"), "cuda": ("kernels", "torch", "torch-compiled")}
+#: minute each on a CPU, so it is timed on the CPU only when asked for), in float32 only;
+#: "triton" on a GPU where the triton package is installed
+_BACKENDS = {"cpu": ("kernels", "torch"),
+             "cuda": ("kernels", "torch", "torch-compiled", "triton")}
+
+
+def _triton_installed() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("triton") is not None
 
 
 def _backends(device_type, dtype, compiled):
     names = _BACKENDS.get(device_type, ("kernels", "torch"))
     if compiled and "torch-compiled" not in names:
         names = names + ("torch-compiled",)
-    return [b for b in names if b != "torch-compiled" or dtype == torch.float32]
+    return [b for b in names if (b != "torch-compiled" or dtype == torch.float32)
+            and (b != "triton" or _triton_installed())]
 
 
 def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool = False):

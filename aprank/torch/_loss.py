@@ -16,9 +16,10 @@ __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDC
            "BACKENDS", "REDUCTIONS"]
 
 #: The values of ``backend=``: compiled kernels for CPU tensors and torch operations elsewhere
-#: ("auto"), or one of the three forced ("torch-compiled": the torch operations compiled whole
-#: by ``torch.compile``).
-BACKENDS = ("auto", "kernels", "torch", "torch-compiled")
+#: ("auto"), or one of the four forced ("torch-compiled": the torch operations compiled whole
+#: by ``torch.compile``; "triton": the negatives' search in one Triton kernel, which needs the
+#: optional ``triton`` package and CUDA tensors).
+BACKENDS = ("auto", "kernels", "torch", "torch-compiled", "triton")
 #: The values of ``reduction=``.
 REDUCTIONS = ("mean", "sum", "none")
 #: Below this many samples per thread, one thread does the whole batch (threads cost more).
@@ -193,8 +194,24 @@ def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads)
                       loss, discount, blocks)
 
 
+def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+    """The torch-ops inference with every negative's rank from one Triton kernel
+    (:mod:`aprank.torch._triton`, imported here: Triton is optional)."""
+    try:
+        from aprank.torch import _triton
+    except ModuleNotFoundError as missing:
+        if missing.name != "triton":
+            raise
+        raise ModuleNotFoundError("backend='triton' needs the triton package (pip install "
+                                  "triton), and CUDA tensors", name="triton") from None
+    search = functools.partial(hinge_terms, solve_negatives=_triton.negative_ranks)
+    return _torch_ops(search, int(is_pos.sum()), s, is_pos, group, n_groups, loss, discount,
+                      blocks)
+
+
 #: backend name -> the function computing (objective per query, gradient per sample)
-_RUNS = {"kernels": _run_kernels, "torch": _run_torch, "torch-compiled": _run_compiled}
+_RUNS = {"kernels": _run_kernels, "torch": _run_torch, "torch-compiled": _run_compiled,
+         "triton": _run_triton}
 #: what "auto" runs on a device type: the compiled kernels on the CPU; torch operations on any
 #: other device (so its tensors stay there)
 _AUTO = {"cpu": "kernels"}
@@ -273,14 +290,17 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         in the order of ``torch.unique(qid)``, or per column).
     loss : str or Loss, default "ap"
         "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
-    backend : {"auto", "kernels", "torch", "torch-compiled"}, default "auto"
+    backend : {"auto", "kernels", "torch", "torch-compiled", "triton"}, default "auto"
         "auto" (compiled kernels for CPU tensors, torch operations on any other device),
         "kernels" (compiled kernels; tensors on another device are copied to the host and
         back), "torch" (torch operations on the tensors' device; the GPU path, also runs on
-        CPU), or "torch-compiled" (the same operations compiled whole by
+        CPU), "torch-compiled" (the same operations compiled whole by
         ``torch.compile(fullgraph=True)``: fused kernels, but each new input shape, dtype
         or power-of-two bucket of the positives' count is compiled first, which takes
-        seconds to a minute; for many steps of one shape).
+        seconds to a minute; for many steps of one shape), or "triton" (the torch
+        operations with every negative's search in one Triton kernel; needs the ``triton``
+        package and CUDA tensors, or Triton's interpreter, ``TRITON_INTERPRET=1``, on the
+        CPU; its speed on a GPU has not been measured yet).
     empty : {"skip", "error"}, default "skip"
         "skip": a query without positives contributes 0 and is left out of the mean, as a
         class missing from a minibatch should be; "error": ValueError naming it. A batch with
@@ -466,14 +486,17 @@ class APHingeLoss(_HingeModule):
     ----------
     reduction : {"mean", "sum", "none"}, default "mean"
         As :func:`hinge_loss`.
-    backend : {"auto", "kernels", "torch", "torch-compiled"}, default "auto"
+    backend : {"auto", "kernels", "torch", "torch-compiled", "triton"}, default "auto"
         "auto" (compiled kernels for CPU tensors, torch operations on any other device),
         "kernels" (compiled kernels; tensors on another device are copied to the host and
         back), "torch" (torch operations on the tensors' device; the GPU path, also runs on
-        CPU), or "torch-compiled" (the same operations compiled whole by
+        CPU), "torch-compiled" (the same operations compiled whole by
         ``torch.compile(fullgraph=True)``: fused kernels, but each new input shape, dtype
         or power-of-two bucket of the positives' count is compiled first, which takes
-        seconds to a minute; for many steps of one shape).
+        seconds to a minute; for many steps of one shape), or "triton" (the torch
+        operations with every negative's search in one Triton kernel; needs the ``triton``
+        package and CUDA tensors, or Triton's interpreter, ``TRITON_INTERPRET=1``, on the
+        CPU; its speed on a GPU has not been measured yet).
     empty : {"skip", "error"}, default "skip"
         "skip": a query without positives contributes 0 and is left out of the mean, as a
         class missing from a minibatch should be; "error": ValueError naming it. A batch with
