@@ -91,9 +91,16 @@ def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
     # is positive definite (checking first whether the start, the previous optimum, is already
     # stationary) and verifies its optimum; a singular step, or an optimum that fails the check,
     # is left to the loop below, from where it stopped
+    K, b = np.ascontiguousarray(K, dtype=float), np.ascontiguousarray(b, dtype=float)
     status, done, Ka, ba, group, x, free, kkt_tol, _ = _qp_cy.solve(
-        np.ascontiguousarray(K, dtype=float), np.ascontiguousarray(b, dtype=float),
-        soft.view(np.uint8), float(C), z0, limit, float(precision))
+        K, b, soft.view(np.uint8), float(C), z0, limit, float(precision))
+    if status == 1 and precision > 0.0:
+        # the compiled steps could not meet the caller's precision (a singular step, or an
+        # optimum the tighter check refused): their own roundoff-scaled check first, rather
+        # than the loop below, whose eigen-decomposition at every step took a 21 s experiment
+        # past ten minutes when it ran first
+        status, done, Ka, ba, group, x, free, kkt_tol, _ = _qp_cy.solve(
+            K, b, soft.view(np.uint8), float(C), z0, limit, 0.0)
     if status == 0:
         return x[:k].copy(), done
     if status != 1:
