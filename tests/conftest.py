@@ -6,7 +6,13 @@
 * ``APRANK_DATA_URL`` points downloads at a closed local port (the discard port, 9) unless it
   is set already, so a file missing from the data home fails at once with the loaders' own
   message instead of reaching for a public server; the download tests start their own server.
+* Without a CUDA device, ``TRITON_INTERPRET=1`` (where torch and triton are installed and it is
+  not set already): Triton's interpreter runs the torch loss's Triton kernel on the CPU
+  (tests/test_torch_triton.py). Triton reads it when it is imported and defines its own
+  library functions, which the first test module importing torch can trigger: so here,
+  before any test module is collected.
 """
+import importlib.util
 import os
 from pathlib import Path
 
@@ -21,6 +27,11 @@ def pytest_configure(config):
         os.environ["APRANK_DATA"] = str(SHARED_DATA)
     if not os.environ.get("APRANK_DATA_URL"):
         os.environ["APRANK_DATA_URL"] = NO_NETWORK_URL
+    if "TRITON_INTERPRET" not in os.environ and all(
+            importlib.util.find_spec(m) is not None for m in ("torch", "triton")):
+        import torch
+        if not torch.cuda.is_available():
+            os.environ["TRITON_INTERPRET"] = "1"
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """aprank.torch's ``backend="triton"`` (issue 26 item 1): every negative's rank from one Triton
 kernel, equal to the compiled kernels' ranks, values and gradients, ties included. Without a
-GPU the kernel runs in Triton's interpreter (TRITON_INTERPRET=1, set here before the kernel
-is first defined); with one, compiled on it."""
+GPU the kernel runs in Triton's interpreter (TRITON_INTERPRET=1, which conftest.py sets before
+anything imports Triton); with one, compiled on it."""
 import os
 
 import numpy as np
@@ -10,11 +10,10 @@ import pytest
 import aprank
 
 torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
-if not torch.cuda.is_available():
-    # read by Triton when it is imported (here, first) and when aprank.torch._triton defines
-    # its kernel, on first use of the backend
-    os.environ["TRITON_INTERPRET"] = "1"
 pytest.importorskip("triton", reason="the triton package is not installed (pip install triton)")
+if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
+    pytest.skip("no CUDA device, and TRITON_INTERPRET=1 was not set before Triton was imported "
+                "(tests/conftest.py sets it)", allow_module_level=True)
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 from aprank.torch._ops import hinge_terms  # noqa: E402
 from torch_batches import random_batch, reference  # noqa: E402
