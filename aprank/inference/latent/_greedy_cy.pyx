@@ -327,6 +327,343 @@ cdef class _Hungarian:
         return total
 
 
+# tests switch the swap search off to see the certificate catch every assignment short of the
+# optimum (then each evaluation falls back to a Hungarian solve)
+cdef bint _SWAPS = True
+cdef i64 _FALLBACKS = 0
+
+
+def _debug_swaps(bint on):
+    """Switch :class:`_Split`'s swap search on or off (tests only); returns how many
+    evaluations fell back to a Hungarian solve since the last call."""
+    global _SWAPS, _FALLBACKS
+    cdef i64 n = _FALLBACKS
+    _SWAPS = on
+    _FALLBACKS = 0
+    return n
+
+
+cdef class _Split:
+    """The positive side's best assignment once some slot coefficients are negative, found
+    without dual potentials: there the dynamic Hungarian's repairs cost O(P^2) each (a change
+    of one column moves the potentials of every column below it) and a slot took two per rank
+    of its scan, nearly all of a run on trained bags.
+
+    A bag in a column of coefficient c >= 0 gains c high_b, in one below c low_b; within each
+    group the sorted matching is best (rearrangement inequality), so an assignment is the set A
+    of bags in the m columns of coefficient >= 0. By Abel summation over the bags in order of
+    high (h_[1] >= h_[2] >= ...), A's sorted matching is sum_i (h_[i] - h_[i+1]) Pc(n_i)
+    + Pc(m) h_[P], n_i the members of A among the first i and Pc(n) the sum of the n largest
+    coefficients, concave in n; the other group's likewise in order of low. So the value is a
+    separable concave gain of a flow: a unit per bag, routed along one of two paths (the order
+    of high if the bag is in A, of low if not) to two sinks of demands m and P - m. Such a flow
+    is optimal exactly when its residual network (each path arc one unit up or down at its
+    marginal gain, each bag an arc between its places on the two paths) has no cycle of
+    positive gain: that is the certificate, Bellman-Ford sweeps of O(P) each. A cycle through
+    two bags is a swap of a member of A with an outsider, its gain two prefix-sum differences;
+    swaps are searched first, and a positive cycle through more bags (not met in testing)
+    falls back to a Hungarian solve."""
+
+    cdef i64 P, m
+    cdef double eps
+    # the bags by high (low), descending, and each bag's place in that order
+    cdef vector[i64] by_h, by_l, at_h, at_l
+    # arc i of a path joins places i and i + 1; its weight is h_[i] - h_[i+1] (low's likewise)
+    cdef vector[double] wh, wl, hi, lo
+    # the coefficients >= 0 and the others, each descending
+    cdef vector[double] cp, cn
+    cdef vector[char] in_a
+    # per arc: its flow (members of A above it on path 1, non-members on path 2), the gain of
+    # one unit more (up) and the loss of one unit less (down), and prefix sums of both
+    cdef vector[i64] n1, n2
+    cdef vector[double] up1, dn1, up2, dn2, su1, sd1, su2, sd2, d1, d2
+    # the members' and outsiders' places and prefix sums, contiguous for the swap search
+    cdef vector[i64] xs, ys, ya, yb
+    cdef vector[double] yu1, yd1, yu2, yd2
+
+    def __cinit__(self, double[::1] hi, double[::1] lo):
+        cdef i64 b, i, P = hi.shape[0]
+        cdef double span
+        self.P = P
+        self.hi.resize(P)
+        self.lo.resize(P)
+        for b in range(P):
+            self.hi[b] = hi[b]
+            self.lo[b] = lo[b]
+        cdef i64[::1] oh = np.argsort(-np.asarray(hi), kind="stable").astype(np.int64)
+        cdef i64[::1] ol = np.argsort(-np.asarray(lo), kind="stable").astype(np.int64)
+        self.by_h.resize(P)
+        self.by_l.resize(P)
+        self.at_h.resize(P)
+        self.at_l.resize(P)
+        for i in range(P):
+            self.by_h[i] = oh[i]
+            self.by_l[i] = ol[i]
+            self.at_h[oh[i]] = i
+            self.at_l[ol[i]] = i
+        self.wh.assign(P, 0.0)
+        self.wl.assign(P, 0.0)
+        for i in range(P - 1):
+            self.wh[i] = self.hi[oh[i]] - self.hi[oh[i + 1]]
+            self.wl[i] = self.lo[ol[i]] - self.lo[ol[i + 1]]
+        # every gain is a sum of these weights times coefficients of size <= 1: a cycle that
+        # gains less than this is rounding, not a better assignment
+        span = self.hi[oh[0]] - self.hi[oh[P - 1]] + self.lo[ol[0]] - self.lo[ol[P - 1]]
+        self.eps = 1e-15 * span
+        self.in_a.assign(P, 0)
+        self.m = 0
+        self.cp.reserve(P)
+        self.cn.reserve(P)
+        self.n1.assign(P, 0)
+        self.n2.assign(P, 0)
+        self.up1.assign(P, 0.0)
+        self.dn1.assign(P, 0.0)
+        self.up2.assign(P, 0.0)
+        self.dn2.assign(P, 0.0)
+        self.su1.assign(P, 0.0)
+        self.sd1.assign(P, 0.0)
+        self.su2.assign(P, 0.0)
+        self.sd2.assign(P, 0.0)
+        self.d1.assign(P, 0.0)
+        self.d2.assign(P, 0.0)
+        self.xs.assign(P, 0)
+        self.ys.assign(P, 0)
+        self.ya.assign(P, 0)
+        self.yb.assign(P, 0)
+        self.yu1.assign(P, 0.0)
+        self.yd1.assign(P, 0.0)
+        self.yu2.assign(P, 0.0)
+        self.yd2.assign(P, 0.0)
+
+    cdef void set_coefficients(self, const double* c) noexcept nogil:
+        """The columns' coefficients (descending); A resized to the new m by the outsider of
+        highest high joining (the member of lowest high leaving), a start for the search."""
+        cdef i64 t, i, size = 0
+        self.cp.clear()
+        self.cn.clear()
+        for t in range(self.P):
+            if c[t] >= 0:
+                self.cp.push_back(c[t])
+            else:
+                self.cn.push_back(c[t])
+        self.m = self.cp.size()
+        for i in range(self.P):
+            size += self.in_a[i]
+        i = 0
+        while size < self.m:
+            if not self.in_a[self.by_h[i]]:
+                self.in_a[self.by_h[i]] = 1
+                size += 1
+            i += 1
+        i = self.P - 1
+        while size > self.m:
+            if self.in_a[self.by_h[i]]:
+                self.in_a[self.by_h[i]] = 0
+                size -= 1
+            i -= 1
+
+    cdef void arcs(self) noexcept nogil:
+        """Each path arc's flow, marginal gains and their prefix sums, for the current A."""
+        cdef i64 i, n = 0, k = self.P - self.m
+        cdef double u, d
+        for i in range(self.P - 1):
+            n += self.in_a[self.by_h[i]]
+            self.n1[i] = n
+            u = self.wh[i] * self.cp[n] if n < self.m else 0.0
+            d = self.wh[i] * self.cp[n - 1] if n > 0 else 0.0
+            self.up1[i] = u
+            self.dn1[i] = d
+            self.su1[i + 1] = self.su1[i] + u
+            self.sd1[i + 1] = self.sd1[i] + d
+        n = 0
+        for i in range(self.P - 1):
+            n += 1 - self.in_a[self.by_l[i]]
+            self.n2[i] = n
+            u = self.wl[i] * self.cn[n] if n < k else 0.0
+            d = self.wl[i] * self.cn[n - 1] if n > 0 else 0.0
+            self.up2[i] = u
+            self.dn2[i] = d
+            self.su2[i + 1] = self.su2[i] + u
+            self.sd2[i + 1] = self.sd2[i] + d
+
+    cdef void swap_search(self) noexcept nogil:
+        """Best swaps (a member x of A out, an outsider y in) until none gains more than eps;
+        leaves the arcs current. Swapping moves one unit between x's and y's places on each
+        path: up the arcs between them (gains up) or down (loses down)."""
+        cdef i64 it, i, j, b, a, a2, b2, nx, ny, bx, by
+        cdef double g, best, u1b, d1b, u2a, d2a
+        cdef i64* ya = self.ya.data()
+        cdef i64* yb = self.yb.data()
+        cdef double* yu1 = self.yu1.data()
+        cdef double* yd1 = self.yd1.data()
+        cdef double* yu2 = self.yu2.data()
+        cdef double* yd2 = self.yd2.data()
+        for it in range(self.P * self.P):
+            self.arcs()
+            nx = ny = 0
+            for b in range(self.P):
+                if self.in_a[b]:
+                    self.xs[nx] = b
+                    nx += 1
+                else:
+                    a, b2 = self.at_h[b], self.at_l[b]
+                    self.ys[ny] = b
+                    ya[ny] = a
+                    yb[ny] = b2
+                    yu1[ny] = self.su1[a]
+                    yd1[ny] = self.sd1[a]
+                    yu2[ny] = self.su2[b2]
+                    yd2[ny] = self.sd2[b2]
+                    ny += 1
+            best, bx, by = self.eps, -1, -1
+            for i in range(nx):
+                b, a2 = self.at_h[self.xs[i]], self.at_l[self.xs[i]]
+                u1b, d1b = self.su1[b], self.sd1[b]
+                u2a, d2a = self.su2[a2], self.sd2[a2]
+                for j in range(ny):
+                    g = (u1b - yu1[j]) if ya[j] < b else (d1b - yd1[j])
+                    g += (yu2[j] - u2a) if a2 < yb[j] else (yd2[j] - d2a)
+                    if g > best:
+                        best, bx, by = g, i, j
+            if bx < 0:
+                return
+            self.in_a[self.xs[bx]] = 0
+            self.in_a[self.ys[by]] = 1
+
+    cdef bint certified(self) noexcept nogil:
+        """Whether the residual network (arcs current) has no cycle gaining more than about
+        eps per arc: Bellman-Ford from every node at once (all distances 0), a pass being a
+        sweep of each path both ways and the bags' arcs; settled within 2P passes unless such
+        a cycle exists."""
+        cdef i64 it, i, b, P = self.P, k = self.P - self.m
+        cdef double t, eps = self.eps
+        cdef bint changed
+        cdef double* d1 = self.d1.data()
+        cdef double* d2 = self.d2.data()
+        for i in range(P):
+            d1[i] = 0.0
+            d2[i] = 0.0
+        for it in range(2 * P + 2):
+            changed = False
+            for i in range(P - 1):
+                if self.n1[i] < self.m:
+                    t = d1[i] - self.up1[i]
+                    if t < d1[i + 1] - eps:
+                        d1[i + 1] = t
+                        changed = True
+            for i in range(P - 2, -1, -1):
+                if self.n1[i] > 0:
+                    t = d1[i + 1] + self.dn1[i]
+                    if t < d1[i] - eps:
+                        d1[i] = t
+                        changed = True
+            for b in range(P):
+                if self.in_a[b]:
+                    t = d1[self.at_h[b]]
+                    if t < d2[self.at_l[b]] - eps:
+                        d2[self.at_l[b]] = t
+                        changed = True
+            for i in range(P - 1):
+                if self.n2[i] < k:
+                    t = d2[i] - self.up2[i]
+                    if t < d2[i + 1] - eps:
+                        d2[i + 1] = t
+                        changed = True
+            for i in range(P - 2, -1, -1):
+                if self.n2[i] > 0:
+                    t = d2[i + 1] + self.dn2[i]
+                    if t < d2[i] - eps:
+                        d2[i] = t
+                        changed = True
+            for b in range(P):
+                if not self.in_a[b]:
+                    t = d2[self.at_l[b]]
+                    if t < d1[self.at_h[b]] - eps:
+                        d1[self.at_h[b]] = t
+                        changed = True
+            if not changed:
+                return True
+        return False
+
+    cdef bint solve(self, const double* c) noexcept nogil:
+        """A best assignment for coefficients c (descending), from the current A: True when
+        certified, False when a Hungarian solve must decide."""
+        self.set_coefficients(c)
+        if self.m == 0 or self.m == self.P:
+            return True             # one group: its sorted matching
+        if _SWAPS:
+            self.swap_search()
+        else:
+            self.arcs()
+        return self.certified()
+
+    cdef double value(self) noexcept nogil:
+        cdef i64 i, b, j = 0
+        cdef double total = 0.0
+        for i in range(self.P):
+            b = self.by_h[i]
+            if self.in_a[b]:
+                total += self.cp[j] * self.hi[b]
+                j += 1
+        j = 0
+        for i in range(self.P):
+            b = self.by_l[i]
+            if not self.in_a[b]:
+                total += self.cn[j] * self.lo[b]
+                j += 1
+        return total
+
+    cdef void coefficients(self, double* coef) noexcept nogil:
+        """Each bag's column coefficient in the sorted matchings of A and of the rest."""
+        cdef i64 i, b, j = 0
+        for i in range(self.P):
+            b = self.by_h[i]
+            if self.in_a[b]:
+                coef[b] = self.cp[j]
+                j += 1
+        j = 0
+        for i in range(self.P):
+            b = self.by_l[i]
+            if not self.in_a[b]:
+                coef[b] = self.cn[j]
+                j += 1
+
+
+cdef double _positive_value(_Split split, _Hungarian pos, const double* c) noexcept nogil:
+    """The positive side's best value for columns of coefficients c (descending); a Hungarian
+    solve where the split's certificate does not hold, its A then taken from that optimum."""
+    global _FALLBACKS
+    cdef i64 t, b
+    if split.solve(c):
+        return split.value()
+    _FALLBACKS += 1
+    for t in range(split.P):
+        pos.coef[t] = c[t]
+    pos.solve()
+    for b in range(split.P):
+        split.in_a[b] = pos.coef[pos.col_of[b]] >= 0
+    split.set_coefficients(c)
+    return pos.value()
+
+
+
+def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
+    """Tests only: the positive side's best value for columns of coefficients ``coef`` (any
+    order) by :class:`_Split` (a Hungarian solve where it is not certified), and each bag's
+    column coefficient."""
+    cdef i64 P = high.shape[0]
+    c = np.sort(np.asarray(coef, dtype=np.float64))[::-1].copy()
+    out = np.empty(P)
+    cdef double[::1] cv = c, ov = out
+    cdef _Split split = _Split(high, low)
+    cdef _Hungarian pos = _Hungarian(high, low)
+    cdef double value
+    with nogil:
+        value = _positive_value(split, pos, &cv[0])
+        split.coefficients(&ov[0])
+    return value, out
+
+
 cdef inline double _ap_term(double p, double above) noexcept nogil:
     # 1 - precision at the p-th positive, as AveragePrecision.from_pattern sums it
     return above / (p + above)
@@ -374,20 +711,21 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
     cdef double[::1] H = sorted_high
     cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
     cdef _Hungarian pos = _Hungarian(pos_high, pos_low)
+    cdef _Split split = _Split(pos_high, pos_low)
     with nogil:
-        _run(P, N, H, pos_order, pos, neg, tol, neg_ranks, pos_coef, neg_coef)
+        _run(P, N, H, pos_order, pos, neg, split, tol, neg_ranks, pos_coef, neg_coef)
     return neg_ranks_a, pos_coef_a, neg_coef_a
 
 
 cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
-              double tol, i64[::1] neg_ranks, double[::1] pos_coef,
+              _Split split, double tol, i64[::1] neg_ranks, double[::1] pos_coef,
               double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
     cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g
-    cdef double neg_base
-    cdef i64 k, r, p, b, x, i, L, lowest, chosen, y0
-    cdef bint mixed = False
-    cdef vector[double] S, values, cr, bound, best_of
+    cdef double neg_base, rise, slope
+    cdef i64 k, r, q, p, b, x, i, L, lowest, chosen, y0
+    cdef bint mixed = False, needed
+    cdef vector[double] S, values, cr, bound, best_of, coefs, share, rest, V
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
     S.assign(P + 1, 0.0)
     for p in range(P):
@@ -397,6 +735,12 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     best_of.assign(P, 0.0)
     values.assign(P + 1, 0.0)
     above_of.assign(P + 1, 0)
+    coefs.assign(P, 0.0)
+    # per rank of a scan: the loss term over P (share), the negative side's value (rest), the
+    # positive side's (V)
+    share.assign(P + 1, 0.0)
+    rest.assign(P + 1, 0.0)
+    V.assign(P + 1, 0.0)
 
     # negative side at the true pattern: every slot at P + 1
     c = (P + 2.0 - 2.0 * (P + 1)) * scale
@@ -418,18 +762,9 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         for p in range(1, lowest):
             delta_fixed += _ap_term(p, above_of[p])
             fixed_value += (N - 2.0 * above_of[p]) * scale * H[p - 1]
-        if c_lo < 0 and not mixed:
-            # from here on some positive slot may take a negative coefficient: the positive
-            # side becomes a kept Hungarian assignment (built once, O(P^3))
-            mixed = True
-            for p in range(1, P + 1):
-                pos.coef[p - 1] = (N - 2.0 * above_of[p]) * scale if p < lowest else c_lo
-            pos.solve()
-        elif mixed:
-            for p in range(lowest, P + 1):
-                if pos.coef[p - 1] != c_lo:
-                    pos.set_column(p - 1, c_lo)
-                    check_signals(&next_check)
+        # some positive slot may now take a negative coefficient: from here on the positive
+        # side is no sorted matching but a split (see _Split)
+        mixed = c_lo < 0
         # negative side, slot k at rank r: the best assignment of the other bags to the other
         # slots plus the gain of the bag x that takes slot k, maximised over x. Slot k's bag y0
         # out, the rest is the best assignment that leaves y0 over (value V); one that leaves x
@@ -454,22 +789,51 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         delta = delta_fixed
         for p in range(lowest, P + 1):
             delta += _ap_term(p, k + 1.0)
-        top = -INFINITY
         for r in range(lowest, P + 1):
             if r > lowest:
                 delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
-                if mixed:
-                    pos.set_column(r - 2, c_hi)
-                    check_signals(&next_check)
-            if mixed:
-                pos_v = pos.value()
-            else:
+            share[r] = delta / P
+            rest[r] = neg_base + best_of[r - lowest]
+            values[r] = -INFINITY
+        top = -INFINITY
+        if not mixed:
+            for r in range(lowest, P + 1):
                 pos_v = (fixed_value + c_hi * (S[r - 1] - S[lowest - 1])
                          + c_lo * (S[P] - S[r - 1]))
-            neg_v = neg_base + best_of[r - lowest]
-            values[r] = delta / P + pos_v + neg_v
-            if values[r] > top:
-                top = values[r]
+                values[r] = share[r] + pos_v + rest[r]
+                if values[r] > top:
+                    top = values[r]
+        else:
+            # V(r), the positive side's value, costs a search each: ranks are taken in order
+            # and the scan stops once none left can come within tol of the best. V is concave
+            # in r (the optimum of a transportation problem in the count of one column), and
+            # each step adds at most max_b (gain at c_hi - gain at c_lo) (the new column's bag
+            # back at c_lo is an assignment of the rank before), so V(q) <= V(r) + (q - r)
+            # slope for q > r. Twice tol: a margin for rounding, far above it
+            rise = -INFINITY
+            for b in range(P):
+                rise = max(rise, _gain(c_hi, pos.hi[b], pos.lo[b])
+                           - _gain(c_lo, pos.hi[b], pos.lo[b]))
+            for p in range(1, lowest):
+                coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
+            for p in range(lowest, P + 1):
+                coefs[p - 1] = c_lo
+            for r in range(lowest, P + 1):
+                if r > lowest:
+                    slope = rise if r - 1 == lowest else min(rise, V[r - 1] - V[r - 2])
+                    needed = False
+                    for q in range(r, P + 1):
+                        if share[q] + V[r - 1] + (q - r + 1) * slope + rest[q] >= top - 2 * tol:
+                            needed = True
+                            break
+                    if not needed:
+                        break
+                    coefs[r - 2] = c_hi
+                V[r] = _positive_value(split, pos, coefs.data())
+                values[r] = share[r] + V[r] + rest[r]
+                if values[r] > top:
+                    top = values[r]
+                check_signals(&next_check)
         if not top > best + tol:
             # slot k stays at P + 1, and so must every later one
             neg.refill_column(k, neg.coef[k], y0)
@@ -491,14 +855,12 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     # the final pattern's assignments
     for b in range(N):
         neg_coef[b] = neg.coef[neg.col_of[b]]
-    if mixed:
-        for p in range(1, P + 1):
-            c = (N - 2.0 * above_of[p]) * scale
-            if pos.coef[p - 1] != c:
-                pos.set_column(p - 1, c)
-        for b in range(P):
-            pos_coef[b] = pos.coef[pos.col_of[b]]
+    for p in range(1, P + 1):
+        coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
+    if coefs[P - 1] < 0:
+        _positive_value(split, pos, coefs.data())
+        split.coefficients(&pos_coef[0])
     else:
         for p in range(1, P + 1):
-            pos_coef[pos_order[p - 1]] = (N - 2.0 * above_of[p]) * scale
+            pos_coef[pos_order[p - 1]] = coefs[p - 1]
     return 0
