@@ -30,7 +30,7 @@ The loss of each pattern is updated in O(1) along a scan (one positive's negativ
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
 the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
 """
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -664,6 +664,53 @@ def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
     return value, out
 
 
+cdef void _upper_bounds(_Hungarian neg, const i64* by_h, const i64* by_l, const double* c,
+                        i64 L, double* bound, i64* hull) noexcept nogil:
+    """bound[i] = max_x gain(x, c[i]) - u_x for L coefficients c descending, in O(N + L)
+    instead of O(N L): for c >= 0 the upper envelope of the lines c high_x - u_x (by_h: the
+    bags by high ascending), below it of c low_x - u_x (by_l likewise), walked with c. Each
+    bound is padded by a few ulps of its terms, in case rounding let the envelope drop a line
+    that ties: the Dijkstra it stops must never stop early."""
+    cdef i64 i, j, n, x, N = neg.n, side
+    cdef const i64* order
+    cdef double cc, m1, m2, m3, b1, b2, b3, top, big = 0.0
+    cdef const double* slope
+    for x in range(N):
+        big = max(big, max(fabs(neg.u[x]), max(fabs(neg.hi[x]), fabs(neg.lo[x]))))
+    for side in range(2):
+        order = by_h if side == 0 else by_l
+        slope = neg.hi.data() if side == 0 else neg.lo.data()
+        n = 0
+        for j in range(N):
+            x = order[j]
+            if n and slope[hull[n - 1]] == slope[x]:
+                if -neg.u[x] <= -neg.u[hull[n - 1]]:
+                    continue
+                n -= 1
+            # drop the last line while it is nowhere above both neighbours
+            while n >= 2:
+                m1, b1 = slope[hull[n - 2]], -neg.u[hull[n - 2]]
+                m2, b2 = slope[hull[n - 1]], -neg.u[hull[n - 1]]
+                m3, b3 = slope[x], -neg.u[x]
+                if (b1 - b2) * (m3 - m2) >= (b2 - b3) * (m2 - m1):
+                    n -= 1
+                else:
+                    break
+            hull[n] = x
+            n += 1
+        # c ascending (i descending), the best line moves to steeper slopes
+        j = 0
+        for i in range(L - 1, -1, -1):
+            cc = c[i]
+            if (cc >= 0) != (side == 0):
+                continue
+            while j + 1 < n and (cc * slope[hull[j + 1]] - neg.u[hull[j + 1]]
+                                 >= cc * slope[hull[j]] - neg.u[hull[j]]):
+                j += 1
+            top = cc * slope[hull[j]] - neg.u[hull[j]]
+            bound[i] = top + 1e-14 * (fabs(cc) + 1.0) * big
+
+
 cdef inline double _ap_term(double p, double above) noexcept nogil:
     # 1 - precision at the p-th positive, as AveragePrecision.from_pattern sums it
     return above / (p + above)
@@ -712,14 +759,17 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
     cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
     cdef _Hungarian pos = _Hungarian(pos_high, pos_low)
     cdef _Split split = _Split(pos_high, pos_low)
+    cdef i64[::1] neg_by_h = np.argsort(neg_high, kind="stable").astype(np.int64)
+    cdef i64[::1] neg_by_l = np.argsort(neg_low, kind="stable").astype(np.int64)
     with nogil:
-        _run(P, N, H, pos_order, pos, neg, split, tol, neg_ranks, pos_coef, neg_coef)
+        _run(P, N, H, pos_order, pos, neg, split, &neg_by_h[0], &neg_by_l[0], tol, neg_ranks,
+             pos_coef, neg_coef)
     return neg_ranks_a, pos_coef_a, neg_coef_a
 
 
 cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
-              _Split split, double tol, i64[::1] neg_ranks, double[::1] pos_coef,
-              double[::1] neg_coef) except -1 nogil:
+              _Split split, const i64* neg_by_h, const i64* neg_by_l, double tol,
+              i64[::1] neg_ranks, double[::1] pos_coef, double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
     cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g
     cdef double neg_base, rise, slope
@@ -727,6 +777,8 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     cdef bint mixed = False, needed
     cdef vector[double] S, values, cr, bound, best_of, coefs, share, rest, V
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
+    cdef vector[i64] hull
+    hull.assign(N, 0)
     S.assign(P + 1, 0.0)
     for p in range(P):
         S[p + 1] = S[p] + H[p]
@@ -776,13 +828,8 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         L = P - lowest + 1
         for i in range(L):
             cr[i] = (P + 2.0 - 2.0 * (lowest + i)) * scale
-            bound[i] = -INFINITY
             best_of[i] = -INFINITY
-        for x in range(N):
-            for i in range(L):
-                g = _gain(cr[i], neg.hi[x], neg.lo[x]) - neg.u[x]
-                if g > bound[i]:
-                    bound[i] = g
+        _upper_bounds(neg, neg_by_h, neg_by_l, cr.data(), L, bound.data(), hull.data())
         neg.best_leaving(y0, k, cr.data(), L, bound.data(), best_of.data())
         # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
         # above, those in lowest ... r - 1 have k
