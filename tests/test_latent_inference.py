@@ -298,45 +298,58 @@ def test_compiled_greedy_stops_on_a_signal_while_it_runs():
 
 
 def _split_cases(seed, n_cases):
-    """Bags' high and low scores and slot coefficients of both signs, as the positive side
-    sees them once more than half the negatives moved: random, integer (ties) and high and
-    low in opposite orders."""
+    """Bags' high and low scores and slot coefficients of both signs, as either side sees them
+    once more than half the negatives moved (one column a bag, or one fewer: the negative
+    side's slot being scanned left out): random, integer (ties) and high and low in opposite
+    orders."""
     rng = np.random.default_rng([seed, 25])
     for _ in range(n_cases):
-        P = int(rng.integers(1, 30))
+        n = int(rng.integers(1, 30))
         kind = rng.integers(0, 3)
         if kind == 0:
-            high = rng.standard_normal(P)
-            low = high - rng.exponential(1.0, P) * rng.choice([0.1, 1.0, 3.0])
+            high = rng.standard_normal(n)
+            low = high - rng.exponential(1.0, n) * rng.choice([0.1, 1.0, 3.0])
         elif kind == 1:
-            high = rng.integers(-2, 3, P).astype(float)
-            low = high - rng.integers(0, 3, P)
+            high = rng.integers(-2, 3, n).astype(float)
+            low = high - rng.integers(0, 3, n)
         else:
-            low = np.sort(rng.standard_normal(P))
-            high = low + np.sort(rng.exponential(2.0, P))[::-1] + 3 * np.linspace(1, 0, P)
-        N = int(rng.integers(1, 40))
-        above = np.sort(rng.integers(0, N + 1, P))
-        yield high, low, (N - 2.0 * above) / (P * N)
+            low = np.sort(rng.standard_normal(n))
+            high = low + np.sort(rng.exponential(2.0, n))[::-1] + 3 * np.linspace(1, 0, n)
+        m = int(rng.integers(1, 40))
+        above = np.sort(rng.integers(0, m + 1, n - rng.integers(0, 2)))
+        yield high, low, (m - 2.0 * above) / (n * m)
+
+
+def _best_assignment(high, low, coef):
+    from scipy.optimize import linear_sum_assignment
+    gain = np.where(coef[None, :] >= 0, high[:, None] * coef, low[:, None] * coef)
+    rows, cols = linear_sum_assignment(gain, maximize=True)
+    return gain[rows, cols].sum()
 
 
 @pytest.mark.parametrize("swaps", [True, False])
-def test_the_positive_sides_split_is_the_optimal_assignment(swaps):
+def test_the_split_is_the_optimal_assignment(swaps):
     # swaps off: only the certificate stands between a wrong start and a wrong value; every
     # start it does not certify must fall back to a Hungarian solve, and some do
-    from scipy.optimize import linear_sum_assignment
-
     from aprank.inference.latent import _greedy_cy as kernel
     kernel._debug_swaps(swaps)
     try:
         for high, low, coef in _split_cases(0, 300):
-            gain = np.where(coef[None, :] >= 0, high[:, None] * coef, low[:, None] * coef)
-            rows, cols = linear_sum_assignment(gain, maximize=True)
-            value, bag_coef = kernel._split_assignment(high, low, coef)
-            assert value == pytest.approx(gain[rows, cols].sum(), rel=1e-12, abs=1e-14)
-            # the coefficients are the slots' own, and score what the value says
-            assert np.array_equal(np.sort(bag_coef), np.sort(coef))
-            taken = np.where(bag_coef >= 0, high * bag_coef, low * bag_coef).sum()
-            assert taken == pytest.approx(value, rel=1e-12, abs=1e-14)
+            value, bag_coef, left_over = kernel._split_assignment(high, low, coef)
+            if coef.size == high.size:
+                assert value == pytest.approx(_best_assignment(high, low, coef), rel=1e-12,
+                                              abs=1e-14)
+                # the coefficients are the slots' own, and score what the value says
+                assert np.array_equal(np.sort(bag_coef), np.sort(coef))
+                taken = np.where(bag_coef >= 0, high * bag_coef, low * bag_coef).sum()
+                assert taken == pytest.approx(value, rel=1e-12, abs=1e-14)
+            else:
+                # every bag's value when it is the one left over
+                for x in range(high.size):
+                    rest = np.arange(high.size) != x
+                    best = _best_assignment(high[rest], low[rest], coef) if coef.size else 0.0
+                    assert left_over[x] == pytest.approx(best, rel=1e-12, abs=1e-14)
+                assert value in left_over
     finally:
         fallbacks = kernel._debug_swaps(True)
     assert (fallbacks > 0) == (not swaps)

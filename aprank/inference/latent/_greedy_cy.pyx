@@ -343,28 +343,42 @@ def _debug_swaps(bint on):
     return n
 
 
+cdef enum:
+    # where a bag of a _Split goes: a column of coefficient < 0, >= 0, or none (the one bag
+    # left over when there is one column fewer than bags)
+    IN_B = 0
+    IN_A = 1
+    LEFT = 2
+
+
 cdef class _Split:
-    """The positive side's best assignment once some slot coefficients are negative, found
-    without dual potentials: there the dynamic Hungarian's repairs cost O(P^2) each (a change
-    of one column moves the potentials of every column below it) and a slot took two per rank
-    of its scan, nearly all of a run on trained bags.
+    """A best assignment of n bags to n or n - 1 columns (one bag then left over) of gains
+    gain(b, c) = c high_b for c >= 0, c low_b below, found without dual potentials. With them
+    (the dynamic Hungarian) each change of a column costs O(n^2), because it moves the
+    potentials of every column below it, and a greedy slot takes one per rank: nearly all of a
+    run on trained bags.
 
-    A bag in a column of coefficient c >= 0 gains c high_b, in one below c low_b; within each
-    group the sorted matching is best (rearrangement inequality), so an assignment is the set A
-    of bags in the m columns of coefficient >= 0. By Abel summation over the bags in order of
-    high (h_[1] >= h_[2] >= ...), A's sorted matching is sum_i (h_[i] - h_[i+1]) Pc(n_i)
-    + Pc(m) h_[P], n_i the members of A among the first i and Pc(n) the sum of the n largest
-    coefficients, concave in n; the other group's likewise in order of low. So the value is a
-    separable concave gain of a flow: a unit per bag, routed along one of two paths (the order
-    of high if the bag is in A, of low if not) to two sinks of demands m and P - m. Such a flow
-    is optimal exactly when its residual network (each path arc one unit up or down at its
-    marginal gain, each bag an arc between its places on the two paths) has no cycle of
-    positive gain: that is the certificate, Bellman-Ford sweeps of O(P) each. A cycle through
-    two bags is a swap of a member of A with an outsider, its gain two prefix-sum differences;
-    swaps are searched first, and a positive cycle through more bags (not met in testing)
-    falls back to a Hungarian solve."""
+    Within each sign the best arrangement is the sorted matching (rearrangement inequality),
+    so an assignment is the set A of bags in the m columns >= 0, the set B in the others and
+    the bag left over. By Abel summation over the bags in order of high (h_[1] >= h_[2] >= ...)
+    A's sorted matching is sum_i (h_[i] - h_[i+1]) Pc(n_i) + Pc(m) h_[n], n_i the members of A
+    among the first i and Pc(n) the sum of the n largest coefficients, concave in n; B's
+    likewise in order of low. So the value is a separable concave gain of a flow: a unit per
+    bag, along one of two paths (the bags by high for A, by low for B) or to the left-over
+    node, into sinks of demands m, n - m (n - 1 - m) and 0 (1). A flow is optimal exactly when
+    its residual network (each path arc one unit up or down at its marginal gain; each bag's
+    arcs from the node it uses to the two others) has no cycle of positive gain: that is the
+    certificate, Bellman-Ford sweeps of O(n) each. A cycle through two bags is a swap (its gain
+    two prefix-sum differences); swaps are searched when the certificate does not hold at
+    once, and where it still does not (a positive cycle through more bags: not met in
+    testing) the caller solves a Hungarian assignment instead.
 
-    cdef i64 P, m
+    With a bag left over, the value W(x) of leaving x over instead, for every x, is the best
+    value less the least cost of a path from the left-over node to the node x uses (no
+    positive cycle: the difference of two flows is that path's cycle and cycles of no gain):
+    one more Bellman-Ford, O(n) a pass, instead of a Dijkstra over the dense n x n graph."""
+
+    cdef i64 n, nc, m
     cdef double eps
     # the bags by high (low), descending, and each bag's place in that order
     cdef vector[i64] by_h, by_l, at_h, at_l
@@ -372,125 +386,162 @@ cdef class _Split:
     cdef vector[double] wh, wl, hi, lo
     # the coefficients >= 0 and the others, each descending
     cdef vector[double] cp, cn
-    cdef vector[char] in_a
-    # per arc: its flow (members of A above it on path 1, non-members on path 2), the gain of
-    # one unit more (up) and the loss of one unit less (down), and prefix sums of both
+    cdef vector[char] where
+    # per arc: its flow (members of A above it on path 1, of B on path 2), the gain of one unit
+    # more (up) and the loss of one unit less (down), and prefix sums of both
     cdef vector[i64] n1, n2
     cdef vector[double] up1, dn1, up2, dn2, su1, sd1, su2, sd2, d1, d2
-    # the members' and outsiders' places and prefix sums, contiguous for the swap search
+    cdef double d0
+    # the last Bellman-Ford from the left-over node: each place's predecessor (places of path
+    # 1 are 0 ... n - 1, of path 2 n ... 2n - 1, the left-over node 2n) and the bag whose arc
+    # led there (-1: a path arc)
+    cdef vector[i64] pred, via
+    # members of A, of B: places and prefix sums, contiguous for the swap search
     cdef vector[i64] xs, ys, ya, yb
     cdef vector[double] yu1, yd1, yu2, yd2
 
     def __cinit__(self, double[::1] hi, double[::1] lo):
-        cdef i64 b, i, P = hi.shape[0]
+        cdef i64 b, i, n = hi.shape[0]
         cdef double span
-        self.P = P
-        self.hi.resize(P)
-        self.lo.resize(P)
-        for b in range(P):
+        self.n = n
+        self.hi.resize(n)
+        self.lo.resize(n)
+        for b in range(n):
             self.hi[b] = hi[b]
             self.lo[b] = lo[b]
         cdef i64[::1] oh = np.argsort(-np.asarray(hi), kind="stable").astype(np.int64)
         cdef i64[::1] ol = np.argsort(-np.asarray(lo), kind="stable").astype(np.int64)
-        self.by_h.resize(P)
-        self.by_l.resize(P)
-        self.at_h.resize(P)
-        self.at_l.resize(P)
-        for i in range(P):
+        self.by_h.resize(n)
+        self.by_l.resize(n)
+        self.at_h.resize(n)
+        self.at_l.resize(n)
+        for i in range(n):
             self.by_h[i] = oh[i]
             self.by_l[i] = ol[i]
             self.at_h[oh[i]] = i
             self.at_l[ol[i]] = i
-        self.wh.assign(P, 0.0)
-        self.wl.assign(P, 0.0)
-        for i in range(P - 1):
+        self.wh.assign(n, 0.0)
+        self.wl.assign(n, 0.0)
+        for i in range(n - 1):
             self.wh[i] = self.hi[oh[i]] - self.hi[oh[i + 1]]
             self.wl[i] = self.lo[ol[i]] - self.lo[ol[i + 1]]
         # every gain is a sum of these weights times coefficients of size <= 1: a cycle that
         # gains less than this is rounding, not a better assignment
-        span = self.hi[oh[0]] - self.hi[oh[P - 1]] + self.lo[ol[0]] - self.lo[ol[P - 1]]
+        span = self.hi[oh[0]] - self.hi[oh[n - 1]] + self.lo[ol[0]] - self.lo[ol[n - 1]]
         self.eps = 1e-15 * span
-        self.in_a.assign(P, 0)
+        self.where.assign(n, IN_B)
+        self.nc = n
         self.m = 0
-        self.cp.reserve(P)
-        self.cn.reserve(P)
-        self.n1.assign(P, 0)
-        self.n2.assign(P, 0)
-        self.up1.assign(P, 0.0)
-        self.dn1.assign(P, 0.0)
-        self.up2.assign(P, 0.0)
-        self.dn2.assign(P, 0.0)
-        self.su1.assign(P, 0.0)
-        self.sd1.assign(P, 0.0)
-        self.su2.assign(P, 0.0)
-        self.sd2.assign(P, 0.0)
-        self.d1.assign(P, 0.0)
-        self.d2.assign(P, 0.0)
-        self.xs.assign(P, 0)
-        self.ys.assign(P, 0)
-        self.ya.assign(P, 0)
-        self.yb.assign(P, 0)
-        self.yu1.assign(P, 0.0)
-        self.yd1.assign(P, 0.0)
-        self.yu2.assign(P, 0.0)
-        self.yd2.assign(P, 0.0)
+        self.cp.reserve(n)
+        self.cn.reserve(n)
+        self.n1.assign(n, 0)
+        self.n2.assign(n, 0)
+        self.pred.assign(2 * n, -1)
+        self.via.assign(2 * n, -1)
+        self.up1.assign(n, 0.0)
+        self.dn1.assign(n, 0.0)
+        self.up2.assign(n, 0.0)
+        self.dn2.assign(n, 0.0)
+        self.su1.assign(n, 0.0)
+        self.sd1.assign(n, 0.0)
+        self.su2.assign(n, 0.0)
+        self.sd2.assign(n, 0.0)
+        self.d1.assign(n, 0.0)
+        self.d2.assign(n, 0.0)
+        self.xs.assign(n, 0)
+        self.ys.assign(n, 0)
+        self.ya.assign(n, 0)
+        self.yb.assign(n, 0)
+        self.yu1.assign(n, 0.0)
+        self.yd1.assign(n, 0.0)
+        self.yu2.assign(n, 0.0)
+        self.yd2.assign(n, 0.0)
 
-    cdef void set_coefficients(self, const double* c) noexcept nogil:
-        """The columns' coefficients (descending); A resized to the new m by the outsider of
-        highest high joining (the member of lowest high leaving), a start for the search."""
-        cdef i64 t, i, size = 0
+    cdef void set_coefficients(self, const double* c, i64 nc) noexcept nogil:
+        """The nc (n or n - 1) columns' coefficients, descending. The bags are moved to fit
+        the new counts (a start for the search): the left-over bag into B or B's bag of lowest
+        low left over, then A's bag of lowest high into B or B's of highest high into A."""
+        cdef i64 t, i, b, size_a = 0, size_b = 0
+        self.nc = nc
         self.cp.clear()
         self.cn.clear()
-        for t in range(self.P):
+        for t in range(nc):
             if c[t] >= 0:
                 self.cp.push_back(c[t])
             else:
                 self.cn.push_back(c[t])
         self.m = self.cp.size()
-        for i in range(self.P):
-            size += self.in_a[i]
+        for b in range(self.n):
+            if self.where[b] == LEFT and nc == self.n:
+                self.where[b] = IN_B
+            size_a += self.where[b] == IN_A
+            size_b += self.where[b] == IN_B
+        if size_a + size_b > nc:
+            for i in range(self.n - 1, -1, -1):
+                b = self.by_l[i]
+                if self.where[b] == IN_B:
+                    self.where[b] = LEFT
+                    size_b -= 1
+                    break
+            else:
+                for i in range(self.n - 1, -1, -1):
+                    b = self.by_h[i]
+                    if self.where[b] == IN_A:
+                        self.where[b] = LEFT
+                        size_a -= 1
+                        break
         i = 0
-        while size < self.m:
-            if not self.in_a[self.by_h[i]]:
-                self.in_a[self.by_h[i]] = 1
-                size += 1
+        while size_a < self.m:
+            b = self.by_h[i]
+            if self.where[b] == IN_B:
+                self.where[b] = IN_A
+                size_a += 1
             i += 1
-        i = self.P - 1
-        while size > self.m:
-            if self.in_a[self.by_h[i]]:
-                self.in_a[self.by_h[i]] = 0
-                size -= 1
+        i = self.n - 1
+        while size_a > self.m:
+            b = self.by_h[i]
+            if self.where[b] == IN_A:
+                self.where[b] = IN_B
+                size_a -= 1
             i -= 1
 
     cdef void arcs(self) noexcept nogil:
-        """Each path arc's flow, marginal gains and their prefix sums, for the current A."""
-        cdef i64 i, n = 0, k = self.P - self.m
+        """Each path arc's flow, marginal gains and their prefix sums, for the current sets."""
+        cdef i64 i, f = 0, k = self.nc - self.m
         cdef double u, d
-        for i in range(self.P - 1):
-            n += self.in_a[self.by_h[i]]
-            self.n1[i] = n
-            u = self.wh[i] * self.cp[n] if n < self.m else 0.0
-            d = self.wh[i] * self.cp[n - 1] if n > 0 else 0.0
+        for i in range(self.n - 1):
+            f += self.where[self.by_h[i]] == IN_A
+            self.n1[i] = f
+            u = self.wh[i] * self.cp[f] if f < self.m else 0.0
+            d = self.wh[i] * self.cp[f - 1] if f > 0 else 0.0
             self.up1[i] = u
             self.dn1[i] = d
             self.su1[i + 1] = self.su1[i] + u
             self.sd1[i + 1] = self.sd1[i] + d
-        n = 0
-        for i in range(self.P - 1):
-            n += 1 - self.in_a[self.by_l[i]]
-            self.n2[i] = n
-            u = self.wl[i] * self.cn[n] if n < k else 0.0
-            d = self.wl[i] * self.cn[n - 1] if n > 0 else 0.0
+        f = 0
+        for i in range(self.n - 1):
+            f += self.where[self.by_l[i]] == IN_B
+            self.n2[i] = f
+            u = self.wl[i] * self.cn[f] if f < k else 0.0
+            d = self.wl[i] * self.cn[f - 1] if f > 0 else 0.0
             self.up2[i] = u
             self.dn2[i] = d
             self.su2[i + 1] = self.su2[i] + u
             self.sd2[i + 1] = self.sd2[i] + d
 
+    cdef inline double path1(self, i64 enter, i64 leave) noexcept nogil:
+        # a bag at place ``enter`` joins A, one at ``leave`` goes: the arcs between move a unit
+        return (self.su1[leave] - self.su1[enter]) if enter < leave else \
+            (self.sd1[leave] - self.sd1[enter])
+
+    cdef inline double path2(self, i64 enter, i64 leave) noexcept nogil:
+        return (self.su2[leave] - self.su2[enter]) if enter < leave else \
+            (self.sd2[leave] - self.sd2[enter])
+
     cdef void swap_search(self) noexcept nogil:
-        """Best swaps (a member x of A out, an outsider y in) until none gains more than eps;
-        leaves the arcs current. Swapping moves one unit between x's and y's places on each
-        path: up the arcs between them (gains up) or down (loses down)."""
-        cdef i64 it, i, j, b, a, a2, b2, nx, ny, bx, by
+        """Best swaps (a member x of A and one y of B trade sets) until none gains more than
+        eps; leaves the arcs current."""
+        cdef i64 it, i, j, b, a2, nx, ny, bx, by
         cdef double g, best, u1b, d1b, u2a, d2a
         cdef i64* ya = self.ya.data()
         cdef i64* yb = self.yb.data()
@@ -498,22 +549,21 @@ cdef class _Split:
         cdef double* yd1 = self.yd1.data()
         cdef double* yu2 = self.yu2.data()
         cdef double* yd2 = self.yd2.data()
-        for it in range(self.P * self.P):
+        for it in range(self.n * self.n):
             self.arcs()
             nx = ny = 0
-            for b in range(self.P):
-                if self.in_a[b]:
+            for b in range(self.n):
+                if self.where[b] == IN_A:
                     self.xs[nx] = b
                     nx += 1
-                else:
-                    a, b2 = self.at_h[b], self.at_l[b]
+                elif self.where[b] == IN_B:
                     self.ys[ny] = b
-                    ya[ny] = a
-                    yb[ny] = b2
-                    yu1[ny] = self.su1[a]
-                    yd1[ny] = self.sd1[a]
-                    yu2[ny] = self.su2[b2]
-                    yd2[ny] = self.sd2[b2]
+                    ya[ny] = self.at_h[b]
+                    yb[ny] = self.at_l[b]
+                    yu1[ny] = self.su1[ya[ny]]
+                    yd1[ny] = self.sd1[ya[ny]]
+                    yu2[ny] = self.su2[yb[ny]]
+                    yd2[ny] = self.sd2[yb[ny]]
                     ny += 1
             best, bx, by = self.eps, -1, -1
             for i in range(nx):
@@ -525,190 +575,258 @@ cdef class _Split:
                     g += (yu2[j] - u2a) if a2 < yb[j] else (yd2[j] - d2a)
                     if g > best:
                         best, bx, by = g, i, j
-            if bx < 0:
+            if best <= self.eps:
                 return
-            self.in_a[self.xs[bx]] = 0
-            self.in_a[self.ys[by]] = 1
+            self.where[self.xs[bx]] = IN_B
+            self.where[self.ys[by]] = IN_A
 
-    cdef bint certified(self) noexcept nogil:
-        """Whether the residual network (arcs current) has no cycle gaining more than about
-        eps per arc: Bellman-Ford from every node at once (all distances 0), a pass being a
-        sweep of each path both ways and the bags' arcs; settled within 2P passes unless such
-        a cycle exists."""
-        cdef i64 it, i, b, P = self.P, k = self.P - self.m
-        cdef double t, eps = self.eps
+    cdef inline bint lower(self, double* d, i64 node, double t, i64 src, i64 bag,
+                           bint track) noexcept nogil:
+        if t < d[0] - self.eps:
+            d[0] = t
+            if track:
+                self.pred[node] = src
+                self.via[node] = bag
+            return True
+        return False
+
+    cdef i64 sweeps(self, i64 limit, bint track) noexcept nogil:
+        """Bellman-Ford passes over the residual network from the distances in d1, d2 (the
+        paths' places) and d0 (the left-over node), costs the negated gains: each pass sweeps
+        each path both ways and the bags' arcs (with ``track``, recording predecessors).
+        Returns the passes taken to settle, or -1 if not settled within ``limit``."""
+        cdef i64 it, i, b, n = self.n, k = self.nc - self.m, h, l
         cdef bint changed
         cdef double* d1 = self.d1.data()
         cdef double* d2 = self.d2.data()
-        for i in range(P):
-            d1[i] = 0.0
-            d2[i] = 0.0
-        for it in range(2 * P + 2):
+        cdef char w
+        for it in range(limit):
             changed = False
-            for i in range(P - 1):
+            for i in range(n - 1):
                 if self.n1[i] < self.m:
-                    t = d1[i] - self.up1[i]
-                    if t < d1[i + 1] - eps:
-                        d1[i + 1] = t
-                        changed = True
-            for i in range(P - 2, -1, -1):
+                    changed |= self.lower(&d1[i + 1], i + 1, d1[i] - self.up1[i], i, -1, track)
+            for i in range(n - 2, -1, -1):
                 if self.n1[i] > 0:
-                    t = d1[i + 1] + self.dn1[i]
-                    if t < d1[i] - eps:
-                        d1[i] = t
-                        changed = True
-            for b in range(P):
-                if self.in_a[b]:
-                    t = d1[self.at_h[b]]
-                    if t < d2[self.at_l[b]] - eps:
-                        d2[self.at_l[b]] = t
-                        changed = True
-            for i in range(P - 1):
+                    changed |= self.lower(&d1[i], i, d1[i + 1] + self.dn1[i], i + 1, -1, track)
+            for i in range(n - 1):
                 if self.n2[i] < k:
-                    t = d2[i] - self.up2[i]
-                    if t < d2[i + 1] - eps:
-                        d2[i + 1] = t
-                        changed = True
-            for i in range(P - 2, -1, -1):
+                    changed |= self.lower(&d2[i + 1], n + i + 1, d2[i] - self.up2[i], n + i,
+                                          -1, track)
+            for i in range(n - 2, -1, -1):
                 if self.n2[i] > 0:
-                    t = d2[i + 1] + self.dn2[i]
-                    if t < d2[i] - eps:
-                        d2[i] = t
-                        changed = True
-            for b in range(P):
-                if not self.in_a[b]:
-                    t = d2[self.at_l[b]]
-                    if t < d1[self.at_h[b]] - eps:
-                        d1[self.at_h[b]] = t
-                        changed = True
+                    changed |= self.lower(&d2[i], n + i, d2[i + 1] + self.dn2[i], n + i + 1,
+                                          -1, track)
+            # a bag's arcs: from the node it uses to the other (and from the left-over node;
+            # none into it: the bag left over is given)
+            for b in range(n):
+                w = self.where[b]
+                h, l = self.at_h[b], self.at_l[b]
+                if w == IN_A:
+                    changed |= self.lower(&d2[l], n + l, d1[h], h, b, track)
+                elif w == IN_B:
+                    changed |= self.lower(&d1[h], h, d2[l], n + l, b, track)
+                else:
+                    changed |= self.lower(&d1[h], h, self.d0, 2 * n, b, track)
+                    changed |= self.lower(&d2[l], n + l, self.d0, 2 * n, b, track)
             if not changed:
-                return True
-        return False
+                return it + 1
+        return -1
 
-    cdef bint solve(self, const double* c) noexcept nogil:
-        """A best assignment for coefficients c (descending), from the current A: True when
-        certified, False when a Hungarian solve must decide."""
-        self.set_coefficients(c)
-        if self.m == 0 or self.m == self.P:
+    cdef bint certified(self, i64 limit) noexcept nogil:
+        """Whether the residual network (arcs current) has no cycle gaining more than about
+        eps an arc: Bellman-Ford from every node at once (all distances 0); settled within
+        2n + 2 passes unless there is such a cycle (``limit`` passes tried)."""
+        cdef i64 i
+        for i in range(self.n):
+            self.d1[i] = 0.0
+            self.d2[i] = 0.0
+        self.d0 = 0.0
+        return self.sweeps(limit, False) >= 0
+
+    cdef bint solve(self, const double* c, i64 nc) noexcept nogil:
+        """A best assignment to nc columns of coefficients c (descending), from the current
+        sets: True when certified, False when a Hungarian solve must decide."""
+        self.set_coefficients(c, nc)
+        if (self.m == 0 or self.m == nc) and nc == self.n:
             return True             # one group: its sorted matching
+        self.arcs()
+        # from a good start the certificate settles in a few passes; else search first
+        if self.certified(8):
+            return True
         if _SWAPS:
             self.swap_search()
-        else:
-            self.arcs()
-        return self.certified()
+        return self.certified(2 * self.n + 2)
+
+    cdef void leaving(self, double* W) noexcept nogil:
+        """With a bag left over and the sets optimal: W[x], the best value that leaves x over
+        instead (value() for the bag left over now), from the least costs of paths from the
+        left-over node (Bellman-Ford from it alone, arcs current)."""
+        cdef i64 i, b
+        cdef double best = self.value()
+        for i in range(self.n):
+            self.d1[i] = INFINITY
+            self.d2[i] = INFINITY
+        self.d0 = 0.0
+        self.sweeps(2 * self.n + 2, True)
+        for b in range(self.n):
+            if self.where[b] == IN_A:
+                W[b] = best - self.d1[self.at_h[b]]
+            elif self.where[b] == IN_B:
+                W[b] = best - self.d2[self.at_l[b]]
+            else:
+                W[b] = best
+
+    cdef void leave_over(self, i64 x) noexcept nogil:
+        """After :meth:`leaving`: the sets of the best assignment that leaves x over, the
+        least-cost path from the left-over node to x's node applied (each bag arc on it moves
+        its bag to the arc's head). Leaves the sets as they were if the predecessors do not
+        lead back (rounding)."""
+        cdef i64 n = self.n, v, u, steps = 0
+        v = self.at_h[x] if self.where[x] == IN_A else n + self.at_l[x]
+        if self.where[x] == LEFT:
+            return
+        while v != 2 * n:
+            v = self.pred[v]
+            steps += 1
+            if v < 0 or steps > 2 * n + 1:
+                return
+        v = self.at_h[x] if self.where[x] == IN_A else n + self.at_l[x]
+        self.where[x] = LEFT
+        while v != 2 * n:
+            u = self.pred[v]
+            if self.via[v] >= 0:
+                self.where[self.via[v]] = IN_A if v < n else IN_B
+            v = u
+
+    cdef void take(self, _Hungarian h, i64 dummy) noexcept nogil:
+        """The sets of the Hungarian's optimum (column ``dummy``, if >= 0, is the left-over
+        bag's)."""
+        cdef i64 b, t
+        for b in range(self.n):
+            t = h.col_of[b]
+            self.where[b] = LEFT if t == dummy else (IN_A if h.coef[t] >= 0 else IN_B)
+        self.arcs()
 
     cdef double value(self) noexcept nogil:
         cdef i64 i, b, j = 0
         cdef double total = 0.0
-        for i in range(self.P):
+        for i in range(self.n):
             b = self.by_h[i]
-            if self.in_a[b]:
+            if self.where[b] == IN_A:
                 total += self.cp[j] * self.hi[b]
                 j += 1
         j = 0
-        for i in range(self.P):
+        for i in range(self.n):
             b = self.by_l[i]
-            if not self.in_a[b]:
+            if self.where[b] == IN_B:
                 total += self.cn[j] * self.lo[b]
                 j += 1
         return total
 
     cdef void coefficients(self, double* coef) noexcept nogil:
-        """Each bag's column coefficient in the sorted matchings of A and of the rest."""
+        """Each bag's column coefficient in the sorted matchings of A and B (no bag left
+        over)."""
         cdef i64 i, b, j = 0
-        for i in range(self.P):
+        for i in range(self.n):
             b = self.by_h[i]
-            if self.in_a[b]:
+            if self.where[b] == IN_A:
                 coef[b] = self.cp[j]
                 j += 1
         j = 0
-        for i in range(self.P):
+        for i in range(self.n):
             b = self.by_l[i]
-            if not self.in_a[b]:
+            if self.where[b] == IN_B:
                 coef[b] = self.cn[j]
                 j += 1
 
 
-cdef double _positive_value(_Split split, _Hungarian pos, const double* c) noexcept nogil:
-    """The positive side's best value for columns of coefficients c (descending); a Hungarian
-    solve where the split's certificate does not hold, its A then taken from that optimum."""
+cdef double _split_value(_Split split, _Hungarian h, const double* c, i64 nc) noexcept nogil:
+    """The best value for nc columns of coefficients c (descending) by the split; a Hungarian
+    solve where its certificate does not hold (a column of coefficient 0 for the left-over
+    bag), the split's sets then taken from that optimum."""
     global _FALLBACKS
-    cdef i64 t, b
-    if split.solve(c):
+    cdef i64 t
+    if split.solve(c, nc):
         return split.value()
     _FALLBACKS += 1
-    for t in range(split.P):
-        pos.coef[t] = c[t]
-    pos.solve()
-    for b in range(split.P):
-        split.in_a[b] = pos.coef[pos.col_of[b]] >= 0
-    split.set_coefficients(c)
-    return pos.value()
-
+    for t in range(nc):
+        h.coef[t] = c[t]
+    if nc < split.n:
+        h.coef[nc] = 0.0
+    h.solve()
+    split.take(h, nc if nc < split.n else -1)
+    return split.value()
 
 
 def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
-    """Tests only: the positive side's best value for columns of coefficients ``coef`` (any
-    order) by :class:`_Split` (a Hungarian solve where it is not certified), and each bag's
-    column coefficient."""
-    cdef i64 P = high.shape[0]
+    """Tests only: the best value for columns of coefficients ``coef`` (any order; one fewer
+    than bags: one bag left over) by :class:`_Split` (a Hungarian solve where it is not
+    certified), each bag's column coefficient (nan: left over) and, with a bag left over, W:
+    each bag's best value when it is the one left over."""
+    cdef i64 n = high.shape[0], nc = coef.shape[0], b
     c = np.sort(np.asarray(coef, dtype=np.float64))[::-1].copy()
-    out = np.empty(P)
-    cdef double[::1] cv = c, ov = out
+    out = np.full(n, np.nan)
+    W = np.full(n, np.nan)
+    cdef double[::1] cv = np.r_[c, 0.0], ov = out, wv = W
     cdef _Split split = _Split(high, low)
-    cdef _Hungarian pos = _Hungarian(high, low)
+    cdef _Hungarian h = _Hungarian(high, low)
     cdef double value
+    if nc != n and nc != n - 1:
+        raise ValueError("one column a bag, or one fewer")
     with nogil:
-        value = _positive_value(split, pos, &cv[0])
+        value = _split_value(split, h, &cv[0], nc)
         split.coefficients(&ov[0])
-    return value, out
+        if nc < n:
+            split.leaving(&wv[0])
+    for b in range(n):
+        if split.where[b] == LEFT:
+            out[b] = np.nan
+    return value, out, W
 
 
-cdef void _upper_bounds(_Hungarian neg, const i64* by_h, const i64* by_l, const double* c,
-                        i64 L, double* bound, i64* hull) noexcept nogil:
-    """bound[i] = max_x gain(x, c[i]) - u_x for L coefficients c descending, in O(N + L)
-    instead of O(N L): for c >= 0 the upper envelope of the lines c high_x - u_x (by_h: the
-    bags by high ascending), below it of c low_x - u_x (by_l likewise), walked with c. Each
-    bound is padded by a few ulps of its terms, in case rounding let the envelope drop a line
-    that ties: the Dijkstra it stops must never stop early."""
-    cdef i64 i, j, n, x, N = neg.n, side
+cdef void _envelope(const double* hi, const double* lo, const double* icpt, const i64* by_h,
+                    const i64* by_l, i64 n, const double* c, i64 L, double* out, i64* arg,
+                    i64* hull) noexcept nogil:
+    """out[i] = max_x gain(x, c[i]) + icpt[x] (arg[i]: that x) for L coefficients c
+    descending, in O(n + L)
+    instead of O(n L): for c >= 0 the upper envelope of the lines c high_x + icpt_x (by_h: the
+    bags by high ascending), below 0 of c low_x + icpt_x (by_l likewise), walked with c."""
+    cdef i64 i, j, k, x, side
     cdef const i64* order
-    cdef double cc, m1, m2, m3, b1, b2, b3, top, big = 0.0
     cdef const double* slope
-    for x in range(N):
-        big = max(big, max(fabs(neg.u[x]), max(fabs(neg.hi[x]), fabs(neg.lo[x]))))
+    cdef double cc, m1, m2, m3, b1, b2, b3
     for side in range(2):
         order = by_h if side == 0 else by_l
-        slope = neg.hi.data() if side == 0 else neg.lo.data()
-        n = 0
-        for j in range(N):
+        slope = hi if side == 0 else lo
+        k = 0
+        for j in range(n):
             x = order[j]
-            if n and slope[hull[n - 1]] == slope[x]:
-                if -neg.u[x] <= -neg.u[hull[n - 1]]:
+            if k and slope[hull[k - 1]] == slope[x]:
+                if icpt[x] <= icpt[hull[k - 1]]:
                     continue
-                n -= 1
+                k -= 1
             # drop the last line while it is nowhere above both neighbours
-            while n >= 2:
-                m1, b1 = slope[hull[n - 2]], -neg.u[hull[n - 2]]
-                m2, b2 = slope[hull[n - 1]], -neg.u[hull[n - 1]]
-                m3, b3 = slope[x], -neg.u[x]
+            while k >= 2:
+                m1, b1 = slope[hull[k - 2]], icpt[hull[k - 2]]
+                m2, b2 = slope[hull[k - 1]], icpt[hull[k - 1]]
+                m3, b3 = slope[x], icpt[x]
                 if (b1 - b2) * (m3 - m2) >= (b2 - b3) * (m2 - m1):
-                    n -= 1
+                    k -= 1
                 else:
                     break
-            hull[n] = x
-            n += 1
-        # c ascending (i descending), the best line moves to steeper slopes
+            hull[k] = x
+            k += 1
+        # c ascending (i descending): the best line moves to steeper slopes
         j = 0
         for i in range(L - 1, -1, -1):
             cc = c[i]
             if (cc >= 0) != (side == 0):
                 continue
-            while j + 1 < n and (cc * slope[hull[j + 1]] - neg.u[hull[j + 1]]
-                                 >= cc * slope[hull[j]] - neg.u[hull[j]]):
+            while j + 1 < k and (cc * slope[hull[j + 1]] + icpt[hull[j + 1]]
+                                 >= cc * slope[hull[j]] + icpt[hull[j]]):
                 j += 1
-            top = cc * slope[hull[j]] - neg.u[hull[j]]
-            bound[i] = top + 1e-14 * (fabs(cc) + 1.0) * big
+            out[i] = cc * slope[hull[j]] + icpt[hull[j]]
+            arg[i] = hull[j]
 
 
 cdef inline double _ap_term(double p, double above) noexcept nogil:
@@ -756,48 +874,49 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
     cdef i64[::1] pos_order = order
     sorted_high = np.ascontiguousarray(np.asarray(pos_high)[order])
     cdef double[::1] H = sorted_high
-    cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
     cdef _Hungarian pos = _Hungarian(pos_high, pos_low)
-    cdef _Split split = _Split(pos_high, pos_low)
+    cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
+    cdef _Split pos_split = _Split(pos_high, pos_low)
+    cdef _Split neg_split = _Split(neg_high, neg_low)
     cdef i64[::1] neg_by_h = np.argsort(neg_high, kind="stable").astype(np.int64)
     cdef i64[::1] neg_by_l = np.argsort(neg_low, kind="stable").astype(np.int64)
     with nogil:
-        _run(P, N, H, pos_order, pos, neg, split, &neg_by_h[0], &neg_by_l[0], tol, neg_ranks,
-             pos_coef, neg_coef)
+        _run(P, N, H, pos_order, pos, neg, pos_split, neg_split, &neg_by_h[0], &neg_by_l[0],
+             tol, neg_ranks, pos_coef, neg_coef)
     return neg_ranks_a, pos_coef_a, neg_coef_a
 
 
 cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
-              _Split split, const i64* neg_by_h, const i64* neg_by_l, double tol,
-              i64[::1] neg_ranks, double[::1] pos_coef, double[::1] neg_coef) except -1 nogil:
+              _Split pos_split, _Split neg_split, const i64* neg_by_h, const i64* neg_by_l,
+              double tol, i64[::1] neg_ranks, double[::1] pos_coef,
+              double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
-    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g
-    cdef double neg_base, rise, slope
-    cdef i64 k, r, q, p, b, x, i, L, lowest, chosen, y0
-    cdef bint mixed = False, needed
-    cdef vector[double] S, values, cr, bound, best_of, coefs, share, rest, V
+    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, c_hi, c_lo, c
+    cdef double rise, slope
+    cdef i64 k, r, q, p, b, j, L, lowest, chosen
+    cdef bint mixed, needed
+    cdef vector[double] S, values, cr, coefs, share, rest, V, ncoef, W
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
-    cdef vector[i64] hull
-    hull.assign(N, 0)
+    cdef vector[i64] hull, taker
     S.assign(P + 1, 0.0)
     for p in range(P):
         S[p + 1] = S[p] + H[p]
     cr.assign(P, 0.0)
-    bound.assign(P, 0.0)
-    best_of.assign(P, 0.0)
     values.assign(P + 1, 0.0)
     above_of.assign(P + 1, 0)
     coefs.assign(P, 0.0)
+    ncoef.assign(N, 0.0)
+    W.assign(N, 0.0)
+    hull.assign(N, 0)
+    taker.assign(P + 1, 0)      # per rank, the negative bag that takes slot k there
     # per rank of a scan: the loss term over P (share), the negative side's value (rest), the
     # positive side's (V)
     share.assign(P + 1, 0.0)
     rest.assign(P + 1, 0.0)
     V.assign(P + 1, 0.0)
 
-    # negative side at the true pattern: every slot at P + 1
-    c = (P + 2.0 - 2.0 * (P + 1)) * scale
-    neg.solve_uniform(c)
     # the true pattern's value: loss 0, every positive at N / (P N), every negative at P + 1
+    c = (P + 2.0 - 2.0 * (P + 1)) * scale
     best = S[P] * N * scale
     for b in range(N):
         best += _gain(c, neg.hi[b], neg.lo[b])
@@ -814,23 +933,21 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         for p in range(1, lowest):
             delta_fixed += _ap_term(p, above_of[p])
             fixed_value += (N - 2.0 * above_of[p]) * scale * H[p - 1]
-        # some positive slot may now take a negative coefficient: from here on the positive
-        # side is no sorted matching but a split (see _Split)
+        # some positive slot may now take a negative coefficient: the positive side is then
+        # no sorted matching but a split (see _Split)
         mixed = c_lo < 0
-        # negative side, slot k at rank r: the best assignment of the other bags to the other
-        # slots plus the gain of the bag x that takes slot k, maximised over x. Slot k's bag y0
-        # out, the rest is the best assignment that leaves y0 over (value V); one that leaves x
-        # over instead is worth, under the same feasible potentials, V + u_y0 - u_x - (the
-        # reduced costs of the alternating path from y0 to x's slot), for every x from one
-        # Dijkstra, which stops once no bag it has not reached can win at any rank
-        y0 = neg.free_column(k)
-        neg_base = neg.value() + neg.u[y0]
+        # negative side, slot k at rank r: the best assignment of the bags to the other slots
+        # (descending: the slots before k at their ranks, those after at P + 1) that leaves x
+        # over, W[x], plus x's gain in slot k, maximised over x: an upper envelope in c_r
+        for j in range(N - 1):
+            ncoef[j] = (P + 2.0 - 2.0 * (neg_ranks[j] if j < k else P + 1)) * scale
+        _split_value(neg_split, neg, ncoef.data(), N - 1)
+        neg_split.leaving(W.data())
         L = P - lowest + 1
-        for i in range(L):
-            cr[i] = (P + 2.0 - 2.0 * (lowest + i)) * scale
-            best_of[i] = -INFINITY
-        _upper_bounds(neg, neg_by_h, neg_by_l, cr.data(), L, bound.data(), hull.data())
-        neg.best_leaving(y0, k, cr.data(), L, bound.data(), best_of.data())
+        for j in range(L):
+            cr[j] = (P + 2.0 - 2.0 * (lowest + j)) * scale
+        _envelope(neg.hi.data(), neg.lo.data(), W.data(), neg_by_h, neg_by_l, N, cr.data(), L,
+                  &rest[lowest], &taker[lowest], hull.data())
         # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
         # above, those in lowest ... r - 1 have k
         delta = delta_fixed
@@ -840,7 +957,6 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
             if r > lowest:
                 delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
             share[r] = delta / P
-            rest[r] = neg_base + best_of[r - lowest]
             values[r] = -INFINITY
         top = -INFINITY
         if not mixed:
@@ -876,15 +992,13 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                     if not needed:
                         break
                     coefs[r - 2] = c_hi
-                V[r] = _positive_value(split, pos, coefs.data())
+                V[r] = _split_value(pos_split, pos, coefs.data(), P)
                 values[r] = share[r] + V[r] + rest[r]
                 if values[r] > top:
                     top = values[r]
                 check_signals(&next_check)
         if not top > best + tol:
-            # slot k stays at P + 1, and so must every later one
-            neg.refill_column(k, neg.coef[k], y0)
-            break
+            break               # slot k stays at P + 1, and so must every later one
         chosen = lowest
         for r in range(P, lowest - 1, -1):
             if values[r] >= top - tol:
@@ -894,19 +1008,22 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         neg_ranks[k] = chosen
         for p in range(chosen, P + 1):
             above_of[p] = k + 1
-        # slot k takes its rank and the bag that gave its value there: the Dijkstra's paths
-        # repair the assignment
-        neg.take_leaving(y0, k, neg.arg_of[chosen - lowest], (P + 2.0 - 2.0 * chosen) * scale)
+        # the next slot's search starts from this pattern's optimum: the bag that took slot k
+        # in it, the others as in its best assignment that leaves that bag over
+        neg_split.leave_over(taker[chosen])
+        neg_split.where[taker[chosen]] = IN_A if chosen <= P / 2 + 1 else IN_B
         k += 1
 
     # the final pattern's assignments
-    for b in range(N):
-        neg_coef[b] = neg.coef[neg.col_of[b]]
+    for j in range(N):
+        ncoef[j] = (P + 2.0 - 2.0 * neg_ranks[j]) * scale
+    _split_value(neg_split, neg, ncoef.data(), N)
+    neg_split.coefficients(&neg_coef[0])
     for p in range(1, P + 1):
         coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
     if coefs[P - 1] < 0:
-        _positive_value(split, pos, coefs.data())
-        split.coefficients(&pos_coef[0])
+        _split_value(pos_split, pos, coefs.data(), P)
+        pos_split.coefficients(&pos_coef[0])
     else:
         for p in range(1, P + 1):
             pos_coef[pos_order[p - 1]] = coefs[p - 1]
