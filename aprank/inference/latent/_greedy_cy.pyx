@@ -4,33 +4,33 @@
 The greedy (see ``run_latent_greedy``) moves the negative slots up one at a time, each to the
 rank of largest loss-augmented score with the others fixed. Scoring one pattern takes two
 assignments of bags to slots, one per side, of gains g(b, c) = max_h c s_b(h) = c high_b for
-c >= 0, c low_b below (eqs. A.6-A.9). Here every pattern's value comes from kept optima:
+c >= 0, c low_b below (eqs. A.6-A.9). Within each sign the best arrangement is the sorted
+matching (rearrangement inequality), so an assignment is the split of the bags between the
+slots >= 0 and the others, and a _Split finds and certifies the best one without dual
+potentials (a flow along the bags in order of high and of low, certified by Bellman-Ford
+sweeps of O(n) each; see its docstring). Dual potentials (the dynamic Hungarian algorithm,
+Korsah, Stentz & Dias 2007, which this kernel used before) made every change of one column
+cost O(n^2), as it moves the potentials of every column below it: on trained bags where
+most negatives move, nearly all of a run.
 
-* negative side: a dense Hungarian state (assignment and dual potentials u, v with
-  u_b + v_t >= g(b, t), equality on the assignment) over N bags and N slots, kept optimal from
-  slot to slot by the dynamic Hungarian algorithm (Korsah, Stentz & Dias 2007: when one
-  column's gains change, free it and its bag, reset the column's potential to the least
-  feasible value, one augmenting path: O(N^2) instead of a new O(N^3) solve). Scanning slot k,
-  its column is freed: the rest is still optimal under the same potentials, and the best
-  assignment that leaves bag x over instead of slot k's bag y is worth u_y - u_x - (the reduced
-  costs of the alternating path from y to x's slot) more, so one Dijkstra from y scores rank r
-  as max_x g(x, c_r) + that, for every r at once. The Dijkstra stops once the next distance
-  exceeds what any bag it has not reached could add at any rank (bound: max_x g(x, c_r) - u_x).
-  When slot k moves, its column comes back with the new coefficient and the bag x that won
-  there: the augmenting path of the repair is the Dijkstra's path from y to x's slot, already
-  found (potentials moved by the distances it reached, capped where it stopped; x then attains
-  the column's least feasible potential because no bag it did not reach can beat x).
+* negative side: scanning slot k, the other slots' columns with one bag left over (the one in
+  a bottom column, as freeing slot k's column leaves it); W(x), the best assignment that
+  leaves x over instead, for every bag x from one Bellman-Ford from the left-over node; slot k
+  at rank r is worth max_x W(x) + g(x, c_r), every rank from one upper envelope in O(N + L).
+  The next slot starts from the chosen pattern's optimum (the least-cost path to the bag that
+  took slot k applied), so its certificate mostly holds at once.
 * positive side: while every positive slot's coefficient is >= 0 (slot k's lower coefficient
   (N - 2(k + 1)) / (P N) >= 0: fewer than half the negatives moved) every gain is c high_b and
-  the optimum is the sorted matching (rearrangement inequality): O(1) per rank from prefix sums
-  of the sorted highs. Past that the scan's rank steps each change one column (from the
-  coefficient below slot k to the one above it) and take one dynamic-Hungarian repair, O(P^2).
+  the optimum is the sorted matching: O(1) per rank from prefix sums of the sorted highs. Past
+  that each rank takes a _Split search from the last one's split, and the scan stops once no
+  rank left can come within tol of the best (the value is concave in the rank).
 
 The loss of each pattern is updated in O(1) along a scan (one positive's negatives-above count
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
-the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
+the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``); where a _Split's
+certificate does not hold after its swap search (not met in testing) a Hungarian solve decides.
 """
-from libc.math cimport INFINITY, fabs
+from libc.math cimport INFINITY
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -46,15 +46,10 @@ cdef inline double _gain(double c, double hi, double lo) noexcept nogil:
 cdef class _Hungarian:
     """A square maximum-gain assignment of bags (rows) to slots (columns) of coefficients
     ``coef``, gain(b, t) = c_t high_b for c_t >= 0, c_t low_b below (a column of coefficient 0,
-    gain 0 for every bag, is the greedy's dummy); kept optimal with its dual potentials across
-    changes of one column at a time."""
+    gain 0 for every bag, is a left-over bag's), solved from scratch with dual potentials
+    (O(n^3)): :class:`_Split`'s fallback where its certificate does not hold."""
 
     cdef i64 n, end
-    # where best_leaving stopped: columns todo[n_left : n - 1] reached, the next distance front
-    cdef i64 n_left
-    cdef double front
-    # per coefficient of best_leaving, the row that gives best_of
-    cdef vector[i64] arg_of
     cdef vector[double] hi, lo, coef, u, v, dist
     cdef vector[i64] col_of, row_of, pred, todo
     # the columns not yet reached by a Dijkstra, with copies of their v, coefficient, distance
@@ -86,7 +81,7 @@ cdef class _Hungarian:
     cdef inline double gain(self, i64 b, i64 t) noexcept nogil:
         return _gain(self.coef[t], self.hi[b], self.lo[b])
 
-    cdef void solve(self) noexcept nogil:
+    cdef int solve(self, double* next_check) except -1 nogil:
         """From scratch (O(n^3)): u at each row's best gain, v = 0, then one augmenting path
         per row."""
         cdef i64 b, t
@@ -102,17 +97,8 @@ cdef class _Hungarian:
             self.row_of[t] = -1
         for b in range(self.n):
             self.augment(b)
-
-    cdef void solve_uniform(self, double c) noexcept nogil:
-        """O(n) optimum where every column has coefficient c: any assignment (bag b in column
-        b), u at each bag's gain, v = 0."""
-        cdef i64 b
-        for b in range(self.n):
-            self.coef[b] = c
-            self.v[b] = 0.0
-            self.u[b] = _gain(c, self.hi[b], self.lo[b])
-            self.col_of[b] = b
-            self.row_of[b] = b
+            check_signals(next_check)
+        return 0
 
     cdef i64 load_todo(self, i64 skip) noexcept nogil:
         """Every column but ``skip`` unreached, at distance infinity, with copies of its v and
@@ -182,93 +168,6 @@ cdef class _Hungarian:
             base = best + self.u[z]
         return self.n - (1 if skip >= 0 else 0)
 
-    cdef void best_leaving(self, i64 y, i64 skip, const double* c, i64 L, const double* bound,
-                           double* best_of) noexcept nogil:
-        """For each of L coefficients c[i]: best_of[i] = max over rows x of gain(x, c[i]) - u_x
-        - (the reduced cost of the shortest alternating path from the free row y to x's
-        column; 0 for x = y), column ``skip`` left out. A Dijkstra from y that stops once the
-        next distance D is at least max_i (bound[i] - best_of[i]), bound[i] = max_x gain(x, c[i])
-        - u_x: no row not yet reached can then raise any best_of[i]. Keeps the row of each
-        best_of[i] (``arg_of``) and where it stopped, for :meth:`take_leaving`."""
-        cdef i64 t, i, z, best_i, n_todo
-        cdef double d, best, base, hz, lz, cc, a, g, gap
-        cdef double* tv = self.todo_v.data()
-        cdef double* tc = self.todo_c.data()
-        cdef double* td = self.todo_d.data()
-        cdef i64* tp = self.todo_p.data()
-        n_todo = self.load_todo(skip)
-        if <i64>self.arg_of.size() < L:
-            self.arg_of.resize(L)
-        z, base, best = y, self.u[y], 0.0
-        while True:
-            # row z reached at distance ``best``: its candidates, then the gap left
-            hz, lz = self.hi[z], self.lo[z]
-            gap = -INFINITY
-            for i in range(L):
-                a = c[i] * hz
-                g = c[i] * lz
-                g = (a if a >= g else g) - self.u[z] - best
-                if g > best_of[i]:
-                    best_of[i] = g
-                    self.arg_of[i] = z
-                gap = max(gap, bound[i] - best_of[i])
-            if n_todo == 0:
-                self.n_left = 0
-                self.front = best
-                return
-            best, best_i = INFINITY, 0
-            for i in range(n_todo):
-                cc = tc[i]
-                a = cc * hz
-                g = cc * lz
-                g = a if a >= g else g
-                d = base + tv[i] - g
-                if d < td[i]:
-                    td[i] = d
-                    tp[i] = z
-                if td[i] < best:
-                    best, best_i = td[i], i
-            if best >= gap:
-                self.n_left = n_todo
-                self.front = best
-                return
-            n_todo -= 1
-            t = self.reach(best_i, n_todo, best)
-            z = self.row_of[t]
-            base = best + self.u[z]
-
-    cdef void take_leaving(self, i64 y, i64 skip, i64 x, double c) noexcept nogil:
-        """After :meth:`best_leaving` from the free row y: column ``skip`` (free) takes
-        coefficient c and row x, which it found best for c (``arg_of``), the alternating path
-        from y to x's column flips. The potentials move by the distances it reached (capped at
-        where it stopped), as after an augmenting path; x then attains v_skip's least feasible
-        value, because nothing it did not reach could beat x. O(n), no new search."""
-        cdef i64 i, t, b, prev, t0
-        cdef double delta, m = -INFINITY
-        self.u[y] -= self.front
-        for i in range(self.n_left, self.n - 1):
-            t = self.todo[i]
-            delta = self.front - self.dist[t]
-            self.v[t] += delta
-            self.u[self.row_of[t]] -= delta
-        if x != y:
-            t0 = self.col_of[x]
-            t = t0
-            while True:
-                b = self.pred[t]
-                prev = self.col_of[b]
-                self.row_of[t] = b
-                self.col_of[b] = t
-                if b == y:
-                    break
-                t = prev
-        self.col_of[x] = skip
-        self.row_of[skip] = x
-        self.coef[skip] = c
-        for b in range(self.n):
-            m = max(m, self.gain(b, skip) - self.u[b])
-        self.v[skip] = m
-
     cdef void augment(self, i64 y) noexcept nogil:
         """Assign the free row y along a shortest augmenting path; potentials stay feasible
         (u -= D - dist of each reached row, v += D - dist of each reached column)."""
@@ -294,30 +193,6 @@ cdef class _Hungarian:
                 break
             t = prev
 
-    cdef i64 free_column(self, i64 t) noexcept nogil:
-        """Take column t out of the assignment; returns its row, now free. The rest stays
-        an optimum of the other rows and columns, under the same potentials."""
-        cdef i64 y = self.row_of[t]
-        self.row_of[t] = -1
-        self.col_of[y] = -1
-        return y
-
-    cdef void refill_column(self, i64 t, double c, i64 y) noexcept nogil:
-        """Column t (free) back with coefficient c, row y (free) back: v_t at the least
-        feasible value, one augmenting path from y, O(n^2)."""
-        cdef i64 b
-        cdef double m = -INFINITY
-        self.coef[t] = c
-        for b in range(self.n):
-            m = max(m, self.gain(b, t) - self.u[b])
-        self.v[t] = m
-        self.augment(y)
-
-    cdef void set_column(self, i64 t, double c) noexcept nogil:
-        """Korsah et al.'s repair after column t's coefficient changes: free its row, set v_t
-        to the least feasible value, one augmenting path: O(n^2)."""
-        self.refill_column(t, c, self.free_column(t))
-
     cdef double value(self) noexcept nogil:
         cdef i64 b
         cdef double total = 0.0
@@ -334,8 +209,18 @@ cdef i64 _FALLBACKS = 0
 
 
 def _debug_swaps(bint on):
-    """Switch :class:`_Split`'s swap search on or off (tests only); returns how many
-    evaluations fell back to a Hungarian solve since the last call."""
+    """Switch :class:`_Split`'s swap search on or off (tests only).
+
+    Parameters
+    ----------
+    on : bool
+        Whether a split whose certificate does not hold at once searches swaps.
+
+    Returns
+    -------
+    int
+        How many splits fell back to a Hungarian solve since the last call.
+    """
     global _SWAPS, _FALLBACKS
     cdef i64 n = _FALLBACKS
     _SWAPS = on
@@ -352,31 +237,29 @@ cdef enum:
 
 
 cdef class _Split:
-    """A best assignment of n bags to n or n - 1 columns (one bag then left over) of gains
-    gain(b, c) = c high_b for c >= 0, c low_b below, found without dual potentials. With them
-    (the dynamic Hungarian) each change of a column costs O(n^2), because it moves the
-    potentials of every column below it, and a greedy slot takes one per rank: nearly all of a
-    run on trained bags.
+    """A best assignment of n bags to n columns, or to n - 1 with a given bag left over, of
+    gains gain(b, c) = c high_b for c >= 0, c low_b below, found without dual potentials.
 
     Within each sign the best arrangement is the sorted matching (rearrangement inequality),
-    so an assignment is the set A of bags in the m columns >= 0, the set B in the others and
-    the bag left over. By Abel summation over the bags in order of high (h_[1] >= h_[2] >= ...)
-    A's sorted matching is sum_i (h_[i] - h_[i+1]) Pc(n_i) + Pc(m) h_[n], n_i the members of A
-    among the first i and Pc(n) the sum of the n largest coefficients, concave in n; B's
-    likewise in order of low. So the value is a separable concave gain of a flow: a unit per
-    bag, along one of two paths (the bags by high for A, by low for B) or to the left-over
-    node, into sinks of demands m, n - m (n - 1 - m) and 0 (1). A flow is optimal exactly when
-    its residual network (each path arc one unit up or down at its marginal gain; each bag's
-    arcs from the node it uses to the two others) has no cycle of positive gain: that is the
-    certificate, Bellman-Ford sweeps of O(n) each. A cycle through two bags is a swap (its gain
-    two prefix-sum differences); swaps are searched when the certificate does not hold at
-    once, and where it still does not (a positive cycle through more bags: not met in
-    testing) the caller solves a Hungarian assignment instead.
+    so an assignment is the set A of bags in the m columns >= 0 and the set B in the others.
+    By Abel summation over the bags in order of high (h_[1] >= h_[2] >= ...) A's sorted
+    matching is sum_i (h_[i] - h_[i+1]) Pc(n_i) + Pc(m) h_[n], n_i the members of A among the
+    first i and Pc(n) the sum of the n largest coefficients, concave in n; B's likewise in
+    order of low. So the value is a separable concave gain of a flow: a unit per bag, along one
+    of two paths (the bags by high for A, by low for B) into sinks of demands m and the number
+    of columns < 0. A flow is optimal exactly when its residual network (each path arc one
+    unit up or down at its marginal gain, each bag an arc from the path it uses to the other)
+    has no cycle of positive gain: that is the certificate, Bellman-Ford sweeps of O(n) each.
+    A cycle through two bags is a swap (its gain two prefix-sum differences); swaps are
+    searched when the certificate does not hold at once, and where it still does not (a
+    positive cycle through more bags: not met in testing) the caller solves a Hungarian
+    assignment instead.
 
-    With a bag left over, the value W(x) of leaving x over instead, for every x, is the best
-    value less the least cost of a path from the left-over node to the node x uses (no
-    positive cycle: the difference of two flows is that path's cycle and cycles of no gain):
-    one more Bellman-Ford, O(n) a pass, instead of a Dijkstra over the dense n x n graph."""
+    With a bag left over (a third node, with arcs to both paths from it), W(x), the best value
+    that leaves x over instead, is the best value less the least cost of a path from the
+    left-over node to the path x uses (no positive cycle: the difference of the two flows is
+    that path and cycles of no gain): one Bellman-Ford from that node, O(n) a pass, instead of
+    a Dijkstra over the dense n x n graph."""
 
     cdef i64 n, nc, m
     cdef double eps
@@ -458,9 +341,11 @@ cdef class _Split:
         self.yd2.assign(n, 0.0)
 
     cdef void set_coefficients(self, const double* c, i64 nc) noexcept nogil:
-        """The nc (n or n - 1) columns' coefficients, descending. The bags are moved to fit
-        the new counts (a start for the search): the left-over bag into B or B's bag of lowest
-        low left over, then A's bag of lowest high into B or B's of highest high into A."""
+        """The nc (n or n - 1) columns' coefficients, descending; the bags moved to fit the
+        new counts. With one column fewer, B's bag of lowest low is left over: it holds the
+        bottom column, and an optimum less a column and its bag is optimal for the rest (the
+        greedy's slot k is such a column). Then A's bag of lowest high moves to B, or B's of
+        highest high to A, while A's size is not m: only a start for the search."""
         cdef i64 t, i, b, size_a = 0, size_b = 0
         self.nc = nc
         self.cp.clear()
@@ -529,16 +414,7 @@ cdef class _Split:
             self.su2[i + 1] = self.su2[i] + u
             self.sd2[i + 1] = self.sd2[i] + d
 
-    cdef inline double path1(self, i64 enter, i64 leave) noexcept nogil:
-        # a bag at place ``enter`` joins A, one at ``leave`` goes: the arcs between move a unit
-        return (self.su1[leave] - self.su1[enter]) if enter < leave else \
-            (self.sd1[leave] - self.sd1[enter])
-
-    cdef inline double path2(self, i64 enter, i64 leave) noexcept nogil:
-        return (self.su2[leave] - self.su2[enter]) if enter < leave else \
-            (self.sd2[leave] - self.sd2[enter])
-
-    cdef void swap_search(self) noexcept nogil:
+    cdef int swap_search(self, double* next_check) except -1 nogil:
         """Best swaps (a member x of A and one y of B trade sets) until none gains more than
         eps; leaves the arcs current."""
         cdef i64 it, i, j, b, a2, nx, ny, bx, by
@@ -576,9 +452,11 @@ cdef class _Split:
                     if g > best:
                         best, bx, by = g, i, j
             if best <= self.eps:
-                return
+                return 0
             self.where[self.xs[bx]] = IN_B
             self.where[self.ys[by]] = IN_A
+            check_signals(next_check)
+        return 0
 
     cdef inline bint lower(self, double* d, i64 node, double t, i64 src, i64 bag,
                            bint track) noexcept nogil:
@@ -590,7 +468,7 @@ cdef class _Split:
             return True
         return False
 
-    cdef i64 sweeps(self, i64 limit, bint track) noexcept nogil:
+    cdef i64 sweeps(self, i64 limit, bint track, double* next_check) except -2 nogil:
         """Bellman-Ford passes over the residual network from the distances in d1, d2 (the
         paths' places) and d0 (the left-over node), costs the negated gains: each pass sweeps
         each path both ways and the bags' arcs (with ``track``, recording predecessors).
@@ -630,9 +508,10 @@ cdef class _Split:
                     changed |= self.lower(&d2[l], n + l, self.d0, 2 * n, b, track)
             if not changed:
                 return it + 1
+            check_signals(next_check)
         return -1
 
-    cdef bint certified(self, i64 limit) noexcept nogil:
+    cdef int certified(self, i64 limit, double* next_check) except -1 nogil:
         """Whether the residual network (arcs current) has no cycle gaining more than about
         eps an arc: Bellman-Ford from every node at once (all distances 0); settled within
         2n + 2 passes unless there is such a cycle (``limit`` passes tried)."""
@@ -641,23 +520,24 @@ cdef class _Split:
             self.d1[i] = 0.0
             self.d2[i] = 0.0
         self.d0 = 0.0
-        return self.sweeps(limit, False) >= 0
+        return self.sweeps(limit, False, next_check) >= 0
 
-    cdef bint solve(self, const double* c, i64 nc) noexcept nogil:
-        """A best assignment to nc columns of coefficients c (descending), from the current
-        sets: True when certified, False when a Hungarian solve must decide."""
+    cdef int solve(self, const double* c, i64 nc, double* next_check) except -1 nogil:
+        """A best assignment to nc columns of coefficients c (descending; with nc = n - 1,
+        the best with the left-over bag over), from the current sets: True when certified,
+        False when a Hungarian solve must decide."""
         self.set_coefficients(c, nc)
         if (self.m == 0 or self.m == nc) and nc == self.n:
             return True             # one group: its sorted matching
         self.arcs()
         # from a good start the certificate settles in a few passes; else search first
-        if self.certified(8):
+        if self.certified(8, next_check):
             return True
         if _SWAPS:
-            self.swap_search()
-        return self.certified(2 * self.n + 2)
+            self.swap_search(next_check)
+        return self.certified(2 * self.n + 2, next_check)
 
-    cdef void leaving(self, double* W) noexcept nogil:
+    cdef int leaving(self, double* W, double* next_check) except -1 nogil:
         """With a bag left over and the sets optimal: W[x], the best value that leaves x over
         instead (value() for the bag left over now), from the least costs of paths from the
         left-over node (Bellman-Ford from it alone, arcs current)."""
@@ -667,7 +547,7 @@ cdef class _Split:
             self.d1[i] = INFINITY
             self.d2[i] = INFINITY
         self.d0 = 0.0
-        self.sweeps(2 * self.n + 2, True)
+        self.sweeps(2 * self.n + 2, True, next_check)
         for b in range(self.n):
             if self.where[b] == IN_A:
                 W[b] = best - self.d1[self.at_h[b]]
@@ -675,6 +555,7 @@ cdef class _Split:
                 W[b] = best - self.d2[self.at_l[b]]
             else:
                 W[b] = best
+        return 0
 
     cdef void leave_over(self, i64 x) noexcept nogil:
         """After :meth:`leaving`: the sets of the best assignment that leaves x over, the
@@ -740,29 +621,47 @@ cdef class _Split:
                 j += 1
 
 
-cdef double _split_value(_Split split, _Hungarian h, const double* c, i64 nc) noexcept nogil:
-    """The best value for nc columns of coefficients c (descending) by the split; a Hungarian
-    solve where its certificate does not hold (a column of coefficient 0 for the left-over
-    bag), the split's sets then taken from that optimum."""
+cdef int _split_value(_Split split, _Hungarian h, const double* c, i64 nc, double* value,
+                      double* next_check) except -1 nogil:
+    """value[0]: the best value for nc columns of coefficients c (descending) by the split; a
+    Hungarian solve where its certificate does not hold (a column of coefficient 0 for the
+    left-over bag), the split's sets then taken from that optimum."""
     global _FALLBACKS
     cdef i64 t
-    if split.solve(c, nc):
-        return split.value()
-    _FALLBACKS += 1
-    for t in range(nc):
-        h.coef[t] = c[t]
-    if nc < split.n:
-        h.coef[nc] = 0.0
-    h.solve()
-    split.take(h, nc if nc < split.n else -1)
-    return split.value()
+    if not split.solve(c, nc, next_check):
+        _FALLBACKS += 1
+        for t in range(nc):
+            h.coef[t] = c[t]
+        if nc < split.n:
+            h.coef[nc] = 0.0
+        h.solve(next_check)
+        split.take(h, nc if nc < split.n else -1)
+    value[0] = split.value()
+    return 0
 
 
 def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
-    """Tests only: the best value for columns of coefficients ``coef`` (any order; one fewer
-    than bags: one bag left over) by :class:`_Split` (a Hungarian solve where it is not
-    certified), each bag's column coefficient (nan: left over) and, with a bag left over, W:
-    each bag's best value when it is the one left over."""
+    """A :class:`_Split`'s best assignment (tests only; a Hungarian solve where it is not
+    certified).
+
+    Parameters
+    ----------
+    high, low : ndarray of float64 (n,)
+        Each bag's highest and lowest score.
+    coef : ndarray of float64 (n,) or (n - 1,)
+        The columns' coefficients, in any order; with n - 1, one bag is left over (the split
+        picks which).
+
+    Returns
+    -------
+    value : float
+        The best value (with a bag left over: the best that leaves the split's pick over).
+    bag_coef : ndarray of float64 (n,)
+        Each bag's column coefficient (nan for the bag left over).
+    left_over : ndarray of float64 (n,)
+        With a bag left over, each bag's best value when it is the one left over (W); nan
+        otherwise.
+    """
     cdef i64 n = high.shape[0], nc = coef.shape[0], b
     c = np.sort(np.asarray(coef, dtype=np.float64))[::-1].copy()
     out = np.full(n, np.nan)
@@ -770,14 +669,14 @@ def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
     cdef double[::1] cv = np.r_[c, 0.0], ov = out, wv = W
     cdef _Split split = _Split(high, low)
     cdef _Hungarian h = _Hungarian(high, low)
-    cdef double value
+    cdef double value, next_check = first_check()
     if nc != n and nc != n - 1:
         raise ValueError("one column a bag, or one fewer")
     with nogil:
-        value = _split_value(split, h, &cv[0], nc)
+        _split_value(split, h, &cv[0], nc, &value, &next_check)
         split.coefficients(&ov[0])
         if nc < n:
-            split.leaving(&wv[0])
+            split.leaving(&wv[0], &next_check)
     for b in range(n):
         if split.where[b] == LEFT:
             out[b] = np.nan
@@ -892,7 +791,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
               double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
     cdef double best, top, fixed_value, delta_fixed, delta, pos_v, c_hi, c_lo, c
-    cdef double rise, slope
+    cdef double rise, slope, scratch
     cdef i64 k, r, q, p, b, j, L, lowest, chosen
     cdef bint mixed, needed
     cdef vector[double] S, values, cr, coefs, share, rest, V, ncoef, W
@@ -941,8 +840,8 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         # over, W[x], plus x's gain in slot k, maximised over x: an upper envelope in c_r
         for j in range(N - 1):
             ncoef[j] = (P + 2.0 - 2.0 * (neg_ranks[j] if j < k else P + 1)) * scale
-        _split_value(neg_split, neg, ncoef.data(), N - 1)
-        neg_split.leaving(W.data())
+        _split_value(neg_split, neg, ncoef.data(), N - 1, &scratch, &next_check)
+        neg_split.leaving(W.data(), &next_check)
         L = P - lowest + 1
         for j in range(L):
             cr[j] = (P + 2.0 - 2.0 * (lowest + j)) * scale
@@ -992,7 +891,7 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                     if not needed:
                         break
                     coefs[r - 2] = c_hi
-                V[r] = _split_value(pos_split, pos, coefs.data(), P)
+                _split_value(pos_split, pos, coefs.data(), P, &V[r], &next_check)
                 values[r] = share[r] + V[r] + rest[r]
                 if values[r] > top:
                     top = values[r]
@@ -1017,12 +916,12 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     # the final pattern's assignments
     for j in range(N):
         ncoef[j] = (P + 2.0 - 2.0 * neg_ranks[j]) * scale
-    _split_value(neg_split, neg, ncoef.data(), N)
+    _split_value(neg_split, neg, ncoef.data(), N, &scratch, &next_check)
     neg_split.coefficients(&neg_coef[0])
     for p in range(1, P + 1):
         coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
     if coefs[P - 1] < 0:
-        _split_value(pos_split, pos, coefs.data(), P)
+        _split_value(pos_split, pos, coefs.data(), P, &scratch, &next_check)
         pos_split.coefficients(&pos_coef[0])
     else:
         for p in range(1, P + 1):
