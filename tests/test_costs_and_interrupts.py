@@ -87,7 +87,7 @@ def _pairwise_max_marginals(kind, name):
 
 
 def _latent_call(kind, name):
-    instance = bench_instance("latent", 1000, 4000, 1.0)    # 5000 bags
+    instance = bench_instance("latent", 6000, 24000, 1.0)   # 30,000 bags: N (N + P) = 7.2e8
     return lambda: aprank.infer(instance.scores, instance.labels, loss="latent-ssvm",
                                 bags=instance.bags, algorithm=_guarded(name, kind))
 
@@ -187,14 +187,14 @@ def test_graph_cut_estimate_grows_with_the_giant_component():
     assert 3.5 < giant / half < 4.5
 
 
-def test_latent_greedy_estimate_grows_as_the_cube_of_the_bags():
+def test_latent_greedy_estimate_grows_as_the_square_of_the_bags():
     estimates = []
     for P, N in ((100, 400), (200, 800)):
         instance = bench_instance("latent", P, N, 1.0)
         p = LatentProblem(instance.labels, "latent-ssvm", bags=instance.bags)
         call = type("Call", (), {"problem": p, "bags": p.bags})()
         estimates.append(_seconds("latent-greedy", "latent", call))
-    assert 7 < estimates[1] / estimates[0] < 8.5      # N (N^2 + N P), P and N doubled
+    assert 3.5 < estimates[1] / estimates[0] < 4.2    # N (N + P), P and N doubled
 
 
 # ------------------------------------------------------------------------------ Ctrl-C

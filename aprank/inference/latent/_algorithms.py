@@ -35,10 +35,12 @@ def run_latent_greedy(call) -> None:
     at a time (the highest first), each to the rank that maximises the loss-augmented score
     with the others fixed (ties, within a rounding tolerance: the lowest place); every pattern
     is scored with its best placement of bags and latent choices, an assignment per side of
-    the gains of eqs. A.6-A.9. Compiled (``_greedy_cy``): the negative side's assignment is
-    kept optimal from slot to slot by the dynamic Hungarian algorithm (Korsah et al. 2007), the
-    positive side's is a sorted matching while its coefficients are >= 0 (a kept Hungarian
-    past that). Approximate: never above the optimum (Table A.1 is a case below it)."""
+    the gains of eqs. A.6-A.9. Compiled (``_greedy_cy``): each side's assignment is a split of
+    the bags between the slots of coefficient >= 0 and the others (sorted matchings within
+    each), certified optimal by Bellman-Ford sweeps over a two-path flow network and carried
+    from pattern to pattern; the negative side's value at every rank of a scan from one
+    shortest-path pass and an upper envelope. Approximate: never above the optimum (Table A.1
+    is a case below it)."""
     problem, s = call.problem, call.scores
     P, N = problem.P, problem.N
     pos_b = np.flatnonzero(call.bags.is_pos)
@@ -71,25 +73,24 @@ def _latent_ap_cost(P, N):
 
 
 def _latent_greedy_cost(P, N):
-    # the compiled greedy: per scanned slot (at most N) one Dijkstra over the N x N assignment
-    # of the negative side and the positive side's matching, O(N^2 + N P); the case where
-    # most negatives move (scores all equal, w = 0) adds O(P^2) per rank and is the one the
-    # constant below is measured on
-    return _candidates(P, N) + N * (N * N + N * P)
+    # the compiled greedy: per scanned slot (at most N) a few O(N + P) passes over each side's
+    # split (Bellman-Ford sweeps, prefix sums, an upper envelope); a swap search, O(N^2) or
+    # O(P^2), only where a slot's start is not certified at once
+    return _candidates(P, N) + N * (N + P)
 
 
 def _brute_latent_cost(P, N):
     return 4 ** (P + N) * factorial(P + N) * (P + N)
 
 
-#: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
-#: shared) on the benchmark's bags of 4 rows: latent-ap 0.014 us per unit of its cost
-#: (1e5 positive and 9e5 negative bags: 0.30 s); the compiled latent-greedy 3.6e-4 us per unit
-#: of N (N^2 + N P) with a trained-like w (200 + 800 bags: 0.23 s) and up to 7.5e-3 where most
-#: negatives move (the same bags with equal scores: 2.8-4.8 s), taken at 2e-3 between the two
-#: (a call estimated over a minute is then 4,000 bags or more); brute 23-54 us per ranking of
-#: bags of 2 rows (5-7 bags). Rounded up.
-_US_LATENT_AP, _US_GREEDY, _US_PERMUTATION = 0.03, 2e-3, 50.0
+#: Microseconds per unit of the ``seconds`` models below, measured on the benchmark's bags of 4
+#: rows: latent-ap 0.014 us per unit of its cost (Intel Xeon, AVX-512, 2 cores shared; 1e5
+#: positive and 9e5 negative bags: 0.30 s); the compiled latent-greedy 0.03-0.08 us per unit of
+#: N (N + P) (AMD EPYC, 2 vCPUs shared: 200 + 800 bags 15-25 ms, 800 + 3200 0.5-0.9 s,
+#: 1000 + 4000 1.6 s; the lower where every score is equal and every negative moves), taken at
+#: 0.1 (a call estimated over a minute is then 25,000 bags or more); brute 23-54 us per ranking
+#: of bags of 2 rows (5-7 bags). Rounded up.
+_US_LATENT_AP, _US_GREEDY, _US_PERMUTATION = 0.03, 0.1, 50.0
 
 
 def _latent_ap_seconds(call) -> float:
@@ -99,7 +100,7 @@ def _latent_ap_seconds(call) -> float:
 
 def _latent_greedy_seconds(call) -> float:
     P, N, M = call.problem.P, call.problem.N, call.problem.n_samples
-    return 1e-6 * (_US_LATENT_AP * M + _US_GREEDY * float(N) * (float(N) * N + float(N) * P))
+    return 1e-6 * (_US_LATENT_AP * M + _US_GREEDY * float(N) * (float(N) + float(P)))
 
 
 def _brute_latent_seconds(call) -> float:
@@ -123,11 +124,12 @@ ALGORITHMS = (
               "paper 003 Propositions 2-3: best row per bag, then exact AP inference",
               run_latent_ap, cost=_latent_ap_cost, seconds=_latent_ap_seconds),
     Algorithm("latent-greedy", "latent", ("latent-ssvm",), False,
-              "O(M + P log P + S (N^2 + N P)), S <= N slots scanned; past N/2 moved "
-              "slots + O(P^3) per slot",
-              "paper 003 appendix A: greedy over negative slots, compiled; the negative side's "
-              "assignment repaired per slot by the dynamic Hungarian algorithm (Korsah, Stentz "
-              "& Dias 2007), the positive side a sorted matching", run_latent_greedy,
+              "O(M + (N + P) log(N + P) + S (N + P) B), S <= N slots scanned, B the few "
+              "Bellman-Ford passes a certificate takes; a swap search O(N^2 + P^2) where one "
+              "does not hold at once",
+              "paper 003 appendix A: greedy over negative slots, compiled; each side's "
+              "assignment a split between the slots >= 0 and < 0 (sorted matchings), "
+              "certified by Bellman-Ford on a two-path flow network", run_latent_greedy,
               cost=_latent_greedy_cost, seconds=_latent_greedy_seconds),
     Algorithm("brute", "latent", None, True, "O(B! K^B B), K rows per bag",
               "exhaustive over rankings of bags and latent rows: the oracle", run_brute,

@@ -4,31 +4,31 @@
 The greedy (see ``run_latent_greedy``) moves the negative slots up one at a time, each to the
 rank of largest loss-augmented score with the others fixed. Scoring one pattern takes two
 assignments of bags to slots, one per side, of gains g(b, c) = max_h c s_b(h) = c high_b for
-c >= 0, c low_b below (eqs. A.6-A.9). Here every pattern's value comes from kept optima:
+c >= 0, c low_b below (eqs. A.6-A.9). Within each sign the best arrangement is the sorted
+matching (rearrangement inequality), so an assignment is the split of the bags between the
+slots >= 0 and the others, and a _Split finds and certifies the best one without dual
+potentials (a flow along the bags in order of high and of low, certified by Bellman-Ford
+sweeps of O(n) each; see its docstring). Dual potentials (the dynamic Hungarian algorithm,
+Korsah, Stentz & Dias 2007, which this kernel used before) made every change of one column
+cost O(n^2), as it moves the potentials of every column below it: on trained bags where
+most negatives move, nearly all of a run.
 
-* negative side: a dense Hungarian state (assignment and dual potentials u, v with
-  u_b + v_t >= g(b, t), equality on the assignment) over N bags and N slots, kept optimal from
-  slot to slot by the dynamic Hungarian algorithm (Korsah, Stentz & Dias 2007: when one
-  column's gains change, free it and its bag, reset the column's potential to the least
-  feasible value, one augmenting path: O(N^2) instead of a new O(N^3) solve). Scanning slot k,
-  its column is freed: the rest is still optimal under the same potentials, and the best
-  assignment that leaves bag x over instead of slot k's bag y is worth u_y - u_x - (the reduced
-  costs of the alternating path from y to x's slot) more, so one Dijkstra from y scores rank r
-  as max_x g(x, c_r) + that, for every r at once. The Dijkstra stops once the next distance
-  exceeds what any bag it has not reached could add at any rank (bound: max_x g(x, c_r) - u_x).
-  When slot k moves, its column comes back with the new coefficient and the bag x that won
-  there: the augmenting path of the repair is the Dijkstra's path from y to x's slot, already
-  found (potentials moved by the distances it reached, capped where it stopped; x then attains
-  the column's least feasible potential because no bag it did not reach can beat x).
+* negative side: scanning slot k, the other slots' columns with one bag left over (the one in
+  a bottom column, as freeing slot k's column leaves it); W(x), the best assignment that
+  leaves x over instead, for every bag x from one Bellman-Ford from the left-over node; slot k
+  at rank r is worth max_x W(x) + g(x, c_r), every rank from one upper envelope in O(N + L).
+  The next slot starts from the chosen pattern's optimum (the least-cost path to the bag that
+  took slot k applied), so its certificate mostly holds at once.
 * positive side: while every positive slot's coefficient is >= 0 (slot k's lower coefficient
   (N - 2(k + 1)) / (P N) >= 0: fewer than half the negatives moved) every gain is c high_b and
-  the optimum is the sorted matching (rearrangement inequality): O(1) per rank from prefix sums
-  of the sorted highs. Past that the scan's rank steps each change one column (from the
-  coefficient below slot k to the one above it) and take one dynamic-Hungarian repair, O(P^2).
+  the optimum is the sorted matching: O(1) per rank from prefix sums of the sorted highs. Past
+  that each rank takes a _Split search from the last one's split, and the scan stops once no
+  rank left can come within tol of the best (the value is concave in the rank).
 
 The loss of each pattern is updated in O(1) along a scan (one positive's negatives-above count
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
-the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``).
+the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``); where a _Split's
+certificate does not hold after its swap search (not met in testing) a Hungarian solve decides.
 """
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
@@ -46,15 +46,10 @@ cdef inline double _gain(double c, double hi, double lo) noexcept nogil:
 cdef class _Hungarian:
     """A square maximum-gain assignment of bags (rows) to slots (columns) of coefficients
     ``coef``, gain(b, t) = c_t high_b for c_t >= 0, c_t low_b below (a column of coefficient 0,
-    gain 0 for every bag, is the greedy's dummy); kept optimal with its dual potentials across
-    changes of one column at a time."""
+    gain 0 for every bag, is a left-over bag's), solved from scratch with dual potentials
+    (O(n^3)): :class:`_Split`'s fallback where its certificate does not hold."""
 
     cdef i64 n, end
-    # where best_leaving stopped: columns todo[n_left : n - 1] reached, the next distance front
-    cdef i64 n_left
-    cdef double front
-    # per coefficient of best_leaving, the row that gives best_of
-    cdef vector[i64] arg_of
     cdef vector[double] hi, lo, coef, u, v, dist
     cdef vector[i64] col_of, row_of, pred, todo
     # the columns not yet reached by a Dijkstra, with copies of their v, coefficient, distance
@@ -86,7 +81,7 @@ cdef class _Hungarian:
     cdef inline double gain(self, i64 b, i64 t) noexcept nogil:
         return _gain(self.coef[t], self.hi[b], self.lo[b])
 
-    cdef void solve(self) noexcept nogil:
+    cdef int solve(self, double* next_check) except -1 nogil:
         """From scratch (O(n^3)): u at each row's best gain, v = 0, then one augmenting path
         per row."""
         cdef i64 b, t
@@ -102,17 +97,8 @@ cdef class _Hungarian:
             self.row_of[t] = -1
         for b in range(self.n):
             self.augment(b)
-
-    cdef void solve_uniform(self, double c) noexcept nogil:
-        """O(n) optimum where every column has coefficient c: any assignment (bag b in column
-        b), u at each bag's gain, v = 0."""
-        cdef i64 b
-        for b in range(self.n):
-            self.coef[b] = c
-            self.v[b] = 0.0
-            self.u[b] = _gain(c, self.hi[b], self.lo[b])
-            self.col_of[b] = b
-            self.row_of[b] = b
+            check_signals(next_check)
+        return 0
 
     cdef i64 load_todo(self, i64 skip) noexcept nogil:
         """Every column but ``skip`` unreached, at distance infinity, with copies of its v and
@@ -182,93 +168,6 @@ cdef class _Hungarian:
             base = best + self.u[z]
         return self.n - (1 if skip >= 0 else 0)
 
-    cdef void best_leaving(self, i64 y, i64 skip, const double* c, i64 L, const double* bound,
-                           double* best_of) noexcept nogil:
-        """For each of L coefficients c[i]: best_of[i] = max over rows x of gain(x, c[i]) - u_x
-        - (the reduced cost of the shortest alternating path from the free row y to x's
-        column; 0 for x = y), column ``skip`` left out. A Dijkstra from y that stops once the
-        next distance D is at least max_i (bound[i] - best_of[i]), bound[i] = max_x gain(x, c[i])
-        - u_x: no row not yet reached can then raise any best_of[i]. Keeps the row of each
-        best_of[i] (``arg_of``) and where it stopped, for :meth:`take_leaving`."""
-        cdef i64 t, i, z, best_i, n_todo
-        cdef double d, best, base, hz, lz, cc, a, g, gap
-        cdef double* tv = self.todo_v.data()
-        cdef double* tc = self.todo_c.data()
-        cdef double* td = self.todo_d.data()
-        cdef i64* tp = self.todo_p.data()
-        n_todo = self.load_todo(skip)
-        if <i64>self.arg_of.size() < L:
-            self.arg_of.resize(L)
-        z, base, best = y, self.u[y], 0.0
-        while True:
-            # row z reached at distance ``best``: its candidates, then the gap left
-            hz, lz = self.hi[z], self.lo[z]
-            gap = -INFINITY
-            for i in range(L):
-                a = c[i] * hz
-                g = c[i] * lz
-                g = (a if a >= g else g) - self.u[z] - best
-                if g > best_of[i]:
-                    best_of[i] = g
-                    self.arg_of[i] = z
-                gap = max(gap, bound[i] - best_of[i])
-            if n_todo == 0:
-                self.n_left = 0
-                self.front = best
-                return
-            best, best_i = INFINITY, 0
-            for i in range(n_todo):
-                cc = tc[i]
-                a = cc * hz
-                g = cc * lz
-                g = a if a >= g else g
-                d = base + tv[i] - g
-                if d < td[i]:
-                    td[i] = d
-                    tp[i] = z
-                if td[i] < best:
-                    best, best_i = td[i], i
-            if best >= gap:
-                self.n_left = n_todo
-                self.front = best
-                return
-            n_todo -= 1
-            t = self.reach(best_i, n_todo, best)
-            z = self.row_of[t]
-            base = best + self.u[z]
-
-    cdef void take_leaving(self, i64 y, i64 skip, i64 x, double c) noexcept nogil:
-        """After :meth:`best_leaving` from the free row y: column ``skip`` (free) takes
-        coefficient c and row x, which it found best for c (``arg_of``), the alternating path
-        from y to x's column flips. The potentials move by the distances it reached (capped at
-        where it stopped), as after an augmenting path; x then attains v_skip's least feasible
-        value, because nothing it did not reach could beat x. O(n), no new search."""
-        cdef i64 i, t, b, prev, t0
-        cdef double delta, m = -INFINITY
-        self.u[y] -= self.front
-        for i in range(self.n_left, self.n - 1):
-            t = self.todo[i]
-            delta = self.front - self.dist[t]
-            self.v[t] += delta
-            self.u[self.row_of[t]] -= delta
-        if x != y:
-            t0 = self.col_of[x]
-            t = t0
-            while True:
-                b = self.pred[t]
-                prev = self.col_of[b]
-                self.row_of[t] = b
-                self.col_of[b] = t
-                if b == y:
-                    break
-                t = prev
-        self.col_of[x] = skip
-        self.row_of[skip] = x
-        self.coef[skip] = c
-        for b in range(self.n):
-            m = max(m, self.gain(b, skip) - self.u[b])
-        self.v[skip] = m
-
     cdef void augment(self, i64 y) noexcept nogil:
         """Assign the free row y along a shortest augmenting path; potentials stay feasible
         (u -= D - dist of each reached row, v += D - dist of each reached column)."""
@@ -294,30 +193,6 @@ cdef class _Hungarian:
                 break
             t = prev
 
-    cdef i64 free_column(self, i64 t) noexcept nogil:
-        """Take column t out of the assignment; returns its row, now free. The rest stays
-        an optimum of the other rows and columns, under the same potentials."""
-        cdef i64 y = self.row_of[t]
-        self.row_of[t] = -1
-        self.col_of[y] = -1
-        return y
-
-    cdef void refill_column(self, i64 t, double c, i64 y) noexcept nogil:
-        """Column t (free) back with coefficient c, row y (free) back: v_t at the least
-        feasible value, one augmenting path from y, O(n^2)."""
-        cdef i64 b
-        cdef double m = -INFINITY
-        self.coef[t] = c
-        for b in range(self.n):
-            m = max(m, self.gain(b, t) - self.u[b])
-        self.v[t] = m
-        self.augment(y)
-
-    cdef void set_column(self, i64 t, double c) noexcept nogil:
-        """Korsah et al.'s repair after column t's coefficient changes: free its row, set v_t
-        to the least feasible value, one augmenting path: O(n^2)."""
-        self.refill_column(t, c, self.free_column(t))
-
     cdef double value(self) noexcept nogil:
         cdef i64 b
         cdef double total = 0.0
@@ -325,6 +200,532 @@ cdef class _Hungarian:
             if self.col_of[b] >= 0:
                 total += self.gain(b, self.col_of[b])
         return total
+
+
+# tests switch the swap search off to see the certificate catch every assignment short of the
+# optimum (then each evaluation falls back to a Hungarian solve)
+cdef bint _SWAPS = True
+cdef i64 _FALLBACKS = 0
+
+
+def _debug_swaps(bint on):
+    """Switch :class:`_Split`'s swap search on or off (tests only).
+
+    Parameters
+    ----------
+    on : bool
+        Whether a split whose certificate does not hold at once searches swaps.
+
+    Returns
+    -------
+    int
+        How many splits fell back to a Hungarian solve since the last call.
+    """
+    global _SWAPS, _FALLBACKS
+    cdef i64 n = _FALLBACKS
+    _SWAPS = on
+    _FALLBACKS = 0
+    return n
+
+
+cdef enum:
+    # where a bag of a _Split goes: a column of coefficient < 0, >= 0, or none (the one bag
+    # left over when there is one column fewer than bags)
+    IN_B = 0
+    IN_A = 1
+    LEFT = 2
+
+
+cdef class _Split:
+    """A best assignment of n bags to n columns, or to n - 1 with a given bag left over, of
+    gains gain(b, c) = c high_b for c >= 0, c low_b below, found without dual potentials.
+
+    Within each sign the best arrangement is the sorted matching (rearrangement inequality),
+    so an assignment is the set A of bags in the m columns >= 0 and the set B in the others.
+    By Abel summation over the bags in order of high (h_[1] >= h_[2] >= ...) A's sorted
+    matching is sum_i (h_[i] - h_[i+1]) Pc(n_i) + Pc(m) h_[n], n_i the members of A among the
+    first i and Pc(n) the sum of the n largest coefficients, concave in n; B's likewise in
+    order of low. So the value is a separable concave gain of a flow: a unit per bag, along one
+    of two paths (the bags by high for A, by low for B) into sinks of demands m and the number
+    of columns < 0. A flow is optimal exactly when its residual network (each path arc one
+    unit up or down at its marginal gain, each bag an arc from the path it uses to the other)
+    has no cycle of positive gain: that is the certificate, Bellman-Ford sweeps of O(n) each.
+    A cycle through two bags is a swap (its gain two prefix-sum differences); swaps are
+    searched when the certificate does not hold at once, and where it still does not (a
+    positive cycle through more bags: not met in testing) the caller solves a Hungarian
+    assignment instead.
+
+    With a bag left over (a third node, with arcs to both paths from it), W(x), the best value
+    that leaves x over instead, is the best value less the least cost of a path from the
+    left-over node to the path x uses (no positive cycle: the difference of the two flows is
+    that path and cycles of no gain): one Bellman-Ford from that node, O(n) a pass, instead of
+    a Dijkstra over the dense n x n graph."""
+
+    cdef i64 n, nc, m
+    cdef double eps
+    # the bags by high (low), descending, and each bag's place in that order
+    cdef vector[i64] by_h, by_l, at_h, at_l
+    # arc i of a path joins places i and i + 1; its weight is h_[i] - h_[i+1] (low's likewise)
+    cdef vector[double] wh, wl, hi, lo
+    # the coefficients >= 0 and the others, each descending
+    cdef vector[double] cp, cn
+    cdef vector[char] where
+    # per arc: its flow (members of A above it on path 1, of B on path 2), the gain of one unit
+    # more (up) and the loss of one unit less (down), and prefix sums of both
+    cdef vector[i64] n1, n2
+    cdef vector[double] up1, dn1, up2, dn2, su1, sd1, su2, sd2, d1, d2
+    cdef double d0
+    # the last Bellman-Ford from the left-over node: each place's predecessor (places of path
+    # 1 are 0 ... n - 1, of path 2 n ... 2n - 1, the left-over node 2n) and the bag whose arc
+    # led there (-1: a path arc)
+    cdef vector[i64] pred, via
+    # members of A, of B: places and prefix sums, contiguous for the swap search
+    cdef vector[i64] xs, ys, ya, yb
+    cdef vector[double] yu1, yd1, yu2, yd2
+
+    def __cinit__(self, double[::1] hi, double[::1] lo):
+        cdef i64 b, i, n = hi.shape[0]
+        cdef double span
+        self.n = n
+        self.hi.resize(n)
+        self.lo.resize(n)
+        for b in range(n):
+            self.hi[b] = hi[b]
+            self.lo[b] = lo[b]
+        cdef i64[::1] oh = np.argsort(-np.asarray(hi), kind="stable").astype(np.int64)
+        cdef i64[::1] ol = np.argsort(-np.asarray(lo), kind="stable").astype(np.int64)
+        self.by_h.resize(n)
+        self.by_l.resize(n)
+        self.at_h.resize(n)
+        self.at_l.resize(n)
+        for i in range(n):
+            self.by_h[i] = oh[i]
+            self.by_l[i] = ol[i]
+            self.at_h[oh[i]] = i
+            self.at_l[ol[i]] = i
+        self.wh.assign(n, 0.0)
+        self.wl.assign(n, 0.0)
+        for i in range(n - 1):
+            self.wh[i] = self.hi[oh[i]] - self.hi[oh[i + 1]]
+            self.wl[i] = self.lo[ol[i]] - self.lo[ol[i + 1]]
+        # every gain is a sum of these weights times coefficients of size <= 1: a cycle that
+        # gains less than this is rounding, not a better assignment
+        span = self.hi[oh[0]] - self.hi[oh[n - 1]] + self.lo[ol[0]] - self.lo[ol[n - 1]]
+        self.eps = 1e-15 * span
+        self.where.assign(n, IN_B)
+        self.nc = n
+        self.m = 0
+        self.cp.reserve(n)
+        self.cn.reserve(n)
+        self.n1.assign(n, 0)
+        self.n2.assign(n, 0)
+        self.pred.assign(2 * n, -1)
+        self.via.assign(2 * n, -1)
+        self.up1.assign(n, 0.0)
+        self.dn1.assign(n, 0.0)
+        self.up2.assign(n, 0.0)
+        self.dn2.assign(n, 0.0)
+        self.su1.assign(n, 0.0)
+        self.sd1.assign(n, 0.0)
+        self.su2.assign(n, 0.0)
+        self.sd2.assign(n, 0.0)
+        self.d1.assign(n, 0.0)
+        self.d2.assign(n, 0.0)
+        self.xs.assign(n, 0)
+        self.ys.assign(n, 0)
+        self.ya.assign(n, 0)
+        self.yb.assign(n, 0)
+        self.yu1.assign(n, 0.0)
+        self.yd1.assign(n, 0.0)
+        self.yu2.assign(n, 0.0)
+        self.yd2.assign(n, 0.0)
+
+    cdef void set_coefficients(self, const double* c, i64 nc) noexcept nogil:
+        """The nc (n or n - 1) columns' coefficients, descending; the bags moved to fit the
+        new counts. With one column fewer, B's bag of lowest low is left over: it holds the
+        bottom column, and an optimum less a column and its bag is optimal for the rest (the
+        greedy's slot k is such a column). Then A's bag of lowest high moves to B, or B's of
+        highest high to A, while A's size is not m: only a start for the search."""
+        cdef i64 t, i, b, size_a = 0, size_b = 0
+        self.nc = nc
+        self.cp.clear()
+        self.cn.clear()
+        for t in range(nc):
+            if c[t] >= 0:
+                self.cp.push_back(c[t])
+            else:
+                self.cn.push_back(c[t])
+        self.m = self.cp.size()
+        for b in range(self.n):
+            if self.where[b] == LEFT and nc == self.n:
+                self.where[b] = IN_B
+            size_a += self.where[b] == IN_A
+            size_b += self.where[b] == IN_B
+        if size_a + size_b > nc:
+            for i in range(self.n - 1, -1, -1):
+                b = self.by_l[i]
+                if self.where[b] == IN_B:
+                    self.where[b] = LEFT
+                    size_b -= 1
+                    break
+            else:
+                for i in range(self.n - 1, -1, -1):
+                    b = self.by_h[i]
+                    if self.where[b] == IN_A:
+                        self.where[b] = LEFT
+                        size_a -= 1
+                        break
+        i = 0
+        while size_a < self.m:
+            b = self.by_h[i]
+            if self.where[b] == IN_B:
+                self.where[b] = IN_A
+                size_a += 1
+            i += 1
+        i = self.n - 1
+        while size_a > self.m:
+            b = self.by_h[i]
+            if self.where[b] == IN_A:
+                self.where[b] = IN_B
+                size_a -= 1
+            i -= 1
+
+    cdef void arcs(self) noexcept nogil:
+        """Each path arc's flow, marginal gains and their prefix sums, for the current sets."""
+        cdef i64 i, f = 0, k = self.nc - self.m
+        cdef double u, d
+        for i in range(self.n - 1):
+            f += self.where[self.by_h[i]] == IN_A
+            self.n1[i] = f
+            u = self.wh[i] * self.cp[f] if f < self.m else 0.0
+            d = self.wh[i] * self.cp[f - 1] if f > 0 else 0.0
+            self.up1[i] = u
+            self.dn1[i] = d
+            self.su1[i + 1] = self.su1[i] + u
+            self.sd1[i + 1] = self.sd1[i] + d
+        f = 0
+        for i in range(self.n - 1):
+            f += self.where[self.by_l[i]] == IN_B
+            self.n2[i] = f
+            u = self.wl[i] * self.cn[f] if f < k else 0.0
+            d = self.wl[i] * self.cn[f - 1] if f > 0 else 0.0
+            self.up2[i] = u
+            self.dn2[i] = d
+            self.su2[i + 1] = self.su2[i] + u
+            self.sd2[i + 1] = self.sd2[i] + d
+
+    cdef int swap_search(self, double* next_check) except -1 nogil:
+        """Best swaps (a member x of A and one y of B trade sets) until none gains more than
+        eps; leaves the arcs current."""
+        cdef i64 it, i, j, b, a2, nx, ny, bx, by
+        cdef double g, best, u1b, d1b, u2a, d2a
+        cdef i64* ya = self.ya.data()
+        cdef i64* yb = self.yb.data()
+        cdef double* yu1 = self.yu1.data()
+        cdef double* yd1 = self.yd1.data()
+        cdef double* yu2 = self.yu2.data()
+        cdef double* yd2 = self.yd2.data()
+        for it in range(self.n * self.n):
+            self.arcs()
+            nx = ny = 0
+            for b in range(self.n):
+                if self.where[b] == IN_A:
+                    self.xs[nx] = b
+                    nx += 1
+                elif self.where[b] == IN_B:
+                    self.ys[ny] = b
+                    ya[ny] = self.at_h[b]
+                    yb[ny] = self.at_l[b]
+                    yu1[ny] = self.su1[ya[ny]]
+                    yd1[ny] = self.sd1[ya[ny]]
+                    yu2[ny] = self.su2[yb[ny]]
+                    yd2[ny] = self.sd2[yb[ny]]
+                    ny += 1
+            best, bx, by = self.eps, -1, -1
+            for i in range(nx):
+                b, a2 = self.at_h[self.xs[i]], self.at_l[self.xs[i]]
+                u1b, d1b = self.su1[b], self.sd1[b]
+                u2a, d2a = self.su2[a2], self.sd2[a2]
+                for j in range(ny):
+                    g = (u1b - yu1[j]) if ya[j] < b else (d1b - yd1[j])
+                    g += (yu2[j] - u2a) if a2 < yb[j] else (yd2[j] - d2a)
+                    if g > best:
+                        best, bx, by = g, i, j
+            if best <= self.eps:
+                return 0
+            self.where[self.xs[bx]] = IN_B
+            self.where[self.ys[by]] = IN_A
+            check_signals(next_check)
+        return 0
+
+    cdef inline bint lower(self, double* d, i64 node, double t, i64 src, i64 bag,
+                           bint track) noexcept nogil:
+        if t < d[0] - self.eps:
+            d[0] = t
+            if track:
+                self.pred[node] = src
+                self.via[node] = bag
+            return True
+        return False
+
+    cdef i64 sweeps(self, i64 limit, bint track, double* next_check) except -2 nogil:
+        """Bellman-Ford passes over the residual network from the distances in d1, d2 (the
+        paths' places) and d0 (the left-over node), costs the negated gains: each pass sweeps
+        each path both ways and the bags' arcs (with ``track``, recording predecessors).
+        Returns the passes taken to settle, or -1 if not settled within ``limit``."""
+        cdef i64 it, i, b, n = self.n, k = self.nc - self.m, h, l
+        cdef bint changed
+        cdef double* d1 = self.d1.data()
+        cdef double* d2 = self.d2.data()
+        cdef char w
+        for it in range(limit):
+            changed = False
+            for i in range(n - 1):
+                if self.n1[i] < self.m:
+                    changed |= self.lower(&d1[i + 1], i + 1, d1[i] - self.up1[i], i, -1, track)
+            for i in range(n - 2, -1, -1):
+                if self.n1[i] > 0:
+                    changed |= self.lower(&d1[i], i, d1[i + 1] + self.dn1[i], i + 1, -1, track)
+            for i in range(n - 1):
+                if self.n2[i] < k:
+                    changed |= self.lower(&d2[i + 1], n + i + 1, d2[i] - self.up2[i], n + i,
+                                          -1, track)
+            for i in range(n - 2, -1, -1):
+                if self.n2[i] > 0:
+                    changed |= self.lower(&d2[i], n + i, d2[i + 1] + self.dn2[i], n + i + 1,
+                                          -1, track)
+            # a bag's arcs: from the node it uses to the other (and from the left-over node;
+            # none into it: the bag left over is given)
+            for b in range(n):
+                w = self.where[b]
+                h, l = self.at_h[b], self.at_l[b]
+                if w == IN_A:
+                    changed |= self.lower(&d2[l], n + l, d1[h], h, b, track)
+                elif w == IN_B:
+                    changed |= self.lower(&d1[h], h, d2[l], n + l, b, track)
+                else:
+                    changed |= self.lower(&d1[h], h, self.d0, 2 * n, b, track)
+                    changed |= self.lower(&d2[l], n + l, self.d0, 2 * n, b, track)
+            if not changed:
+                return it + 1
+            check_signals(next_check)
+        return -1
+
+    cdef int certified(self, i64 limit, double* next_check) except -1 nogil:
+        """Whether the residual network (arcs current) has no cycle gaining more than about
+        eps an arc: Bellman-Ford from every node at once (all distances 0); settled within
+        2n + 2 passes unless there is such a cycle (``limit`` passes tried)."""
+        cdef i64 i
+        for i in range(self.n):
+            self.d1[i] = 0.0
+            self.d2[i] = 0.0
+        self.d0 = 0.0
+        return self.sweeps(limit, False, next_check) >= 0
+
+    cdef int solve(self, const double* c, i64 nc, double* next_check) except -1 nogil:
+        """A best assignment to nc columns of coefficients c (descending; with nc = n - 1,
+        the best with the left-over bag over), from the current sets: True when certified,
+        False when a Hungarian solve must decide."""
+        self.set_coefficients(c, nc)
+        if (self.m == 0 or self.m == nc) and nc == self.n:
+            return True             # one group: its sorted matching
+        self.arcs()
+        # from a good start the certificate settles in a few passes; else search first
+        if self.certified(8, next_check):
+            return True
+        if _SWAPS:
+            self.swap_search(next_check)
+        return self.certified(2 * self.n + 2, next_check)
+
+    cdef int leaving(self, double* W, double* next_check) except -1 nogil:
+        """With a bag left over and the sets optimal: W[x], the best value that leaves x over
+        instead (value() for the bag left over now), from the least costs of paths from the
+        left-over node (Bellman-Ford from it alone, arcs current)."""
+        cdef i64 i, b
+        cdef double best = self.value()
+        for i in range(self.n):
+            self.d1[i] = INFINITY
+            self.d2[i] = INFINITY
+        self.d0 = 0.0
+        self.sweeps(2 * self.n + 2, True, next_check)
+        for b in range(self.n):
+            if self.where[b] == IN_A:
+                W[b] = best - self.d1[self.at_h[b]]
+            elif self.where[b] == IN_B:
+                W[b] = best - self.d2[self.at_l[b]]
+            else:
+                W[b] = best
+        return 0
+
+    cdef void leave_over(self, i64 x) noexcept nogil:
+        """After :meth:`leaving`: the sets of the best assignment that leaves x over, the
+        least-cost path from the left-over node to x's node applied (each bag arc on it moves
+        its bag to the arc's head). Leaves the sets as they were if the predecessors do not
+        lead back (rounding)."""
+        cdef i64 n = self.n, v, u, steps = 0
+        v = self.at_h[x] if self.where[x] == IN_A else n + self.at_l[x]
+        if self.where[x] == LEFT:
+            return
+        while v != 2 * n:
+            v = self.pred[v]
+            steps += 1
+            if v < 0 or steps > 2 * n + 1:
+                return
+        v = self.at_h[x] if self.where[x] == IN_A else n + self.at_l[x]
+        self.where[x] = LEFT
+        while v != 2 * n:
+            u = self.pred[v]
+            if self.via[v] >= 0:
+                self.where[self.via[v]] = IN_A if v < n else IN_B
+            v = u
+
+    cdef void take(self, _Hungarian h, i64 dummy) noexcept nogil:
+        """The sets of the Hungarian's optimum (column ``dummy``, if >= 0, is the left-over
+        bag's)."""
+        cdef i64 b, t
+        for b in range(self.n):
+            t = h.col_of[b]
+            self.where[b] = LEFT if t == dummy else (IN_A if h.coef[t] >= 0 else IN_B)
+        self.arcs()
+
+    cdef double value(self) noexcept nogil:
+        cdef i64 i, b, j = 0
+        cdef double total = 0.0
+        for i in range(self.n):
+            b = self.by_h[i]
+            if self.where[b] == IN_A:
+                total += self.cp[j] * self.hi[b]
+                j += 1
+        j = 0
+        for i in range(self.n):
+            b = self.by_l[i]
+            if self.where[b] == IN_B:
+                total += self.cn[j] * self.lo[b]
+                j += 1
+        return total
+
+    cdef void coefficients(self, double* coef) noexcept nogil:
+        """Each bag's column coefficient in the sorted matchings of A and B (no bag left
+        over)."""
+        cdef i64 i, b, j = 0
+        for i in range(self.n):
+            b = self.by_h[i]
+            if self.where[b] == IN_A:
+                coef[b] = self.cp[j]
+                j += 1
+        j = 0
+        for i in range(self.n):
+            b = self.by_l[i]
+            if self.where[b] == IN_B:
+                coef[b] = self.cn[j]
+                j += 1
+
+
+cdef int _split_value(_Split split, _Hungarian h, const double* c, i64 nc, double* value,
+                      double* next_check) except -1 nogil:
+    """value[0]: the best value for nc columns of coefficients c (descending) by the split; a
+    Hungarian solve where its certificate does not hold (a column of coefficient 0 for the
+    left-over bag), the split's sets then taken from that optimum."""
+    global _FALLBACKS
+    cdef i64 t
+    if not split.solve(c, nc, next_check):
+        _FALLBACKS += 1
+        for t in range(nc):
+            h.coef[t] = c[t]
+        if nc < split.n:
+            h.coef[nc] = 0.0
+        h.solve(next_check)
+        split.take(h, nc if nc < split.n else -1)
+    value[0] = split.value()
+    return 0
+
+
+def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
+    """A :class:`_Split`'s best assignment (tests only; a Hungarian solve where it is not
+    certified).
+
+    Parameters
+    ----------
+    high, low : ndarray of float64 (n,)
+        Each bag's highest and lowest score.
+    coef : ndarray of float64 (n,) or (n - 1,)
+        The columns' coefficients, in any order; with n - 1, one bag is left over (the split
+        picks which).
+
+    Returns
+    -------
+    value : float
+        The best value (with a bag left over: the best that leaves the split's pick over).
+    bag_coef : ndarray of float64 (n,)
+        Each bag's column coefficient (nan for the bag left over).
+    left_over : ndarray of float64 (n,)
+        With a bag left over, each bag's best value when it is the one left over (W); nan
+        otherwise.
+    """
+    cdef i64 n = high.shape[0], nc = coef.shape[0], b
+    c = np.sort(np.asarray(coef, dtype=np.float64))[::-1].copy()
+    out = np.full(n, np.nan)
+    W = np.full(n, np.nan)
+    cdef double[::1] cv = np.r_[c, 0.0], ov = out, wv = W
+    cdef _Split split = _Split(high, low)
+    cdef _Hungarian h = _Hungarian(high, low)
+    cdef double value, next_check = first_check()
+    if nc != n and nc != n - 1:
+        raise ValueError("one column a bag, or one fewer")
+    with nogil:
+        _split_value(split, h, &cv[0], nc, &value, &next_check)
+        split.coefficients(&ov[0])
+        if nc < n:
+            split.leaving(&wv[0], &next_check)
+    for b in range(n):
+        if split.where[b] == LEFT:
+            out[b] = np.nan
+    return value, out, W
+
+
+cdef void _envelope(const double* hi, const double* lo, const double* icpt, const i64* by_h,
+                    const i64* by_l, i64 n, const double* c, i64 L, double* out, i64* arg,
+                    i64* hull) noexcept nogil:
+    """out[i] = max_x gain(x, c[i]) + icpt[x] (arg[i]: that x) for L coefficients c
+    descending, in O(n + L)
+    instead of O(n L): for c >= 0 the upper envelope of the lines c high_x + icpt_x (by_h: the
+    bags by high ascending), below 0 of c low_x + icpt_x (by_l likewise), walked with c."""
+    cdef i64 i, j, k, x, side
+    cdef const i64* order
+    cdef const double* slope
+    cdef double cc, m1, m2, m3, b1, b2, b3
+    for side in range(2):
+        order = by_h if side == 0 else by_l
+        slope = hi if side == 0 else lo
+        k = 0
+        for j in range(n):
+            x = order[j]
+            if k and slope[hull[k - 1]] == slope[x]:
+                if icpt[x] <= icpt[hull[k - 1]]:
+                    continue
+                k -= 1
+            # drop the last line while it is nowhere above both neighbours
+            while k >= 2:
+                m1, b1 = slope[hull[k - 2]], icpt[hull[k - 2]]
+                m2, b2 = slope[hull[k - 1]], icpt[hull[k - 1]]
+                m3, b3 = slope[x], icpt[x]
+                if (b1 - b2) * (m3 - m2) >= (b2 - b3) * (m2 - m1):
+                    k -= 1
+                else:
+                    break
+            hull[k] = x
+            k += 1
+        # c ascending (i descending): the best line moves to steeper slopes
+        j = 0
+        for i in range(L - 1, -1, -1):
+            cc = c[i]
+            if (cc >= 0) != (side == 0):
+                continue
+            while j + 1 < k and (cc * slope[hull[j + 1]] + icpt[hull[j + 1]]
+                                 >= cc * slope[hull[j]] + icpt[hull[j]]):
+                j += 1
+            out[i] = cc * slope[hull[j]] + icpt[hull[j]]
+            arg[i] = hull[j]
 
 
 cdef inline double _ap_term(double p, double above) noexcept nogil:
@@ -372,36 +773,49 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
     cdef i64[::1] pos_order = order
     sorted_high = np.ascontiguousarray(np.asarray(pos_high)[order])
     cdef double[::1] H = sorted_high
-    cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
     cdef _Hungarian pos = _Hungarian(pos_high, pos_low)
+    cdef _Hungarian neg = _Hungarian(neg_high, neg_low)
+    cdef _Split pos_split = _Split(pos_high, pos_low)
+    cdef _Split neg_split = _Split(neg_high, neg_low)
+    cdef i64[::1] neg_by_h = np.argsort(neg_high, kind="stable").astype(np.int64)
+    cdef i64[::1] neg_by_l = np.argsort(neg_low, kind="stable").astype(np.int64)
     with nogil:
-        _run(P, N, H, pos_order, pos, neg, tol, neg_ranks, pos_coef, neg_coef)
+        _run(P, N, H, pos_order, pos, neg, pos_split, neg_split, &neg_by_h[0], &neg_by_l[0],
+             tol, neg_ranks, pos_coef, neg_coef)
     return neg_ranks_a, pos_coef_a, neg_coef_a
 
 
 cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
+              _Split pos_split, _Split neg_split, const i64* neg_by_h, const i64* neg_by_l,
               double tol, i64[::1] neg_ranks, double[::1] pos_coef,
               double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
-    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, neg_v, c_hi, c_lo, c, g
-    cdef double neg_base
-    cdef i64 k, r, p, b, x, i, L, lowest, chosen, y0
-    cdef bint mixed = False
-    cdef vector[double] S, values, cr, bound, best_of
+    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, c_hi, c_lo, c
+    cdef double rise, slope, scratch
+    cdef i64 k, r, q, p, b, j, L, lowest, chosen
+    cdef bint mixed, needed
+    cdef vector[double] S, values, cr, coefs, share, rest, V, ncoef, W
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
+    cdef vector[i64] hull, taker
     S.assign(P + 1, 0.0)
     for p in range(P):
         S[p + 1] = S[p] + H[p]
     cr.assign(P, 0.0)
-    bound.assign(P, 0.0)
-    best_of.assign(P, 0.0)
     values.assign(P + 1, 0.0)
     above_of.assign(P + 1, 0)
+    coefs.assign(P, 0.0)
+    ncoef.assign(N, 0.0)
+    W.assign(N, 0.0)
+    hull.assign(N, 0)
+    taker.assign(P + 1, 0)      # per rank, the negative bag that takes slot k there
+    # per rank of a scan: the loss term over P (share), the negative side's value (rest), the
+    # positive side's (V)
+    share.assign(P + 1, 0.0)
+    rest.assign(P + 1, 0.0)
+    V.assign(P + 1, 0.0)
 
-    # negative side at the true pattern: every slot at P + 1
-    c = (P + 2.0 - 2.0 * (P + 1)) * scale
-    neg.solve_uniform(c)
     # the true pattern's value: loss 0, every positive at N / (P N), every negative at P + 1
+    c = (P + 2.0 - 2.0 * (P + 1)) * scale
     best = S[P] * N * scale
     for b in range(N):
         best += _gain(c, neg.hi[b], neg.lo[b])
@@ -418,62 +832,72 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         for p in range(1, lowest):
             delta_fixed += _ap_term(p, above_of[p])
             fixed_value += (N - 2.0 * above_of[p]) * scale * H[p - 1]
-        if c_lo < 0 and not mixed:
-            # from here on some positive slot may take a negative coefficient: the positive
-            # side becomes a kept Hungarian assignment (built once, O(P^3))
-            mixed = True
-            for p in range(1, P + 1):
-                pos.coef[p - 1] = (N - 2.0 * above_of[p]) * scale if p < lowest else c_lo
-            pos.solve()
-        elif mixed:
-            for p in range(lowest, P + 1):
-                if pos.coef[p - 1] != c_lo:
-                    pos.set_column(p - 1, c_lo)
-                    check_signals(&next_check)
-        # negative side, slot k at rank r: the best assignment of the other bags to the other
-        # slots plus the gain of the bag x that takes slot k, maximised over x. Slot k's bag y0
-        # out, the rest is the best assignment that leaves y0 over (value V); one that leaves x
-        # over instead is worth, under the same feasible potentials, V + u_y0 - u_x - (the
-        # reduced costs of the alternating path from y0 to x's slot), for every x from one
-        # Dijkstra, which stops once no bag it has not reached can win at any rank
-        y0 = neg.free_column(k)
-        neg_base = neg.value() + neg.u[y0]
+        # some positive slot may now take a negative coefficient: the positive side is then
+        # no sorted matching but a split (see _Split)
+        mixed = c_lo < 0
+        # negative side, slot k at rank r: the best assignment of the bags to the other slots
+        # (descending: the slots before k at their ranks, those after at P + 1) that leaves x
+        # over, W[x], plus x's gain in slot k, maximised over x: an upper envelope in c_r
+        for j in range(N - 1):
+            ncoef[j] = (P + 2.0 - 2.0 * (neg_ranks[j] if j < k else P + 1)) * scale
+        _split_value(neg_split, neg, ncoef.data(), N - 1, &scratch, &next_check)
+        neg_split.leaving(W.data(), &next_check)
         L = P - lowest + 1
-        for i in range(L):
-            cr[i] = (P + 2.0 - 2.0 * (lowest + i)) * scale
-            bound[i] = -INFINITY
-            best_of[i] = -INFINITY
-        for x in range(N):
-            for i in range(L):
-                g = _gain(cr[i], neg.hi[x], neg.lo[x]) - neg.u[x]
-                if g > bound[i]:
-                    bound[i] = g
-        neg.best_leaving(y0, k, cr.data(), L, bound.data(), best_of.data())
+        for j in range(L):
+            cr[j] = (P + 2.0 - 2.0 * (lowest + j)) * scale
+        _envelope(neg.hi.data(), neg.lo.data(), W.data(), neg_by_h, neg_by_l, N, cr.data(), L,
+                  &rest[lowest], &taker[lowest], hull.data())
         # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
         # above, those in lowest ... r - 1 have k
         delta = delta_fixed
         for p in range(lowest, P + 1):
             delta += _ap_term(p, k + 1.0)
-        top = -INFINITY
         for r in range(lowest, P + 1):
             if r > lowest:
                 delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
-                if mixed:
-                    pos.set_column(r - 2, c_hi)
-                    check_signals(&next_check)
-            if mixed:
-                pos_v = pos.value()
-            else:
+            share[r] = delta / P
+            values[r] = -INFINITY
+        top = -INFINITY
+        if not mixed:
+            for r in range(lowest, P + 1):
                 pos_v = (fixed_value + c_hi * (S[r - 1] - S[lowest - 1])
                          + c_lo * (S[P] - S[r - 1]))
-            neg_v = neg_base + best_of[r - lowest]
-            values[r] = delta / P + pos_v + neg_v
-            if values[r] > top:
-                top = values[r]
+                values[r] = share[r] + pos_v + rest[r]
+                if values[r] > top:
+                    top = values[r]
+        else:
+            # V(r), the positive side's value, costs a search each: ranks are taken in order
+            # and the scan stops once none left can come within tol of the best. V is concave
+            # in r (the optimum of a transportation problem in the count of one column), and
+            # each step adds at most max_b (gain at c_hi - gain at c_lo) (the new column's bag
+            # back at c_lo is an assignment of the rank before), so V(q) <= V(r) + (q - r)
+            # slope for q > r. Twice tol: a margin for rounding, far above it
+            rise = -INFINITY
+            for b in range(P):
+                rise = max(rise, _gain(c_hi, pos.hi[b], pos.lo[b])
+                           - _gain(c_lo, pos.hi[b], pos.lo[b]))
+            for p in range(1, lowest):
+                coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
+            for p in range(lowest, P + 1):
+                coefs[p - 1] = c_lo
+            for r in range(lowest, P + 1):
+                if r > lowest:
+                    slope = rise if r - 1 == lowest else min(rise, V[r - 1] - V[r - 2])
+                    needed = False
+                    for q in range(r, P + 1):
+                        if share[q] + V[r - 1] + (q - r + 1) * slope + rest[q] >= top - 2 * tol:
+                            needed = True
+                            break
+                    if not needed:
+                        break
+                    coefs[r - 2] = c_hi
+                _split_value(pos_split, pos, coefs.data(), P, &V[r], &next_check)
+                values[r] = share[r] + V[r] + rest[r]
+                if values[r] > top:
+                    top = values[r]
+                check_signals(&next_check)
         if not top > best + tol:
-            # slot k stays at P + 1, and so must every later one
-            neg.refill_column(k, neg.coef[k], y0)
-            break
+            break               # slot k stays at P + 1, and so must every later one
         chosen = lowest
         for r in range(P, lowest - 1, -1):
             if values[r] >= top - tol:
@@ -483,22 +907,23 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         neg_ranks[k] = chosen
         for p in range(chosen, P + 1):
             above_of[p] = k + 1
-        # slot k takes its rank and the bag that gave its value there: the Dijkstra's paths
-        # repair the assignment
-        neg.take_leaving(y0, k, neg.arg_of[chosen - lowest], (P + 2.0 - 2.0 * chosen) * scale)
+        # the next slot's search starts from this pattern's optimum: the bag that took slot k
+        # in it, the others as in its best assignment that leaves that bag over
+        neg_split.leave_over(taker[chosen])
+        neg_split.where[taker[chosen]] = IN_A if chosen <= P / 2 + 1 else IN_B
         k += 1
 
     # the final pattern's assignments
-    for b in range(N):
-        neg_coef[b] = neg.coef[neg.col_of[b]]
-    if mixed:
-        for p in range(1, P + 1):
-            c = (N - 2.0 * above_of[p]) * scale
-            if pos.coef[p - 1] != c:
-                pos.set_column(p - 1, c)
-        for b in range(P):
-            pos_coef[b] = pos.coef[pos.col_of[b]]
+    for j in range(N):
+        ncoef[j] = (P + 2.0 - 2.0 * neg_ranks[j]) * scale
+    _split_value(neg_split, neg, ncoef.data(), N, &scratch, &next_check)
+    neg_split.coefficients(&neg_coef[0])
+    for p in range(1, P + 1):
+        coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
+    if coefs[P - 1] < 0:
+        _split_value(pos_split, pos, coefs.data(), P, &scratch, &next_check)
+        pos_split.coefficients(&pos_coef[0])
     else:
         for p in range(1, P + 1):
-            pos_coef[pos_order[p - 1]] = (N - 2.0 * above_of[p]) * scale
+            pos_coef[pos_order[p - 1]] = coefs[p - 1]
     return 0
