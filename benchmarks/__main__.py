@@ -26,7 +26,7 @@ except ModuleNotFoundError as missing:
 PROG = "python -m benchmarks"
 
 DESCRIPTION = """Time every inference algorithm against numpy.argsort: the full benchmark,
-or one of its sections alone. Prints timing tables; --out also writes them to a file, and
+or some of its sections alone. Prints timing tables; --out also writes them to a file, and
 --results DIR each section to DIR/SECTION.md (benchmarks/results/ holds the tables the docs
 show).
 Needs no data, except --fit (HJA birdsong and Yahoo LTR in the data home: $APRANK_DATA,
@@ -34,7 +34,7 @@ else ~/aprank_data); --pairwise resamples HJA birdsong group sizes when the data
 else uses groups of 9. Takes: the full run about 13 minutes (the main table, latent bags,
 partition paths, many small queries, metrics over many queries); each of --iteration,
 --cstar, --pairwise, --latent, --torch, --fit (about 2 minutes; 3 with --before) alone runs
-only its own table. The quick check of an install is python -m aprank bench --quick; the
+only its own table; several of them run their tables one after the other, in one run. The quick check of an install is python -m aprank bench --quick; the
 Dask cluster benchmark is python -m benchmarks.dask_bench (its own --help)."""
 
 
@@ -209,21 +209,24 @@ def _cstar_table(args) -> str:
             "of the same scores:\n" + bench.format_cstar(rows, slopes))
 
 
-#: The sections that run alone, in the order their flags are looked at.
+#: The sections that run alone, in the order they run when several are asked for.
 SECTIONS = {"iteration": _iteration, "fit": _fit_table, "torch": _torch_table,
             "pairwise": _pairwise_table, "latent": _latent_table, "cstar": _cstar_table,
             "many_queries": _many_queries_table}
 
 
 def benchmark(args) -> int:
-    """Run what the parsed arguments ask for: one section, or the full run."""
-    for name, section in SECTIONS.items():
-        if getattr(args, name):
-            text = section(args)
-            flag = "--" + name.replace("_", "-")
-            _write_result(args, name.replace("_", "-"), text, f"{PROG} {flag}")
-            return _emit(text, args.out)
-    return _full(args)
+    """Run what the parsed arguments ask for: the sections flagged, in one run (so that their
+    figures share one machine state), or the full run."""
+    chosen = [name for name in SECTIONS if getattr(args, name)]
+    if not chosen:
+        return _full(args)
+    flags = " ".join("--" + name.replace("_", "-") for name in chosen)
+    texts = []
+    for name in chosen:
+        texts.append(SECTIONS[name](args))
+        _write_result(args, name.replace("_", "-"), texts[-1], f"{PROG} {flags}")
+    return _emit("\n\n".join(texts), args.out)
 
 
 def main(argv=None) -> int:
