@@ -12,6 +12,13 @@ from aprank.losses import LOSSES, NDCG, Loss, get_loss
 from aprank.torch._distributed import gather_batch
 from aprank.torch._ops import _equal_blocks, hinge_terms
 
+try:  # the optional triton package brings backend="triton"
+    from aprank.torch import _triton
+except ModuleNotFoundError as missing:
+    if missing.name != "triton":
+        raise
+    _triton = None
+
 __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
            "BACKENDS", "REDUCTIONS"]
 
@@ -196,14 +203,10 @@ def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads)
 
 def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     """The torch-ops inference with every negative's rank from one Triton kernel
-    (:mod:`aprank.torch._triton`, imported here: Triton is optional)."""
-    try:
-        from aprank.torch import _triton
-    except ModuleNotFoundError as missing:
-        if missing.name != "triton":
-            raise
+    (:mod:`aprank.torch._triton`; Triton is optional)."""
+    if _triton is None:
         raise ModuleNotFoundError("backend='triton' needs the triton package (pip install "
-                                  "triton), and CUDA tensors", name="triton") from None
+                                  "triton), and CUDA tensors", name="triton")
     search = functools.partial(hinge_terms, solve_negatives=_triton.negative_ranks)
     return _torch_ops(search, int(is_pos.sum()), s, is_pos, group, n_groups, loss, discount,
                       blocks)

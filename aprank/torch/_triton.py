@@ -12,8 +12,8 @@ scans: every 64th negative of a query first, over all candidates, then the other
 ranks of the two pivots around them (opt_j does not decrease with j, paper 004 Observation 4).
 
 Launched on CUDA tensors; on the CPU only under ``TRITON_INTERPRET=1`` (Triton's interpreter,
-for tests). Triton is an optional dependency: this module is imported on first use of the
-backend.
+for tests), which must be set before Triton is imported. Triton is an optional dependency:
+:mod:`aprank.torch._loss` imports this module where the triton package is installed.
 """
 from __future__ import annotations
 
