@@ -490,23 +490,11 @@ class APHingeLoss(_HingeModule):
     reduction : {"mean", "sum", "none"}, default "mean"
         As :func:`hinge_loss`.
     backend : {"auto", "kernels", "torch", "torch-compiled", "triton"}, default "auto"
-        "auto" (compiled kernels for CPU tensors, torch operations on any other device),
-        "kernels" (compiled kernels; tensors on another device are copied to the host and
-        back), "torch" (torch operations on the tensors' device; the GPU path, also runs on
-        CPU), "torch-compiled" (the same operations compiled whole by
-        ``torch.compile(fullgraph=True)``: fused kernels, but each new input shape, dtype
-        or power-of-two bucket of the positives' count is compiled first, which takes
-        seconds to a minute; for many steps of one shape), or "triton" (the torch
-        operations with every negative's search in one Triton kernel; needs the ``triton``
-        package and CUDA tensors, or Triton's interpreter, ``TRITON_INTERPRET=1``, on the
-        CPU; its speed on a GPU has not been measured yet).
+        As :func:`hinge_loss`.
     empty : {"skip", "error"}, default "skip"
-        "skip": a query without positives contributes 0 and is left out of the mean, as a
-        class missing from a minibatch should be; "error": ValueError naming it. A batch with
-        no positive at all is always a ValueError: AP and NDCG are undefined.
+        As :func:`hinge_loss`.
     n_threads : int, optional
-        Threads for the compiled kernels on large batches (default
-        ``torch.get_num_threads()``).
+        As :func:`hinge_loss`.
     process_group : torch.distributed.ProcessGroup or True, optional
         The loss of the group's global batch (True: the default group), as
         :func:`hinge_loss`; None (default): this process's batch alone.
