@@ -3,8 +3,10 @@
 is positive definite: the working-set QPs are tiny (tens of free variables), so NumPy's call
 overhead, not arithmetic, would set their cost.
 
-Arrays are checked and built by ``_qp.active_set`` (the augmented problem with the slack of the
-sum); x and free are updated in place.
+Arrays are checked and built by ``_qp.active_set`` (the augmented problem with the slack of
+each block's sum); x and free are updated in place. ``group[i]`` is the block of variable i
+(its sum is fixed), -1 for a variable in no sum; ``j0[g]`` is the free member of block g
+eliminated from the reduced coordinates (p_j0 = -sum of the block's other free p).
 """
 from libc.math cimport fabs, sqrt, isfinite, INFINITY
 
@@ -53,15 +55,19 @@ cdef void _cho_solve(double[:, ::1] L, double[::1] y, Py_ssize_t m) noexcept nog
         y[i] = s / L[i, i]
 
 
-cdef inline double _h(double[:, ::1] K, const unsigned char[::1] group, Py_ssize_t j0,
+cdef inline double _h(double[:, ::1] K, const Py_ssize_t[::1] group, const Py_ssize_t[::1] j0,
                       Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-    """Entry (i, j) of the Hessian in the basis where p_j0 = -sum of the group's other p."""
+    """Entry (i, j) of the Hessian in the basis where each block's p_j0 = -sum of the block's
+    other free p: (e_i - e_j0(i))' K (e_j - e_j0(j)), no e_j0 for a variable in no block."""
     cdef double s = K[i, j]
-    cdef double ei, ej
-    if j0 >= 0:
-        ei = 1.0 if group[i] else 0.0
-        ej = 1.0 if group[j] else 0.0
-        s = s - ei * K[j0, j] - ej * K[i, j0] + ei * ej * K[j0, j0]
+    cdef Py_ssize_t a = j0[group[i]] if group[i] >= 0 else -1
+    cdef Py_ssize_t c = j0[group[j]] if group[j] >= 0 else -1
+    if a >= 0:
+        s -= K[a, j]
+    if c >= 0:
+        s -= K[i, c]
+    if a >= 0 and c >= 0:
+        s += K[a, c]
     return s
 
 
@@ -88,14 +94,14 @@ cdef void _delete(double[:, ::1] L, Py_ssize_t q, Py_ssize_t mr) noexcept nogil:
         L[t, t + 1] = 0.0
 
 
-def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
+def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t n_groups,
         double[::1] x, unsigned char[::1] free, double kkt_tol, Py_ssize_t max_steps):
     """(status, steps): the active-set loop from x (feasible) with free set ``free``.
 
     The reduced Hessian's Cholesky factor is kept from step to step: a released variable
     appends a row (O(m^2)), a blocked one is deleted by Givens rotations (O(m^2)); only when
-    the eliminated group member j0 leaves the free set is it factored anew. A start whose
-    gradient is already stationary on the free set (equal over the group's free members, 0
+    an eliminated block member j0 leaves the free set is it factored anew. A start whose
+    gradient is already stationary on the free set (equal over each block's free members, 0
     over the others) takes no first step. The caller verifies the optimum it returns."""
     cdef Py_ssize_t n = b.shape[0]
     cdef double[::1] grad = np.empty(n)
@@ -103,11 +109,15 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
     cdef double[::1] y = np.empty(n)
     cdef double[:, ::1] L = np.zeros((max(n, 1), max(n, 1)))
     cdef Py_ssize_t[::1] F = np.empty(n, dtype=np.intp)
-    cdef Py_ssize_t[::1] R = np.empty(n, dtype=np.intp)     # reduced coordinates: free but j0
-    cdef Py_ssize_t steps = 0, i, j, a, c, m, mr = 0, j0 = -1, block, q
-    cdef double s, nu, alpha, ratio, best, hmax = 0.0, cnt, d2
+    cdef Py_ssize_t[::1] R = np.empty(n, dtype=np.intp)     # reduced coordinates: free but j0s
+    cdef Py_ssize_t[::1] j0 = np.full(max(n_groups, 1), -1, dtype=np.intp)
+    cdef double[::1] lo = np.empty(max(n_groups, 1))
+    cdef double[::1] hi = np.empty(max(n_groups, 1))
+    cdef double[::1] nu = np.empty(max(n_groups, 1))
+    cdef double[::1] cnt = np.empty(max(n_groups, 1))
+    cdef Py_ssize_t steps = 0, i, j, a, c, g, m, mr = 0, block, q
+    cdef double s, alpha, ratio, best, hmax = 0.0, d2
     cdef bint at_minimum = False, factored = False
-    cdef double lo, hi
     cdef int status = LIMIT
     with nogil:
         for steps in range(1, max_steps + 1):
@@ -124,35 +134,46 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
                     grad[i] = s
                 if status == FAILED:
                     break
-                lo, hi, s = INFINITY, -INFINITY, 0.0
+                for g in range(n_groups):
+                    lo[g] = INFINITY
+                    hi[g] = -INFINITY
+                s = 0.0
                 for i in range(n):
                     if free[i]:
-                        if group[i]:
-                            lo = grad[i] if grad[i] < lo else lo
-                            hi = grad[i] if grad[i] > hi else hi
+                        g = group[i]
+                        if g >= 0:
+                            lo[g] = grad[i] if grad[i] < lo[g] else lo[g]
+                            hi[g] = grad[i] if grad[i] > hi[g] else hi[g]
                         elif fabs(grad[i]) > s:
                             s = fabs(grad[i])
-                at_minimum = s <= kkt_tol and (hi < lo or hi - lo <= kkt_tol)
+                at_minimum = s <= kkt_tol
+                for g in range(n_groups):
+                    if hi[g] >= lo[g] and hi[g] - lo[g] > kkt_tol:
+                        at_minimum = False
             m = 0
             for i in range(n):
                 if free[i]:
                     F[m] = i
                     m += 1
             if at_minimum:
-                # multipliers of the bounds x_i = 0: mu_i = grad_i + nu [i in group]
-                nu = 0.0
-                cnt = 0.0
+                # multipliers of the bounds x_i = 0: mu_i = grad_i + nu_g(i), nu_g minus the
+                # mean gradient over block g's free members
+                for g in range(n_groups):
+                    nu[g] = 0.0
+                    cnt[g] = 0.0
                 for a in range(m):
-                    if group[F[a]]:
-                        nu -= grad[F[a]]
-                        cnt += 1.0
-                if cnt > 0.0:
-                    nu /= cnt
+                    g = group[F[a]]
+                    if g >= 0:
+                        nu[g] -= grad[F[a]]
+                        cnt[g] += 1.0
+                for g in range(n_groups):
+                    if cnt[g] > 0.0:
+                        nu[g] /= cnt[g]
                 best = -kkt_tol
                 block = -1
                 for i in range(n):
                     if not free[i]:
-                        s = grad[i] + (nu if group[i] else 0.0)
+                        s = grad[i] + (nu[group[i]] if group[i] >= 0 else 0.0)
                         if s < best:
                             best = s
                             block = i
@@ -183,16 +204,19 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
                     mr += 1
                 continue
             if not factored:
-                # j0: the first free member of the group (none: no equality), R the others
-                j0 = -1
+                # j0[g]: the first free member of block g (none: the block has no free member),
+                # R the other free variables
+                for g in range(n_groups):
+                    j0[g] = -1
                 for a in range(m):
-                    if group[F[a]]:
-                        j0 = F[a]
-                        break
+                    g = group[F[a]]
+                    if g >= 0 and j0[g] < 0:
+                        j0[g] = F[a]
                 mr = 0
                 hmax = 0.0
                 for a in range(m):
-                    if F[a] != j0:
+                    g = group[F[a]]
+                    if g < 0 or j0[g] != F[a]:
                         R[mr] = F[a]
                         mr += 1
                 for a in range(mr):
@@ -207,18 +231,18 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
             # the step: H y = -(reduced gradient), lifted to p on F
             for a in range(mr):
                 i = R[a]
-                y[a] = -(grad[i] - (grad[j0] if (j0 >= 0 and group[i]) else 0.0))
+                g = group[i]
+                y[a] = -(grad[i] - (grad[j0[g]] if g >= 0 else 0.0))
             if mr > 0:
                 _cho_solve(L, y, mr)
             for a in range(m):
                 p[F[a]] = 0.0
-            s = 0.0
             for a in range(mr):
-                p[R[a]] = y[a]
-                if j0 >= 0 and group[R[a]]:
-                    s += y[a]
-            if j0 >= 0:
-                p[j0] = -s
+                i = R[a]
+                p[i] = y[a]
+                g = group[i]
+                if g >= 0:
+                    p[j0[g]] -= y[a]
             # the longest step keeping x >= 0, at most 1
             alpha = 1.0
             block = -1
@@ -243,7 +267,8 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
             if block >= 0:
                 x[block] = 0.0
                 free[block] = 0
-                if block == j0:
+                g = group[block]
+                if g >= 0 and j0[g] == block:
                     factored = False
                 else:
                     q = 0
@@ -258,65 +283,77 @@ def run(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
     return status, steps
 
 
-cdef bint _verify(double[:, ::1] K, double[::1] b, const unsigned char[::1] group,
-                  double[::1] x, const unsigned char[::1] free, double kkt_tol,
-                  double stationary) noexcept nogil:
+cdef bint _verify(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group,
+                  Py_ssize_t n_groups, double[::1] x, const unsigned char[::1] free,
+                  double kkt_tol, double stationary, double[::1] lo, double[::1] hi,
+                  double[::1] nu, double[::1] cnt) noexcept nogil:
     """Whether x is optimal by the recomputed gradient: stationary on the free set (equal over
-    the group's free members, 0 over the others, to ``stationary``: a factor kept by updates
-    may be that far from exact) and the bounds' multipliers >= -kkt_tol."""
-    cdef Py_ssize_t n = b.shape[0], i, j
-    cdef double s, lo = INFINITY, hi = -INFINITY, nu = 0.0, cnt = 0.0
-    cdef double worst = INFINITY
+    each block's free members, 0 over the others, to ``stationary``: a factor kept by updates
+    may be that far from exact) and the bounds' multipliers >= -kkt_tol. lo, hi, nu, cnt:
+    scratch of n_groups entries."""
+    cdef Py_ssize_t n = b.shape[0], i, j, g
+    cdef double s
+    for g in range(n_groups):
+        lo[g] = INFINITY
+        hi[g] = -INFINITY
+        nu[g] = 0.0
+        cnt[g] = 0.0
     # two passes over K: the free members first (for nu), then the bounds
     for i in range(n):
         if free[i]:
             s = -b[i]
             for j in range(n):
                 s += K[i, j] * x[j]
-            if group[i]:
-                lo = s if s < lo else lo
-                hi = s if s > hi else hi
-                nu -= s
-                cnt += 1.0
+            g = group[i]
+            if g >= 0:
+                lo[g] = s if s < lo[g] else lo[g]
+                hi[g] = s if s > hi[g] else hi[g]
+                nu[g] -= s
+                cnt[g] += 1.0
             elif fabs(s) > stationary:
                 return False
-    if cnt > 0.0:
-        if hi - lo > stationary:
-            return False
-        nu /= cnt
+    for g in range(n_groups):
+        if cnt[g] > 0.0:
+            if hi[g] - lo[g] > stationary:
+                return False
+            nu[g] /= cnt[g]
     for i in range(n):
         if not free[i]:
             s = -b[i]
             for j in range(n):
                 s += K[i, j] * x[j]
-            if group[i]:
-                s += nu
+            if group[i] >= 0:
+                s += nu[group[i]]
             if s < -kkt_tol:
                 return False
     return True
 
 
-def solve(double[:, ::1] K, double[::1] b, const unsigned char[::1] soft, double C,
+def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C,
           double[::1] z0, Py_ssize_t max_steps, double precision=0.0):
-    """The augmented problem of ``_qp.active_set`` built from (K, b, soft, C) and the start z0,
-    solved by :func:`run` and verified. Returns (status, steps, Ka, ba, group, x, free,
-    kkt_tol, scale): status 0 optimal and verified, 1 singular step or unverified (NumPy goes
-    on from x), else failed."""
-    cdef Py_ssize_t k = b.shape[0], n, i, j
-    cdef bint has_sum = False
-    cdef double total = 0.0, scale = 0.0, kmax = 0.0, xmax = 0.0, kkt_tol
+    """The augmented problem of ``_qp.active_set`` built from (K, b, block, C) and the start
+    z0, solved by :func:`run` and verified. ``block[i]`` is the sum constraint i is in
+    (0 .. n_blocks - 1; every block present), -1 for a hard constraint. Returns (status,
+    steps, Ka, ba, group, x, free, kkt_tol, scale): status 0 optimal and verified, 1 singular
+    step or unverified (NumPy goes on from x), else failed."""
+    cdef Py_ssize_t k = b.shape[0], n, i, j, g, n_groups = 0
+    cdef double total = 0.0, scale = 0.0, kmax = 0.0, xmax = 0.0, kkt_tol, hard = 0.0
     for i in range(k):
-        if soft[i]:
-            has_sum = True
-    n = k + (1 if has_sum else 0)
+        if block[i] + 1 > n_groups:
+            n_groups = block[i] + 1
+    n = k + n_groups
     Ka_arr = np.zeros((n, n))
     ba_arr = np.zeros(n)
-    group_arr = np.zeros(n, dtype=np.uint8)
+    group_arr = np.full(n, -1, dtype=np.intp)
     x_arr = np.zeros(n)
     free_arr = np.zeros(n, dtype=np.uint8)
+    sums_arr = np.zeros(max(n_groups, 1))
+    scratch = np.zeros((4, max(n_groups, 1)))
     cdef double[:, ::1] Ka = Ka_arr
-    cdef double[::1] ba = ba_arr, x = x_arr
-    cdef unsigned char[::1] group = group_arr, free = free_arr
+    cdef double[::1] ba = ba_arr, x = x_arr, sums = sums_arr
+    cdef Py_ssize_t[::1] group = group_arr
+    cdef unsigned char[::1] free = free_arr
+    cdef double[:, ::1] work = scratch
     for i in range(k):
         for j in range(k):
             Ka[i, j] = K[i, j]
@@ -325,22 +362,25 @@ def solve(double[:, ::1] K, double[::1] b, const unsigned char[::1] soft, double
         ba[i] = b[i]
         if fabs(b[i]) > scale:
             scale = fabs(b[i])
-        group[i] = soft[i]
-        # the start made feasible: clipped at 0, the soft part scaled into the sum
+        group[i] = block[i]
+        # the start made feasible: clipped at 0, each block scaled into its sum
         x[i] = z0[i] if z0[i] > 0.0 else 0.0
-        if soft[i]:
-            total += x[i]
-    if total > C:
-        for i in range(k):
-            if soft[i]:
-                x[i] *= C / total
-        total = 0.0
-        for i in range(k):
-            if soft[i]:
-                total += x[i]
-    if has_sum:
-        group[k] = 1
-        x[k] = C - total if C > total else 0.0
+        if block[i] >= 0:
+            sums[block[i]] += x[i]
+        else:
+            hard += x[i]
+    for i in range(k):
+        g = block[i]
+        if g >= 0 and sums[g] > C:
+            x[i] *= C / sums[g]
+    for g in range(n_groups):
+        sums[g] = 0.0
+    for i in range(k):
+        if block[i] >= 0:
+            sums[block[i]] += x[i]
+    for g in range(n_groups):
+        group[k + g] = g
+        x[k + g] = C - sums[g] if C > sums[g] else 0.0
     for i in range(n):
         free[i] = x[i] > 0.0
         if x[i] > xmax:
@@ -352,27 +392,30 @@ def solve(double[:, ::1] K, double[::1] b, const unsigned char[::1] soft, double
     kkt_tol = 1e3 * n * 2.220446049250313e-16 * scale
     if precision > 0.0:
         # a bound's multiplier -mu lets the objective gain up to mu times the mass that can
-        # move onto it (C for the soft sum, about the whole mass for a hard one): the
+        # move onto it (C for a block's sum, about the whole mass for a hard one): the
         # roundoff-scaled tolerance alone left the dual 0.4 short at C = 1e4 (a cutting plane
         # that stalled for good). Not below the gradient's roundoff, which would cycle.
-        for i in range(k):
-            if not soft[i]:
-                total += x[i]
+        total = hard
+        for g in range(n_groups):
+            total += sums[g]
         xmax = C if C > total else total
         xmax = xmax if xmax > 1.0 else 1.0
         if precision / xmax < kkt_tol:
             kkt_tol = precision / xmax
         if kkt_tol < 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale:
             kkt_tol = 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale
-    if has_sum and not free[k]:
-        total = 0.0
-        for i in range(k):
-            if soft[i] and free[i]:
-                total = 1.0
-        if total == 0.0:
+    # every block needs a free member (C > 0 puts mass on its slack or its constraints)
+    for g in range(n_groups):
+        sums[g] = 0.0
+    for i in range(n):
+        if free[i] and group[i] >= 0:
+            sums[group[i]] = 1.0
+    for g in range(n_groups):
+        if sums[g] == 0.0:
             return FAILED, 0, Ka_arr, ba_arr, group_arr, x_arr, free_arr, kkt_tol, scale
-    status, steps = run(Ka, ba, group, x, free, kkt_tol, max_steps)
-    if status == OPTIMAL and not _verify(Ka, ba, group, x, free, kkt_tol,
-                                         1.4901161193847656e-08 * scale):
+    status, steps = run(Ka, ba, group, n_groups, x, free, kkt_tol, max_steps)
+    if status == OPTIMAL and not _verify(Ka, ba, group, n_groups, x, free, kkt_tol,
+                                         1.4901161193847656e-08 * scale, work[0], work[1],
+                                         work[2], work[3]):
         status = SINGULAR
     return status, steps, Ka_arr, ba_arr, group_arr, x_arr, free_arr, kkt_tol, scale
