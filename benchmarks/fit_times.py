@@ -126,6 +126,15 @@ def _timed_model(model):
         def fingerprint(self):
             return model.fingerprint()
 
+        def n_cut_parts(self, n_blocks):
+            return model.n_cut_parts(n_blocks)
+
+        def cut_parts(self, cut, n_blocks):
+            t0 = time.perf_counter()
+            parts = model.cut_parts(cut, n_blocks)
+            Timed.seconds += time.perf_counter() - t0
+            return parts
+
     return Timed()
 
 

@@ -65,10 +65,11 @@ def carry(working_set: WorkingSet, completed: StructuredModel) -> WorkingSet:
                 continue
             g, b = cut
         ws.add(np.asarray(g, dtype=float), b, bool(working_set.soft[i]),
-               bool(working_set.permanent[i]), output)
+               bool(working_set.permanent[i]), output, int(working_set.block[i]))
         z.append(working_set.z[i] if working_set.z.shape[0] == len(working_set) else 0.0)
     ws.z = np.asarray(z, dtype=float)
     ws.ridge = working_set.ridge
+    ws.parts = working_set.parts
     return ws
 
 

@@ -7,7 +7,10 @@ the registry (by algorithm name). The learners in ``aprank.learn`` see only this
 * ``most_violated(w)`` -- the :class:`Constraint` of the most violated output at w (the
   1-slack cut: mean over queries of Psi(R*) - Psi(R_hat), and of Delta);
 * ``fingerprint()`` -- a digest of everything the constraints depend on, so a learner can tell
-  whether constraints from an earlier fit are still valid.
+  whether constraints from an earlier fit are still valid;
+* ``cut_parts(cut, n_blocks)`` (optional) -- the cut split into the cuts of separate parts of
+  the risk, for the multi-cut learner (``solver="multi-cut"``); None where the risk does not
+  split.
 
 Latent models (weak supervision) add ``latent(w)``: impute the hidden variables at w and return
 the completed model, on which the learner runs as on any other (see ``aprank.learn.cccp``).
@@ -78,6 +81,41 @@ class StructuredModel(Model):
     @abstractmethod
     def fingerprint(self) -> str:
         """Digest of the data, structure and loss that the constraints depend on."""
+
+    def n_cut_parts(self, n_blocks: int) -> int:
+        """How many parts :meth:`cut_parts` gives for ``n_blocks`` (1: the cut is not split).
+
+        Parameters
+        ----------
+        n_blocks : int
+            The most blocks wanted.
+        """
+        return 1
+
+    def cut_parts(self, cut: Constraint, n_blocks: int) -> Optional[tuple]:
+        """The cut split over blocks of the risk's separate terms, or None where it does not
+        split (this default).
+
+        A risk that is a sum of terms with their own maxima (one per query of a ranking loss,
+        one per sample of the 0-1 loss) is the sum of its blocks' risks, and the most violated
+        output of each block is the block's part of the most violated output: each part is a
+        cut of its block's risk, and the parts sum to the cut. A learner that gives each block
+        its own slack then holds a model of the risk at least as tight as the 1-slack one.
+
+        Parameters
+        ----------
+        cut : Constraint
+            What :meth:`most_violated` returned.
+        n_blocks : int
+            The most blocks wanted (>= 2).
+
+        Returns
+        -------
+        (G, b) or None
+            G of shape (k, d) and b of shape (k,), k <= n_blocks: block j's cut is
+            w'G[j] >= b[j] - xi_j, and G.sum(0), b.sum() are the cut's g and b.
+        """
+        return None
 
     def reevaluate(self, output) -> Optional[tuple]:
         """The constraint (g, b) of a stored output in this model, or None where it cannot be

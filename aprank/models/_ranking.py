@@ -117,6 +117,81 @@ class RankingModel(StructuredModel):
         return Constraint(g=g, b=b, violation=violation, seconds=t2 - t1, result=result,
                           info=info)
 
+    def n_cut_parts(self, n_blocks: int) -> int:
+        """How many parts :meth:`cut_parts` gives: min(n_blocks, units), 1 with
+        ``sample_weight``.
+
+        Parameters
+        ----------
+        n_blocks : int
+            The most blocks wanted.
+        """
+        if self.weighting is not None or n_blocks < 2:
+            return 1
+        return max(self._unit_blocks(int(n_blocks))[1], 1)
+
+    def cut_parts(self, cut: Constraint, n_blocks: int):
+        """The cut split over blocks of queries (AP, NDCG: each query's term has its own
+        maximum) or of samples (the 0-1 loss: each sample's flip is its own); see
+        :meth:`StructuredModel.cut_parts`. Unit j (in query order, or sample order) is in
+        block j mod n_blocks. None with ``sample_weight`` (its cut is formed elsewhere) or
+        fewer than two units.
+
+        Parameters
+        ----------
+        cut : Constraint
+            A cut of this model's :meth:`most_violated`.
+        n_blocks : int
+            The most blocks wanted.
+
+        Returns
+        -------
+        (G, b) or None
+        """
+        if self.n_cut_parts(n_blocks) < 2 or not isinstance(cut.result, BatchResult):
+            return None
+        block, n_used_blocks = self._unit_blocks(int(n_blocks))
+        diff = (self.problem.truth_coef - cut.result.coef) / self.n_used
+        rows = np.flatnonzero(diff)
+        S = sp.csr_matrix((diff[rows], (block[rows], rows)),
+                          shape=(n_used_blocks, diff.shape[0]))
+        G = S @ self.X
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        if self.problem.kind == "labelling":
+            # a flipped sample's loss v_i / z_q is |c*_i - c_i|: its coefficient
+            # v_i (2 y_i - 1) / (2 z_q) changes sign (losses.ZeroOne)
+            b = np.bincount(block[rows], weights=np.abs(diff[rows]), minlength=n_used_blocks)
+        else:
+            used = np.flatnonzero(self.problem.used)
+            b = np.bincount(np.arange(used.shape[0]) % n_used_blocks,
+                            weights=cut.result.loss[used], minlength=n_used_blocks) / self.n_used
+        return G, b
+
+    def _unit_blocks(self, n_blocks: int):
+        """(block of each sample, number of blocks): the units (used queries, or the samples of
+        used queries under the 0-1 loss) dealt out in turn; -1 outside the used queries."""
+        cached = self.__dict__.get("_blocks")
+        if cached is not None and cached[0] == n_blocks:
+            return cached[1], cached[2]
+        p = self.problem
+        n = p.n_samples
+        sizes = np.diff(p.offsets)
+        query = np.empty(n, dtype=np.int64)
+        query[p.order if p.order is not None else np.arange(n)] = np.repeat(
+            np.arange(p.n_queries), sizes)
+        used = p.used[query]
+        if p.kind == "labelling":
+            units = int(used.sum())
+            k = min(n_blocks, units)
+            block = np.full(n, -1, dtype=np.int64)
+            block[used] = np.arange(units) % max(k, 1)
+        else:
+            rank = np.cumsum(p.used) - 1          # a used query's place among the used
+            k = min(n_blocks, int(p.used.sum()))
+            block = np.where(used, rank[query] % max(k, 1), -1)
+        self.__dict__["_blocks"] = (n_blocks, block, k)
+        return block, k
+
     def fingerprint(self) -> str:
         p = self.problem
         weights = () if self.sample_weight is None else (self.sample_weight,)
