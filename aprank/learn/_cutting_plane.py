@@ -19,7 +19,9 @@ is the true objective of that w, not the working-set approximation.
 That is the plain loop, ``solver="cutting-plane"``. ``solver="ocas"`` (the default) seeks each
 cut between the best point so far and the working set's optimum instead (:func:`_ocas`): the
 same problem, working set and gap, and the same stopping rule stated as one test on the gap.
-The solvers are the entries of ``SOLVERS``.
+``solver="multi-cut"`` is OCAS with the cut split over blocks of the risk's separate terms,
+each block with its own slack xi_k (the objective C sum_k xi_k; the dual's soft constraints
+sum to at most C per block). The solvers are the entries of ``SOLVERS``.
 """
 from __future__ import annotations
 
@@ -470,12 +472,17 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         Called after inference in every iteration with a dict: the iteration's history entry
         plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
         ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
-    solver : {"ocas", "cutting-plane"}, default "ocas"
+    solver : {"ocas", "cutting-plane", "multi-cut"}, default "ocas"
         "cutting-plane": each cut is sought at the working set's optimum, which is the w
         returned. "ocas": the optimized cutting plane (Franc & Sonnenburg 2009), each cut
         sought between the best point so far and the working set's optimum, and the best
         point returned: the same objective, stopping rule and gap, fewer iterations at large C
-        (see ``docs/learning.md``).
+        (see ``docs/learning.md``). "multi-cut": OCAS where the model's risk splits into
+        separate terms (``model.cut_parts``: queries of AP and NDCG, samples of the 0-1 loss),
+        each inference adding the cuts of up to ``MULTI_CUT_BLOCKS`` blocks of them, each
+        block with its own slack; the same objective, stopping rule and gap, with a model at
+        least as tight from the same inference calls. Where the risk does not split (one
+        query of AP, sample weights), it is OCAS.
     first_at_w0 : bool, default False
         With a ``working_set``, seek the first cut at ``w0`` (its dual still starts the gap)
         rather than at the working set's optimum, so that the first history entry's primal is

@@ -385,10 +385,12 @@ _COMMON_DOC = """
         Cutting-plane iterations (a ConvergenceWarning is raised when reached).
     prune_after : int, default 50
         Drop working-set constraints inactive for this many iterations in a row.
-    solver : {"ocas", "cutting-plane"}, default "ocas"
-        The learner: the plain 1-slack cutting plane, or OCAS (each cut sought between the
+    solver : {"ocas", "cutting-plane", "multi-cut"}, default "ocas"
+        The learner: the plain 1-slack cutting plane, OCAS (each cut sought between the
         best point so far and the working set's optimum; the same objective, tol and gap,
-        fewer iterations at large C). See :func:`aprank.learn.cutting_plane`.
+        fewer iterations at large C), or OCAS with the cut split over blocks of queries (AP,
+        NDCG) or samples (0-1 loss), each with its own slack (far fewer iterations where the
+        risk splits; as OCAS on one query). See :func:`aprank.learn.cutting_plane`.
 """ + _EMPTY_DOC + """    verbose : bool
         Show a tqdm progress bar with the gap.
     warm_start : bool

@@ -1,0 +1,93 @@
+"""Iterations and fit times of the three training solvers on the fit benchmark's problems
+(issue 27, acceptance b): ``python -m benchmarks.solver_iterations [--out PATH]`` (APRANK_DATA
+set).
+
+Every problem of ``fit_times`` (the same tasks, tol, max_iter = 1000 and pruning), every C of
+its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"`` (the default) and
+``"multi-cut"``. Per cell: the mean iterations over the tasks (one inference call each) and the
+summed fit milliseconds (the faster of two runs, one BLAS thread). Then, over the cells with
+C >= 100, the median of plain iterations / each solver's; where the plain loop stops at
+max_iter its ratio is a lower bound.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import time
+import warnings
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from benchmarks import fit_times
+from benchmarks.machine import machine
+
+SOLVERS = ("cutting-plane", "ocas", "multi-cut")
+
+
+def measure(log=print) -> list:
+    rows = []
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in fit_times.DATA_SETS:
+            tasks = fit_times.DATA_SETS[name]()
+            for C in fit_times.C_VALUES:
+                for method in fit_times.methods_of(name):
+                    row = {"data": f"{name} ({len(tasks)})", "C": C, "method": method}
+                    for solver in SOLVERS:
+                        its, ms, converged = [], 0.0, True
+                        for _, X, y, qid in tasks:
+                            fit = min((fit_times.structured_fit(method, X, y, qid, C, solver=solver)
+                                       for _ in range(2)), key=lambda r: r["seconds"])
+                            its.append(fit["n_iter"])
+                            ms += 1e3 * fit["seconds"]
+                            converged &= fit["converged"]
+                        row[solver] = (float(np.mean(its)), ms, converged)
+                    rows.append(row)
+                    log(" ".join(f"{row[s][0]:.0f}/{row[s][1]:.0f}ms" for s in SOLVERS)
+                        + f"  {name} C={C:g} {method}")
+    return rows
+
+
+def format_rows(rows: list) -> str:
+    head = ["data set (tasks)", "C", "method"]
+    for s in SOLVERS:
+        head += [f"{s}: iterations", f"{s}: fit ms"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["data"], f"{r['C']:g}", r["method"]]
+        for s in SOLVERS:
+            n_iter, ms, converged = r[s]
+            cells += [f"{n_iter:.0f}" + ("" if converged else " (NO)"), f"{ms:.1f}"]
+        out.append("| " + " | ".join(cells) + " |")
+    high = [r for r in rows if r["C"] >= 100]
+    out.append("")
+    for s in SOLVERS[1:]:
+        ratio = [r["cutting-plane"][0] / r[s][0] for r in high]
+        faster = sum(r[s][1] < r["ocas"][1] for r in high)
+        out.append(f"- {s}: median plain / {s} iterations over the {len(high)} cells at C >= 100: "
+                   f"**{np.median(ratio):.2f}** (from {min(ratio):.2f} to {max(ratio):.2f})"
+                   + ("" if s == "ocas" else f"; faster than ocas in {faster} of them"))
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="write the Markdown table here too")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    rows = measure()
+    minutes = (time.perf_counter() - t0) / 60
+    text = (f"Regenerate: `python -m benchmarks.solver_iterations --out PATH` (APRANK_DATA set). "
+            f"Measured in one run ({minutes:.0f} min, {datetime.date.today()}) on "
+            f"{machine()} (load average {os.getloadavg()[0]:.1f} at the end). \"(NO)\": some fit of the cell stopped at max_iter = 1000 "
+            f"without converging.\n\n" + format_rows(rows) + "\n")
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
