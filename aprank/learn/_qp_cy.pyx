@@ -19,26 +19,6 @@ cdef enum:
     FAILED = 3
 
 
-cdef int _cholesky(double[:, ::1] A, Py_ssize_t m, double pivot_floor) noexcept nogil:
-    """In-place lower Cholesky of A[:m, :m]; 1 where a pivot^2 is below pivot_floor."""
-    cdef Py_ssize_t i, j, k
-    cdef double s, s2
-    for j in range(m):
-        s = A[j, j]
-        for k in range(j):
-            s -= A[j, k] * A[j, k]
-        if not (s > pivot_floor):
-            return 1
-        s = sqrt(s)
-        A[j, j] = s
-        for i in range(j + 1, m):
-            s2 = A[i, j]
-            for k in range(j):
-                s2 -= A[i, k] * A[j, k]
-            A[i, j] = s2 / s
-    return 0
-
-
 cdef void _cho_solve(double[:, ::1] L, double[::1] y, Py_ssize_t m) noexcept nogil:
     """y <- (L L')^-1 y on the first m entries."""
     cdef Py_ssize_t i, k
@@ -94,19 +74,118 @@ cdef void _delete(double[:, ::1] L, Py_ssize_t q, Py_ssize_t mr) noexcept nogil:
         L[t, t + 1] = 0.0
 
 
+cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
+                           const Py_ssize_t[::1] j0, double[:, ::1] L, const Py_ssize_t[::1] R,
+                           Py_ssize_t mr, Py_ssize_t c, double[::1] y, double[::1] u,
+                           double[::1] p, double[::1] x, double[::1] grad,
+                           const Py_ssize_t[::1] F, Py_ssize_t m) noexcept nogil:
+    """Where free variable c's column is a combination of the factored ones' (its append
+    left d2 ~ 0 with y = L^-1 h), H has the null direction v = (-L^-T y, 1 at c): f is linear
+    along it. x moves along +-v, whichever does not raise f, to the first bound, and that
+    variable (returned; -1 where none blocks) is at 0; x and grad are updated, the caller
+    takes it out of the free set. F (m entries) holds every free variable, c included."""
+    cdef Py_ssize_t a, b, i, g, q = -1
+    cdef double s, slope = 0.0, alpha = INFINITY, ratio
+    for b in range(mr - 1, -1, -1):
+        s = y[b]
+        for a in range(b + 1, mr):
+            s -= L[a, b] * u[a]
+        u[b] = s / L[b, b]
+    for a in range(m):
+        p[F[a]] = 0.0
+    p[c] = 1.0
+    g = group[c]
+    if g >= 0:
+        p[j0[g]] -= 1.0
+    for a in range(mr):
+        i = R[a]
+        p[i] = -u[a]
+        g = group[i]
+        if g >= 0:
+            p[j0[g]] += u[a]
+    for a in range(m):
+        slope += grad[F[a]] * p[F[a]]
+    if slope > 0.0:
+        for a in range(m):
+            p[F[a]] = -p[F[a]]
+    for a in range(m):
+        i = F[a]
+        if p[i] < 0.0:
+            ratio = -x[i] / p[i]
+            if ratio < alpha:
+                alpha = ratio
+                q = i
+    if q < 0:
+        return -1
+    for a in range(m):
+        i = F[a]
+        x[i] = x[i] + alpha * p[i]
+        if x[i] < 0.0:
+            x[i] = 0.0
+    for i in range(grad.shape[0]):
+        s = 0.0
+        for a in range(m):
+            s += K[i, F[a]] * p[F[a]]
+        grad[i] += alpha * s
+    x[q] = 0.0
+    return q
+
+
+cdef Py_ssize_t _append(double[:, ::1] K, const Py_ssize_t[::1] group, const Py_ssize_t[::1] j0,
+                        double[:, ::1] L, Py_ssize_t[::1] R, Py_ssize_t mr, Py_ssize_t c,
+                        double[::1] y, double* hmax) noexcept nogil:
+    """Append variable c to the factor of R[:mr] (y <- L^-1 h on the way); the new mr, or
+    -1 where the pivot is ~0 (c's column a combination of the others'): nothing appended."""
+    cdef Py_ssize_t a, b
+    cdef double s, d2
+    for b in range(mr):
+        s = _h(K, group, j0, c, R[b])
+        for a in range(b):
+            s -= L[b, a] * y[a]
+        y[b] = s / L[b, b]
+    d2 = _h(K, group, j0, c, c)
+    if d2 > hmax[0]:
+        hmax[0] = d2
+    for a in range(mr):
+        d2 -= y[a] * y[a]
+    if not (d2 > 1e-10 * (hmax[0] if hmax[0] > 1e-300 else 1e-300)):
+        return -1
+    for a in range(mr):
+        L[mr, a] = y[a]
+    L[mr, mr] = sqrt(d2)
+    R[mr] = c
+    return mr + 1
+
+
+cdef Py_ssize_t _remove(double[:, ::1] L, Py_ssize_t[::1] R, Py_ssize_t mr,
+                        Py_ssize_t q) noexcept nogil:
+    """Take variable q out of the factor of R[:mr]; the new mr."""
+    cdef Py_ssize_t c = 0, a
+    while R[c] != q:
+        c += 1
+    _delete(L, c, mr)
+    for a in range(c, mr - 1):
+        R[a] = R[a + 1]
+    return mr - 1
+
+
 def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t n_groups,
-        double[::1] x, unsigned char[::1] free, double kkt_tol, Py_ssize_t max_steps):
+        double[::1] x, unsigned char[::1] free, double kkt_tol, Py_ssize_t max_steps,
+        bint newton_first=False):
     """(status, steps): the active-set loop from x (feasible) with free set ``free``.
 
     The reduced Hessian's Cholesky factor is kept from step to step: a released variable
     appends a row (O(m^2)), a blocked one is deleted by Givens rotations (O(m^2)); only when
     an eliminated block member j0 leaves the free set is it factored anew. A start whose
     gradient is already stationary on the free set (equal over each block's free members, 0
-    over the others) takes no first step. The caller verifies the optimum it returns."""
+    over the others) takes no first step, unless ``newton_first`` (a fresh factor and
+    gradient then refine x: iterative refinement). The caller verifies the optimum it
+    returns."""
     cdef Py_ssize_t n = b.shape[0]
     cdef double[::1] grad = np.empty(n)
     cdef double[::1] p = np.zeros(n)
     cdef double[::1] y = np.empty(n)
+    cdef double[::1] u = np.empty(n)
     cdef double[:, ::1] L = np.zeros((max(n, 1), max(n, 1)))
     cdef Py_ssize_t[::1] F = np.empty(n, dtype=np.intp)
     cdef Py_ssize_t[::1] R = np.empty(n, dtype=np.intp)     # reduced coordinates: free but j0s
@@ -117,7 +196,7 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
     cdef double[::1] cnt = np.empty(max(n_groups, 1))
     cdef Py_ssize_t steps = 0, i, j, a, c, g, m, mr = 0, block, q
     cdef double s, alpha, ratio, best, hmax = 0.0, d2
-    cdef bint at_minimum = False, factored = False
+    cdef bint at_minimum = False, factored = False, restart = False
     cdef int status = LIMIT
     with nogil:
         for steps in range(1, max_steps + 1):
@@ -146,7 +225,7 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
                             hi[g] = grad[i] if grad[i] > hi[g] else hi[g]
                         elif fabs(grad[i]) > s:
                             s = fabs(grad[i])
-                at_minimum = s <= kkt_tol
+                at_minimum = s <= kkt_tol and not newton_first
                 for g in range(n_groups):
                     if hi[g] >= lo[g] and hi[g] - lo[g] > kkt_tol:
                         at_minimum = False
@@ -183,29 +262,37 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
                 free[block] = 1
                 at_minimum = False
                 if factored:
-                    # append the released variable to the factor
-                    for c in range(mr):
-                        s = _h(K, group, j0, block, R[c])
-                        for a in range(c):
-                            s -= L[c, a] * y[a]
-                        y[c] = s / L[c, c]
-                    d2 = _h(K, group, j0, block, block)
-                    if d2 > hmax:
-                        hmax = d2
-                    for a in range(mr):
-                        d2 -= y[a] * y[a]
-                    if not (d2 > 1e-10 * (hmax if hmax > 1e-300 else 1e-300)):
-                        status = SINGULAR
+                    F[m] = block
+                    m += 1
+                    while True:
+                        # append the released variable to the factor; where its column is
+                        # a combination of the free ones' (more cuts than features, say), x
+                        # moves along the null direction, on which f falls at the rate of its
+                        # negative multiplier, to the first bound, which leaves the free set
+                        # and H definite again
+                        a = _append(K, group, j0, L, R, mr, block, y, &hmax)
+                        if a >= 0:
+                            mr = a
+                            break
+                        q = _null_step(K, group, j0, L, R, mr, block, y, u, p, x, grad, F, m)
+                        if q < 0:
+                            status = FAILED       # f unbounded below: the primal is infeasible
+                            break
+                        free[q] = 0
+                        g = group[q]
+                        if q == block:
+                            break
+                        if g >= 0 and j0[g] == q:
+                            factored = False      # factored anew, the released one free
+                            break
+                        mr = _remove(L, R, mr, q)
+                    if status == FAILED:
                         break
-                    for a in range(mr):
-                        L[mr, a] = y[a]
-                    L[mr, mr] = sqrt(d2)
-                    R[mr] = block
-                    mr += 1
                 continue
             if not factored:
-                # j0[g]: the first free member of block g (none: the block has no free member),
-                # R the other free variables
+                # j0[g]: the first free member of block g (none: the block has no free member);
+                # the other free variables join the factor one by one, and one whose column is
+                # a combination of those before it moves x to a bound first (_null_step)
                 for g in range(n_groups):
                     j0[g] = -1
                 for a in range(m):
@@ -214,20 +301,43 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
                         j0[g] = F[a]
                 mr = 0
                 hmax = 0.0
-                for a in range(m):
-                    g = group[F[a]]
-                    if g < 0 or j0[g] != F[a]:
-                        R[mr] = F[a]
-                        mr += 1
-                for a in range(mr):
-                    for c in range(a + 1):
-                        L[a, c] = _h(K, group, j0, R[a], R[c])
-                    if L[a, a] > hmax:
-                        hmax = L[a, a]
-                if mr > 0 and _cholesky(L, mr, 1e-10 * (hmax if hmax > 1e-300 else 1e-300)):
-                    status = SINGULAR
+                restart = False
+                c = 0
+                while c < m:
+                    i = F[c]
+                    g = group[i]
+                    if not free[i] or (g >= 0 and j0[g] == i):
+                        c += 1
+                        continue
+                    a = _append(K, group, j0, L, R, mr, i, y, &hmax)
+                    if a >= 0:
+                        mr = a
+                        c += 1
+                        continue
+                    q = _null_step(K, group, j0, L, R, mr, i, y, u, p, x, grad, F, m)
+                    if q < 0:
+                        status = FAILED
+                        break
+                    free[q] = 0
+                    g = group[q]
+                    if q == i:
+                        c += 1
+                    elif g >= 0 and j0[g] == q:
+                        restart = True            # a block's eliminated member left
+                        break
+                    else:
+                        mr = _remove(L, R, mr, q)
+                if status == FAILED:
                     break
+                if restart:
+                    continue
                 factored = True
+                # the loop above may have moved x: the free list again
+                m = 0
+                for i in range(n):
+                    if free[i]:
+                        F[m] = i
+                        m += 1
             # the step: H y = -(reduced gradient), lifted to p on F
             for a in range(mr):
                 i = R[a]
@@ -329,6 +439,36 @@ cdef bint _verify(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group,
     return True
 
 
+cdef tuple _tolerances(double[::1] x, Py_ssize_t k, Py_ssize_t n_groups, double C,
+                       double kmax, double bmax, double precision):
+    """(kkt_tol, scale) at x: the roundoff scale of the gradient (|b|, |K| times the mass) and
+    the bounds' multiplier tolerance."""
+    cdef Py_ssize_t n = k + n_groups, i
+    cdef double xmax = 0.0, total = 0.0, scale = bmax, kkt_tol
+    for i in range(n):
+        if x[i] > xmax:
+            xmax = x[i]
+        if i < k:
+            total += x[i]
+    if kmax * (C if C > xmax else xmax) > scale:
+        scale = kmax * (C if C > xmax else xmax)
+    if scale < 1e-300:
+        scale = 1e-300
+    kkt_tol = 1e3 * n * 2.220446049250313e-16 * scale
+    if precision > 0.0:
+        # a bound's multiplier -mu lets the objective gain up to mu times the mass that can
+        # move onto it (C for a block's sum, about the whole mass for a hard one): the
+        # roundoff-scaled tolerance alone left the dual 0.4 short at C = 1e4 (a cutting plane
+        # that stalled for good). Not below the gradient's roundoff, which would cycle.
+        xmax = C if C > total else total
+        xmax = xmax if xmax > 1.0 else 1.0
+        if precision / xmax < kkt_tol:
+            kkt_tol = precision / xmax
+        if kkt_tol < 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale:
+            kkt_tol = 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale
+    return kkt_tol, scale
+
+
 def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C,
           double[::1] z0, Py_ssize_t max_steps, double precision=0.0):
     """The augmented problem of ``_qp.active_set`` built from (K, b, block, C) and the start
@@ -337,7 +477,7 @@ def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C
     steps, Ka, ba, group, x, free, kkt_tol, scale): status 0 optimal and verified, 1 singular
     step or unverified (NumPy goes on from x), else failed."""
     cdef Py_ssize_t k = b.shape[0], n, i, j, g, n_groups = 0
-    cdef double total = 0.0, scale = 0.0, kmax = 0.0, xmax = 0.0, kkt_tol, hard = 0.0
+    cdef double scale, kmax = 0.0, bmax = 0.0, kkt_tol, again, again_scale
     for i in range(k):
         if block[i] + 1 > n_groups:
             n_groups = block[i] + 1
@@ -360,15 +500,13 @@ def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C
             if fabs(K[i, j]) > kmax:
                 kmax = fabs(K[i, j])
         ba[i] = b[i]
-        if fabs(b[i]) > scale:
-            scale = fabs(b[i])
+        if fabs(b[i]) > bmax:
+            bmax = fabs(b[i])
         group[i] = block[i]
         # the start made feasible: clipped at 0, each block scaled into its sum
         x[i] = z0[i] if z0[i] > 0.0 else 0.0
         if block[i] >= 0:
             sums[block[i]] += x[i]
-        else:
-            hard += x[i]
     for i in range(k):
         g = block[i]
         if g >= 0 and sums[g] > C:
@@ -383,27 +521,7 @@ def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C
         x[k + g] = C - sums[g] if C > sums[g] else 0.0
     for i in range(n):
         free[i] = x[i] > 0.0
-        if x[i] > xmax:
-            xmax = x[i]
-    if kmax * (C if C > xmax else xmax) > scale:
-        scale = kmax * (C if C > xmax else xmax)
-    if scale < 1e-300:
-        scale = 1e-300
-    kkt_tol = 1e3 * n * 2.220446049250313e-16 * scale
-    if precision > 0.0:
-        # a bound's multiplier -mu lets the objective gain up to mu times the mass that can
-        # move onto it (C for a block's sum, about the whole mass for a hard one): the
-        # roundoff-scaled tolerance alone left the dual 0.4 short at C = 1e4 (a cutting plane
-        # that stalled for good). Not below the gradient's roundoff, which would cycle.
-        total = hard
-        for g in range(n_groups):
-            total += sums[g]
-        xmax = C if C > total else total
-        xmax = xmax if xmax > 1.0 else 1.0
-        if precision / xmax < kkt_tol:
-            kkt_tol = precision / xmax
-        if kkt_tol < 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale:
-            kkt_tol = 10.0 * sqrt(<double>n) * 2.220446049250313e-16 * scale
+    kkt_tol, scale = _tolerances(x, k, n_groups, C, kmax, bmax, precision)
     # every block needs a free member (C > 0 puts mass on its slack or its constraints)
     for g in range(n_groups):
         sums[g] = 0.0
@@ -414,6 +532,15 @@ def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C
         if sums[g] == 0.0:
             return FAILED, 0, Ka_arr, ba_arr, group_arr, x_arr, free_arr, kkt_tol, scale
     status, steps = run(Ka, ba, group, n_groups, x, free, kkt_tol, max_steps)
+    if status == OPTIMAL:
+        # the tolerances scale with x; a start far larger than the optimum (a warm start
+        # whose mass has gone) set them too loose, and left the roundoff of its scale in the
+        # gradient: then the loop goes on from its optimum with a fresh factor and gradient
+        again, again_scale = _tolerances(x, k, n_groups, C, kmax, bmax, precision)
+        if again < 0.5 * kkt_tol:
+            kkt_tol, scale = again, again_scale
+            status, more = run(Ka, ba, group, n_groups, x, free, kkt_tol, max_steps, True)
+            steps += more
     if status == OPTIMAL and not _verify(Ka, ba, group, n_groups, x, free, kkt_tol,
                                          1.4901161193847656e-08 * scale, work[0], work[1],
                                          work[2], work[3]):
