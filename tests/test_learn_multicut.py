@@ -161,12 +161,22 @@ def test_multi_cut_warm_start_and_cv_reach_the_cold_objective(digits):
 
 
 def test_multi_cut_with_hard_constraints_bounds_and_cccp(digits):
+    # APSVMAppx's problem on one set of hard rows (the estimator's first stage picks them by
+    # a BinarySVM whose solver differs within tol, so its two fits are different problems)
     X, y = digits
-    X, y = X[:500], y[:500] == 8
+    X, y = np.c_[X[:500], np.ones(500)], y[:500] == 8
     qid = np.repeat(np.arange(10), 50)
-    plain, multi = _fits(lambda solver: APSVMAppx(C=10.0, solver=solver), X, y, qid=qid,
-                         solvers=("cutting-plane", "multi-cut"))
-    assert abs(multi.primal_ - plain.primal_) <= TOL
+    signs = np.where(y, 1.0, -1.0)
+    margins = signs * BinarySVM(C=1.0).fit(X[:, :-1], y).decision_function(X[:, :-1])
+    easy = margins > 1.0
+    model = RankingModel(X[~easy], y[~easy], "ap", qid=qid[~easy], algorithm="qs")
+    plain, multi = [cutting_plane(model, 10.0, hard=X[easy] * signs[easy, None], solver=s)
+                    for s in ("cutting-plane", "multi-cut")]
+    assert easy.sum() >= 50 and plain.converged and multi.converged
+    assert (signs[easy] * (X[easy] @ multi.w)).min() >= 1 - TOL
+    assert abs(multi.primal - plain.primal) <= TOL and multi.working_set.parts == 10
+    appx = APSVMAppx(C=100.0, keep=1.0, solver="multi-cut").fit(X[:, :-1], y, qid=qid)
+    assert appx.converged_ and appx.binary_.solver == "multi-cut" and appx.easy_.any()
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(12), 5)
     group_label = rng.random(12) < 0.4

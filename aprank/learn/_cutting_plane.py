@@ -133,28 +133,38 @@ class WorkingSet:
 
     def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False,
             output=None, block: int = 0) -> None:
-        n = self._n
-        if n == self._G.shape[0]:           # full: double the capacity
-            cap = max(8, 2 * n)
-            G = np.zeros((cap, self._G.shape[1]))
-            G[:n] = self.G
+        self._append(np.asarray(g, dtype=float)[None, :], [float(b)], soft, permanent,
+                     [output], [int(block)])
+
+    def add_parts(self, G: np.ndarray, b: np.ndarray, block: np.ndarray) -> None:
+        """Soft constraints w'G[j] >= b[j] - xi_block[j] at once (a multi-cut iteration's
+        parts; one product with the constraints held for all of them)."""
+        self._append(np.asarray(G, dtype=float), np.asarray(b, dtype=float), True, False,
+                     [None] * len(b), block)
+
+    def _append(self, G, b, soft, permanent, outputs, block) -> None:
+        n, m = self._n, G.shape[0]
+        if n + m > self._G.shape[0]:        # full: double the capacity
+            cap = max(8, 2 * (n + m))
+            grown = np.zeros((cap, self._G.shape[1]))
+            grown[:n] = self.G
             K = np.zeros((cap, cap))
             K[:n, :n] = self.K
-            self._G, self._K = G, K
-        row = self.G @ g
-        self._G[n] = g
-        self._K[n, :n] = row
-        self._K[:n, n] = row
-        self._K[n, n] = g @ g
-        self._n = n + 1
+            self._G, self._K = grown, K
+        cross = self.G @ G.T
+        self._G[n:n + m] = G
+        self._K[n:n + m, :n] = cross.T
+        self._K[:n, n:n + m] = cross
+        self._K[n:n + m, n:n + m] = G @ G.T
+        self._n = n + m
         # np.concatenate, not np.r_: this runs every iteration, and np.r_ costs 10 x more
-        self.b = np.concatenate((self.b, [float(b)]))
-        self.soft = np.concatenate((self.soft, [bool(soft)]))
-        self.idle = np.concatenate((self.idle, [0]))
-        self.z = np.concatenate((self.z, [0.0]))
-        self.permanent = np.concatenate((self.permanent, [bool(permanent)]))
-        self.outputs.append(output)
-        self.block = np.concatenate((self.block, [int(block)]))
+        self.b = np.concatenate((self.b, b))
+        self.soft = np.concatenate((self.soft, np.full(m, bool(soft))))
+        self.idle = np.concatenate((self.idle, np.zeros(m, dtype=np.int64)))
+        self.z = np.concatenate((self.z, np.zeros(m)))
+        self.permanent = np.concatenate((self.permanent, np.full(m, bool(permanent))))
+        self.outputs.extend(outputs)
+        self.block = np.concatenate((self.block, np.asarray(block, dtype=np.int64)))
 
     def keep(self, mask: np.ndarray) -> None:
         index = np.flatnonzero(mask)
@@ -408,9 +418,10 @@ def _add_cut(ws: WorkingSet, model, at: "_Point", parts: int, floor: float) -> N
         return
     G, b = split
     excess = (b - G @ at.w) - ws.block_slacks(at.w, parts)
-    chosen = set(np.flatnonzero(excess > floor).tolist()) | {int(np.argmax(excess))}
-    for k in sorted(chosen):
-        ws.add(G[k], float(b[k]), soft=True, block=k)
+    chosen = excess > floor
+    chosen[np.argmax(excess)] = True
+    index = np.flatnonzero(chosen)
+    ws.add_parts(G[index], b[index], index)
 
 
 def _multi_cut(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
