@@ -492,8 +492,9 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         separate terms (``model.cut_parts``: queries of AP and NDCG, samples of the 0-1 loss),
         each inference adding the cuts of up to ``MULTI_CUT_BLOCKS`` blocks of them, each
         block with its own slack; the same objective, stopping rule and gap, with a model at
-        least as tight from the same inference calls. Where the risk does not split (one
-        query of AP, sample weights), it is OCAS.
+        least as tight from the same inference calls. Where the model does not split its cut
+        (one query of AP or NDCG, sample weights, the pairwise, latent-AP and Dask models),
+        it is OCAS.
     first_at_w0 : bool, default False
         With a ``working_set``, seek the first cut at ``w0`` (its dual still starts the gap)
         rather than at the working set's optimum, so that the first history entry's primal is

@@ -74,6 +74,40 @@ cdef void _delete(double[:, ::1] L, Py_ssize_t q, Py_ssize_t mr) noexcept nogil:
         L[t, t + 1] = 0.0
 
 
+cdef double _move(double[:, ::1] K, double[::1] x, double[::1] grad, const double[::1] p,
+                  const Py_ssize_t[::1] F, Py_ssize_t m, double cap,
+                  Py_ssize_t* blocking) noexcept nogil:
+    """x <- x + alpha p over the free set F (m entries), alpha the longest step at most ``cap``
+    keeping x >= 0, and grad <- grad + alpha K p; returns alpha, the variable that reached 0
+    in ``blocking`` (set to exactly 0; -1: none, and with cap infinite nothing moves)."""
+    cdef Py_ssize_t a, i, q = -1
+    cdef double s, ratio, alpha = cap
+    for a in range(m):
+        i = F[a]
+        if p[i] < 0.0:
+            ratio = -x[i] / p[i]
+            if ratio < alpha:
+                alpha = ratio
+                q = i
+    blocking[0] = q
+    if not isfinite(alpha):
+        return alpha
+    for a in range(m):
+        i = F[a]
+        x[i] = x[i] + alpha * p[i]
+        if x[i] < 0.0:
+            x[i] = 0.0
+    if alpha > 0.0:
+        for i in range(grad.shape[0]):
+            s = 0.0
+            for a in range(m):
+                s += K[i, F[a]] * p[F[a]]
+            grad[i] += alpha * s
+    if q >= 0:
+        x[q] = 0.0
+    return alpha
+
+
 cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
                            const Py_ssize_t[::1] j0, double[:, ::1] L, const Py_ssize_t[::1] R,
                            Py_ssize_t mr, Py_ssize_t c, double[::1] y, double[::1] u,
@@ -85,7 +119,7 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
     variable (returned; -1 where none blocks) is at 0; x and grad are updated, the caller
     takes it out of the free set. F (m entries) holds every free variable, c included."""
     cdef Py_ssize_t a, b, i, g, q = -1
-    cdef double s, slope = 0.0, alpha = INFINITY, ratio
+    cdef double s, slope = 0.0
     for b in range(mr - 1, -1, -1):
         s = y[b]
         for a in range(b + 1, mr):
@@ -108,26 +142,7 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
     if slope > 0.0:
         for a in range(m):
             p[F[a]] = -p[F[a]]
-    for a in range(m):
-        i = F[a]
-        if p[i] < 0.0:
-            ratio = -x[i] / p[i]
-            if ratio < alpha:
-                alpha = ratio
-                q = i
-    if q < 0:
-        return -1
-    for a in range(m):
-        i = F[a]
-        x[i] = x[i] + alpha * p[i]
-        if x[i] < 0.0:
-            x[i] = 0.0
-    for i in range(grad.shape[0]):
-        s = 0.0
-        for a in range(m):
-            s += K[i, F[a]] * p[F[a]]
-        grad[i] += alpha * s
-    x[q] = 0.0
+    _move(K, x, grad, p, F, m, INFINITY, &q)
     return q
 
 
@@ -354,40 +369,14 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
                 if g >= 0:
                     p[j0[g]] -= y[a]
             # the longest step keeping x >= 0, at most 1
-            alpha = 1.0
-            block = -1
-            for a in range(m):
-                i = F[a]
-                if p[i] < 0.0:
-                    ratio = -x[i] / p[i]
-                    if ratio < alpha:
-                        alpha = ratio
-                        block = i
-            for a in range(m):
-                i = F[a]
-                x[i] = x[i] + alpha * p[i]
-                if x[i] < 0.0:
-                    x[i] = 0.0
-            if alpha > 0.0:
-                for i in range(n):
-                    s = 0.0
-                    for a in range(m):
-                        s += K[i, F[a]] * p[F[a]]
-                    grad[i] += alpha * s
+            _move(K, x, grad, p, F, m, 1.0, &block)
             if block >= 0:
-                x[block] = 0.0
                 free[block] = 0
                 g = group[block]
                 if g >= 0 and j0[g] == block:
                     factored = False
                 else:
-                    q = 0
-                    while R[q] != block:
-                        q += 1
-                    _delete(L, q, mr)
-                    for a in range(q, mr - 1):
-                        R[a] = R[a + 1]
-                    mr -= 1
+                    mr = _remove(L, R, mr, block)
             else:
                 at_minimum = True
     return status, steps
