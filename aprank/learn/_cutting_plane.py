@@ -84,7 +84,9 @@ class WorkingSet:
 
     G and K live in buffers of doubling capacity (``G``, ``K`` are views of their filled
     part), so adding a constraint costs one product with the constraints held, not a copy of
-    everything held; pickles and copies carry the filled part only.
+    everything held; pickles and copies carry the filled part only. ``parts`` says what the
+    soft constraints cut: the whole risk (1, the 1-slack loops) or that many blocks of it
+    (``solver="multi-cut"``; ``block`` holds each constraint's block).
 
     Parameters
     ----------
