@@ -129,11 +129,11 @@ def _timed_model(model):
         def n_cut_parts(self, n_blocks):
             return model.n_cut_parts(n_blocks)
 
-        def cut_parts(self, cut, n_blocks):
+        def most_violated_parts(self, w, n_blocks):
             t0 = time.perf_counter()
-            parts = model.cut_parts(cut, n_blocks)
+            cut_and_parts = model.most_violated_parts(w, n_blocks)
             Timed.seconds += time.perf_counter() - t0
-            return parts
+            return cut_and_parts
 
     return Timed()
 

@@ -293,23 +293,29 @@ def _solve_working_set(ws: WorkingSet, C: float, tol: float):
 
 @dataclass
 class _Point:
-    """A point where inference ran: its true primal objective, its cut and hard violation."""
+    """A point where inference ran: its true primal objective, its cut and hard violation (and
+    the cut's parts, for the multi-cut loop)."""
 
     w: np.ndarray
     primal: float
     cut: object
     hard_gap: float
     worst_hard: Optional[int]
+    split: Optional[tuple] = None
 
 
-def _evaluate(model, C: float, hard, w: np.ndarray) -> _Point:
-    cut = model.most_violated(w)
+def _evaluate(model, C: float, hard, w: np.ndarray, parts: int = 1) -> _Point:
+    if parts > 1:
+        cut, split = model.most_violated_parts(w, parts)
+    else:
+        cut, split = model.most_violated(w), None
     hard_gap, worst_hard = 0.0, None
     if hard is not None and hard.shape[0]:
         margins = np.asarray(hard @ w).ravel()
         worst_hard = int(np.argmin(margins))
         hard_gap = max(0.0, 1.0 - float(margins[worst_hard]))
-    return _Point(w, 0.5 * float(w @ w) + C * max(cut.violation, 0.0), cut, hard_gap, worst_hard)
+    return _Point(w, 0.5 * float(w @ w) + C * max(cut.violation, 0.0), cut, hard_gap, worst_hard,
+                  split)
 
 
 #: OCAS seeks the next cut mu of the way from the best point to the working set's optimum.
@@ -352,7 +358,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
     and w_c meet them, so the points between do. F(w_b) never increases.
 
     With ``n_blocks`` > 1 (``solver="multi-cut"``) and a model whose risk splits
-    (``model.cut_parts``), each inference adds the cuts of the risk's parts whose violation
+    (``model.most_violated_parts``), each inference adds the cuts of the risk's parts whose violation
     exceeds their block's model, each block with its own slack: a model of the risk at least
     as tight as the 1-slack one from the same inference calls.
     """
@@ -368,7 +374,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         query = w if best is None or exact else best.w + mu * (w - best.w)
-        at = _evaluate(model, C, hard, query)
+        at = _evaluate(model, C, hard, query, parts)
         if best is not None:
             mu = min(1.0, 2 * mu) if at.primal < best.primal else max(_OCAS_MU_MIN, 0.5 * mu)
         xi_ws = ws.slack(query)
@@ -393,7 +399,7 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
         if n_iter == max_iter:
             break
         if not exact:
-            _add_cut(ws, model, at, parts, 1e-3 * stop / (C * parts))
+            _add_cut(ws, at, 1e-3 * stop / (C * parts))
         if at.hard_gap > tol:
             ws.add(_row(hard, at.worst_hard), 1.0, soft=False)
         w, dual = _next_optimum(ws, C, tol, upper, prune_after, history[-1])
@@ -411,15 +417,14 @@ def _match_parts(ws: WorkingSet, parts: int) -> None:
         ws.parts = parts
 
 
-def _add_cut(ws: WorkingSet, model, at: "_Point", parts: int, floor: float) -> None:
+def _add_cut(ws: WorkingSet, at: "_Point", floor: float) -> None:
     """The cut at a point: whole, or its parts that raise their block's model by more than
     ``floor`` (the rest would only grow the QP), the part that raises it most always."""
-    split = model.cut_parts(at.cut, parts) if parts > 1 else None
-    if split is None:
+    if at.split is None:
         ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
         return
-    G, b = split
-    excess = (b - G @ at.w) - ws.block_slacks(at.w, parts)
+    G, b = at.split
+    excess = (b - G @ at.w) - ws.block_slacks(at.w, ws.parts)
     chosen = excess > floor
     chosen[np.argmax(excess)] = True
     index = np.flatnonzero(chosen)

@@ -117,6 +117,24 @@ class StructuredModel(Model):
         """
         return None
 
+    def most_violated_parts(self, w: np.ndarray, n_blocks: int) -> tuple:
+        """The most violated constraint at w and its parts (:meth:`cut_parts`), which a model
+        may form together for less than the two calls (this default makes the two calls).
+
+        Parameters
+        ----------
+        w : ndarray of shape (d,)
+            The weights.
+        n_blocks : int
+            The most blocks wanted.
+
+        Returns
+        -------
+        (Constraint, (G, b) or None)
+        """
+        cut = self.most_violated(w)
+        return cut, self.cut_parts(cut, n_blocks) if n_blocks > 1 else None
+
     def reevaluate(self, output) -> Optional[tuple]:
         """The constraint (g, b) of a stored output in this model, or None where it cannot be
         given.

@@ -94,17 +94,45 @@ class RankingModel(StructuredModel):
         return self.problem.solve(self.scores(w), self.algorithm)
 
     def most_violated(self, w: np.ndarray) -> Constraint:
+        return self._cut(w, None)[0]
+
+    def most_violated_parts(self, w: np.ndarray, n_blocks: int):
+        """The cut and its parts (:meth:`cut_parts`) from one inference, g the parts' sum
+        (no separate product X'c); see :meth:`StructuredModel.most_violated_parts`.
+
+        Parameters
+        ----------
+        w : ndarray of shape (d,)
+            The weights.
+        n_blocks : int
+            The most blocks wanted.
+
+        Returns
+        -------
+        (Constraint, (G, b) or None)
+        """
+        if self.n_cut_parts(n_blocks) < 2:
+            return self.most_violated(w), None
+        return self._cut(w, int(n_blocks))
+
+    def _cut(self, w: np.ndarray, n_blocks):
+        """(the cut at w, its parts over n_blocks blocks or None when n_blocks is None)."""
         t0 = time.perf_counter()
         scores = self.scores(w)
         t1 = time.perf_counter()
         result = self.problem.solve(scores, self.algorithm)
         t2 = time.perf_counter()
         n_last_rank = int(np.count_nonzero(result.ranks == self.problem.last_rank))
+        parts = None
         if self.weighting is not None:
             coef, b, violation = self.weighting.cut(self.problem, result, scores)
             g = self._transposed_product(coef)
         else:
-            g = self._transposed_product(self.problem.truth_coef - result.coef) / self.n_used
+            if n_blocks is None:
+                g = self._transposed_product(self.problem.truth_coef - result.coef) / self.n_used
+            else:
+                parts = self._parts(result, n_blocks)
+                g = parts[0].sum(0)
             loss, objective = result.loss, result.objective
             if not self._all_used:
                 loss, objective = loss[self.problem.used], objective[self.problem.used]
@@ -115,7 +143,7 @@ class RankingModel(StructuredModel):
         info = {"n_last_rank": n_last_rank,
                 "cut_seconds": (t1 - t0) + (time.perf_counter() - t2)}
         return Constraint(g=g, b=b, violation=violation, seconds=t2 - t1, result=result,
-                          info=info)
+                          info=info), parts
 
     def n_cut_parts(self, n_blocks: int) -> int:
         """How many parts :meth:`cut_parts` gives: min(n_blocks, units), 1 with
@@ -150,22 +178,45 @@ class RankingModel(StructuredModel):
         """
         if self.n_cut_parts(n_blocks) < 2 or not isinstance(cut.result, BatchResult):
             return None
-        block, n_used_blocks = self._unit_blocks(int(n_blocks))
-        diff = (self.problem.truth_coef - cut.result.coef) / self.n_used
-        rows = np.flatnonzero(diff)
-        S = sp.csr_matrix((diff[rows], (block[rows], rows)),
-                          shape=(n_used_blocks, diff.shape[0]))
-        G = S @ self.X
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        return self._parts(cut.result, int(n_blocks))
+
+    def _parts(self, result: BatchResult, n_blocks: int) -> tuple:
+        """(G, b) of :meth:`cut_parts` from an inference result."""
+        block, k, rows_of, X_of = self._block_matrices(n_blocks)
+        diff = (self.problem.truth_coef - result.coef) / self.n_used
+        nonzero = np.flatnonzero(diff)
+        if 4 * nonzero.shape[0] < diff.shape[0]:
+            # few rows count (most negatives at rank P + 1): one product with those rows
+            S = sp.csr_matrix((diff[nonzero], (block[nonzero], nonzero)), shape=(k, diff.shape[0]))
+            G = S @ self.X
+            G = G.toarray() if sp.issparse(G) else np.asarray(G)
+        else:
+            # the block's rows held together: one product per block, no sparse assembly
+            G = np.empty((k, self.X.shape[1]))
+            for j in range(k):
+                G[j] = X_of[j] @ diff[rows_of[j]]
         if self.problem.kind == "labelling":
             # a flipped sample's loss v_i / z_q is |c*_i - c_i|: its coefficient
             # v_i (2 y_i - 1) / (2 z_q) changes sign (losses.ZeroOne)
-            b = np.bincount(block[rows], weights=np.abs(diff[rows]), minlength=n_used_blocks)
+            b = np.bincount(block[nonzero], weights=np.abs(diff[nonzero]), minlength=k)
         else:
             used = np.flatnonzero(self.problem.used)
-            b = np.bincount(np.arange(used.shape[0]) % n_used_blocks,
-                            weights=cut.result.loss[used], minlength=n_used_blocks) / self.n_used
+            b = np.bincount(np.arange(used.shape[0]) % k, weights=result.loss[used],
+                            minlength=k) / self.n_used
         return G, b
+
+    def _block_matrices(self, n_blocks: int):
+        """(block of each sample, number of blocks, each block's rows, each block's rows of X
+        transposed): a copy of X's used rows grouped by block, made once per block count."""
+        cached = self.__dict__.get("_block_rows")
+        if cached is not None and cached[0] == n_blocks:
+            return cached[1:]
+        block, k = self._unit_blocks(n_blocks)
+        rows_of = [np.flatnonzero(block == j) for j in range(k)]
+        X_of = [(self.X[rows].T.tocsr() if sp.issparse(self.X)
+                 else np.ascontiguousarray(self.X[rows].T)) for rows in rows_of]
+        self.__dict__["_block_rows"] = (n_blocks, block, k, rows_of, X_of)
+        return block, k, rows_of, X_of
 
     def _unit_blocks(self, n_blocks: int):
         """(block of each sample, number of blocks): the units (used queries, or the samples of
