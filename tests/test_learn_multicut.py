@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
@@ -56,6 +57,33 @@ def test_the_parts_sum_to_the_cut_and_bound_their_blocks(digits, name, n_blocks)
     # risk there, the maximum over the block's outputs)
     assert np.all(b1 - G1 @ w2 <= b2 - G2 @ w2 + 1e-12)
     assert np.all(b2 - G2 @ w2 >= -1e-12)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_parts_from_one_inference_equal_the_split_cut(digits, name, sparse):
+    """most_violated_parts forms both from one inference, g the parts' sum, by one product per
+    block (many rows count) or over the counting rows only (few, at a fitted w): both equal a
+    direct sum over each block's samples of (c*_i - c_i) x_i / queries used."""
+    loss, algorithm, with_qid = MODELS[name]
+    X, y, qid = _queries(digits)
+    q = qid if with_qid else None
+    model = RankingModel(sp.csr_matrix(X) if sparse else X, y, loss, qid=q, algorithm=algorithm)
+    fitted = cutting_plane(model, 100.0).w
+    for w in (np.random.default_rng(1).normal(scale=0.1, size=X.shape[1]), fitted):
+        cut, (G, b) = model.most_violated_parts(w, 16)
+        whole = model.most_violated(w)
+        block, k = model._unit_blocks(16)
+        diff = (model.problem.truth_coef - whole.result.coef) / model.n_used
+        reference = np.zeros((k, X.shape[1]))
+        np.add.at(reference, block[diff != 0], diff[diff != 0, None] * X[diff != 0])
+        np.testing.assert_allclose(G, reference, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(cut.g, whole.g, rtol=1e-10, atol=1e-13)
+        assert (cut.b, cut.violation) == pytest.approx((whole.b, whole.violation), rel=1e-12)
+        np.testing.assert_allclose(model.cut_parts(whole, 16)[0], G, rtol=1e-12, atol=1e-15)
+    if loss == "zero-one":
+        # a fitted w flips few samples: the branch over the counting rows only ran
+        assert 4 * np.count_nonzero(diff) < diff.size
 
 
 def test_a_risk_that_does_not_split_gives_no_parts(digits):
