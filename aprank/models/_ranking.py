@@ -185,13 +185,15 @@ class RankingModel(StructuredModel):
         block, k, rows_of, X_of = self._block_matrices(n_blocks)
         diff = (self.problem.truth_coef - result.coef) / self.n_used
         nonzero = np.flatnonzero(diff)
-        if 4 * nonzero.shape[0] < diff.shape[0]:
-            # few rows count (most negatives at rank P + 1): one product with those rows
+        if X_of is None or 4 * nonzero.shape[0] < diff.shape[0]:
+            # dense X, or few rows count (most negatives at rank P + 1): one product of a
+            # sparse block-by-sample matrix with X (with dense X, a pass over its rows)
             S = sp.csr_matrix((diff[nonzero], (block[nonzero], nonzero)), shape=(k, diff.shape[0]))
             G = S @ self.X
             G = G.toarray() if sp.issparse(G) else np.asarray(G)
         else:
-            # the block's rows held together: one product per block, no sparse assembly
+            # sparse X: the block's rows held together, one product per block, where the
+            # product of two sparse matrices cost twice as much (Yahoo: 0.35 against 0.67 ms)
             G = np.empty((k, self.X.shape[1]))
             for j in range(k):
                 G[j] = X_of[j] @ diff[rows_of[j]]
@@ -207,14 +209,14 @@ class RankingModel(StructuredModel):
 
     def _block_matrices(self, n_blocks: int):
         """(block of each sample, number of blocks, each block's rows, each block's rows of X
-        transposed): a copy of X's used rows grouped by block, made once per block count."""
+        transposed): for sparse X a copy of its used rows grouped by block, made once per
+        block count (None for dense X, whose copy would cost more than it saves)."""
         cached = self.__dict__.get("_block_rows")
         if cached is not None and cached[0] == n_blocks:
             return cached[1:]
         block, k = self._unit_blocks(n_blocks)
         rows_of = [np.flatnonzero(block == j) for j in range(k)]
-        X_of = [(self.X[rows].T.tocsr() if sp.issparse(self.X)
-                 else np.ascontiguousarray(self.X[rows].T)) for rows in rows_of]
+        X_of = ([self.X[rows].T.tocsr() for rows in rows_of] if sp.issparse(self.X) else None)
         self.__dict__["_block_rows"] = (n_blocks, block, k, rows_of, X_of)
         return block, k, rows_of, X_of
 
