@@ -98,19 +98,8 @@ class RankingModel(StructuredModel):
 
     def most_violated_parts(self, w: np.ndarray, n_blocks: int):
         """The cut and its parts (:meth:`cut_parts`) from one inference, g the parts' sum
-        (no separate product X'c); see :meth:`StructuredModel.most_violated_parts`.
-
-        Parameters
-        ----------
-        w : ndarray of shape (d,)
-            The weights.
-        n_blocks : int
-            The most blocks wanted.
-
-        Returns
-        -------
-        (Constraint, (G, b) or None)
-        """
+        (no separate product X'c); parameters and result as
+        :meth:`StructuredModel.most_violated_parts`."""
         if self.n_cut_parts(n_blocks) < 2:
             return self.most_violated(w), None
         return self._cut(w, int(n_blocks))
