@@ -184,21 +184,17 @@ class WorkingSet:
     def slack(self, w: np.ndarray) -> float:
         """The working set's model of the risk at w: max(0, largest violation b_c - w'g_c over
         the soft constraints), summed over the blocks of a multi-cut working set."""
-        if not self.soft.any():
-            return 0.0
-        violation = (self.b - self.G @ w)[self.soft]
-        block = self.block[self.soft]
-        if block.max() == block.min():
-            return max(0.0, float(np.max(violation)))
-        worst = np.zeros(int(block.max()) + 1)
-        np.maximum.at(worst, block, violation)
-        return float(worst.sum())
+        return float(self.block_slacks(w).sum())
 
-    def block_slacks(self, w: np.ndarray, n_blocks: int) -> np.ndarray:
-        """Per block 0 .. n_blocks - 1, max(0, its largest violation at w)."""
-        worst = np.zeros(n_blocks)
-        soft = self.soft & (self.block < n_blocks)
-        np.maximum.at(worst, self.block[soft], (self.b - self.G @ w)[soft])
+    def block_slacks(self, w: np.ndarray) -> np.ndarray:
+        """Per block 0 .. parts - 1, max(0, its largest violation at w)."""
+        worst = np.zeros(self.parts)
+        if self.soft.any():
+            violation = (self.b - self.G @ w)[self.soft]
+            if self.parts == 1:
+                worst[0] = max(0.0, float(np.max(violation)))
+            else:
+                np.maximum.at(worst, self.block[self.soft], violation)
         return worst
 
 
@@ -271,9 +267,9 @@ def _next_optimum(ws: WorkingSet, C: float, tol: float, upper, prune_after: int,
     ws.idle = np.where(active, 0, ws.idle + 1)
     # a multi-cut working set gains up to a cut per block each iteration, and most of them
     # are soon idle for good: its soft cuts go sooner (the QP's cost grows with what it holds)
-    limit = np.full(len(ws), prune_after)
+    limit = prune_after
     if ws.parts > 1 and prune_after:
-        limit[ws.soft] = min(prune_after, MULTI_CUT_PRUNE_AFTER)
+        limit = np.where(ws.soft, min(prune_after, MULTI_CUT_PRUNE_AFTER), prune_after)
     if prune_after and np.any((ws.idle >= limit) & ~ws.permanent):
         ws.keep((ws.idle < limit) | ws.permanent)
     return w, dual
@@ -283,7 +279,7 @@ def _solve_working_set(ws: WorkingSet, C: float, tol: float):
     """Solve the working-set dual; return w, the dual objective and the active constraints."""
     # the dual objective decides when to stop, so it must be far more precise than tol
     sol = solve_dual(ws.K, ws.b, ws.soft, C, z0=ws.z, ridge=ws.ridge, precision=1e-3 * tol,
-                     block=ws.block)
+                     block=ws.block if ws.parts > 1 else None)
     ws.z, ws.ridge = sol.z, sol.ridge
     w = ws.G.T @ sol.z
     # dual weights this small move w by a negligible amount; such constraints are inactive
@@ -424,7 +420,7 @@ def _add_cut(ws: WorkingSet, at: "_Point", floor: float) -> None:
         ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
         return
     G, b = at.split
-    excess = (b - G @ at.w) - ws.block_slacks(at.w, ws.parts)
+    excess = (b - G @ at.w) - ws.block_slacks(at.w)
     chosen = excess > floor
     chosen[np.argmax(excess)] = True
     index = np.flatnonzero(chosen)

@@ -145,7 +145,7 @@ class RankingModel(StructuredModel):
         """
         if self.weighting is not None or n_blocks < 2:
             return 1
-        return max(self._unit_blocks(int(n_blocks))[1], 1)
+        return max(self._block_matrices(int(n_blocks))[1], 1)
 
     def cut_parts(self, cut: Constraint, n_blocks: int):
         """The cut split over blocks of queries (AP, NDCG: each query's term has its own
@@ -165,7 +165,7 @@ class RankingModel(StructuredModel):
         -------
         (G, b) or None
         """
-        if self.n_cut_parts(n_blocks) < 2 or not isinstance(cut.result, BatchResult):
+        if self.n_cut_parts(n_blocks) < 2:
             return None
         return self._parts(cut.result, int(n_blocks))
 
@@ -199,22 +199,21 @@ class RankingModel(StructuredModel):
     def _block_matrices(self, n_blocks: int):
         """(block of each sample, number of blocks, each block's rows, each block's rows of X
         transposed): for sparse X a copy of its used rows grouped by block, made once per
-        block count (None for dense X, whose copy would cost more than it saves)."""
+        block count (None for dense X, whose copy would cost more than it saves, and where
+        the cut does not split)."""
         cached = self.__dict__.get("_block_rows")
         if cached is not None and cached[0] == n_blocks:
             return cached[1:]
         block, k = self._unit_blocks(n_blocks)
         rows_of = [np.flatnonzero(block == j) for j in range(k)]
-        X_of = ([self.X[rows].T.tocsr() for rows in rows_of] if sp.issparse(self.X) else None)
+        X_of = ([self.X[rows].T.tocsr() for rows in rows_of]
+                if sp.issparse(self.X) and k >= 2 else None)
         self.__dict__["_block_rows"] = (n_blocks, block, k, rows_of, X_of)
         return block, k, rows_of, X_of
 
     def _unit_blocks(self, n_blocks: int):
         """(block of each sample, number of blocks): the units (used queries, or the samples of
         used queries under the 0-1 loss) dealt out in turn; -1 outside the used queries."""
-        cached = self.__dict__.get("_blocks")
-        if cached is not None and cached[0] == n_blocks:
-            return cached[1], cached[2]
         p = self.problem
         n = p.n_samples
         sizes = np.diff(p.offsets)
@@ -231,7 +230,6 @@ class RankingModel(StructuredModel):
             rank = np.cumsum(p.used) - 1          # a used query's place among the used
             k = min(n_blocks, int(p.used.sum()))
             block = np.where(used, rank[query] % max(k, 1), -1)
-        self.__dict__["_blocks"] = (n_blocks, block, k)
         return block, k
 
     def fingerprint(self) -> str:
