@@ -129,6 +129,9 @@ def _timed_model(model):
         def n_cut_parts(self, n_blocks):
             return model.n_cut_parts(n_blocks)
 
+        def hinge_terms(self):
+            return model.hinge_terms()
+
         def most_violated_parts(self, w, n_blocks):
             t0 = time.perf_counter()
             cut_and_parts = model.most_violated_parts(w, n_blocks)

@@ -34,6 +34,7 @@ import scipy.sparse as sp
 
 from aprank.learn._checks import (NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions,
                                   validate_params)
+from aprank.learn._dual_cd import HingeDual
 from aprank.learn._qp import solve_dual
 from aprank.models import StructuredModel
 
@@ -107,6 +108,7 @@ class WorkingSet:
         self.outputs = []       # per constraint, its Constraint.output (None: not re-evaluable)
         self.block = np.zeros(0, dtype=np.int64)   # the risk's part a soft constraint cuts
         self.parts = 1          # the parts its soft constraints cut (1: the whole risk)
+        self.fractions = None   # solver="dual-cd": alpha_i / (C a_i) of its last solve
 
     @property
     def G(self) -> np.ndarray:
@@ -131,6 +133,7 @@ class WorkingSet:
         state.setdefault("outputs", [None] * state["_n"])   # pickled before outputs
         state.setdefault("block", np.zeros(state["_n"], dtype=np.int64))   # before multi-cut
         state.setdefault("parts", 1)
+        state.setdefault("fractions", None)     # pickled before solver="dual-cd"
         self.__dict__.update(state)
 
     def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False,
@@ -442,7 +445,86 @@ def _multi_cut(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callbac
 MULTI_CUT_BLOCKS = 16
 MULTI_CUT_PRUNE_AFTER = 5
 
-SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas, "multi-cut": _multi_cut})
+def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
+    """Dual coordinate descent where the risk is a sum of hinges (``model.hinge_terms()``: the
+    0-1 loss), then OCAS from its cut if it has not converged within its budget
+    (``DUAL_CD_EPOCHS``).
+
+    Each iteration runs a round of epochs (``aprank.learn._dual_cd``) and then measures the
+    gap exactly: primal = 1/2 ||w||^2 + C times the hinge risk at w (what the 0-1 loss's exact
+    inference gives), dual = the descent's dual objective, a lower bound of the same primal.
+    The loop stops at OCAS's rule, gap <= min(1, C) tol. Coordinate descent converges fast
+    where few multipliers end between their bounds (small and middle C) and slowly at large
+    C, where the cutting planes do not: past its epoch budget the descent's multipliers become
+    one cut of the working set (:meth:`HingeDual.cut`, whose dual is the descent's), and OCAS
+    carries on from the descent's w with the remaining iterations. Where the risk is not a sum
+    of hinges, or with hard constraints or upper bounds, it is OCAS. ``w0`` does not start the
+    descent (its start is a warm working set's multipliers, else 0).
+    """
+    terms = model.hinge_terms() if hard is None and upper is None else None
+    if terms is None:
+        return _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
+                     first_at_w0)
+    _match_parts(ws, 1)
+    stop = min(1.0, C) * tol
+    dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C, fractions=ws.fractions)
+    history = []
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        # rounds of a quarter of the epochs so far (at least 10: the gap costs an epoch or so),
+        # within the budget of full epochs at the last round's work per epoch
+        epochs = min(max(10, dual_cd.epochs // 4), DUAL_CD_EPOCHS - dual_cd.epochs)
+        if n_iter > 1:
+            epochs = min(epochs, max(1, int((DUAL_CD_PASSES - dual_cd.passes) / pace)))
+        before = dual_cd.passes, dual_cd.epochs
+        seconds = dual_cd.run(epochs)
+        pace = (dual_cd.passes - before[0]) / max(dual_cd.epochs - before[1], 1)
+        violation = dual_cd.risk()
+        w = dual_cd.w
+        dual = dual_cd.dual
+        primal = 0.5 * float(w @ w) + C * violation
+        history.append({
+            "iteration": n_iter, "primal": primal, "dual": dual, "gap": primal - dual,
+            "violation": violation, "working_slack": float("nan"), "hard_violation": 0.0,
+            "n_constraints": len(ws), "inference_seconds": 0.0, "qp_seconds": seconds,
+            "epochs": dual_cd.epochs,
+        })
+        if callback is not None:
+            callback({**history[-1], "w": w, "result": None})
+        if primal - dual <= stop:
+            converged = True
+            break
+        if (n_iter == max_iter or dual_cd.epochs >= DUAL_CD_EPOCHS
+                or dual_cd.passes >= DUAL_CD_PASSES):
+            break
+    ws.fractions = dual_cd.fractions
+    if converged or n_iter == max_iter:
+        return CuttingPlaneResult(w.copy(), history[-1]["primal"], history[-1]["dual"],
+                                  history[-1]["gap"], converged, n_iter, history, ws)
+    g, b = dual_cd.cut()
+    ws.add(g, b, soft=True)
+    res = _ocas(model, C, tol, max_iter - n_iter, prune_after, None, w.copy(), ws, None,
+                callback, True)
+    for entry in res.history:
+        entry["iteration"] += n_iter
+    return CuttingPlaneResult(res.w, res.primal, res.dual, res.gap, res.converged,
+                              n_iter + res.n_iter, history + res.history, ws)
+
+
+#: ``solver="dual-cd"``'s coordinate descent hands over to OCAS after this many epochs, or
+#: after the work of this many full epochs (``HingeDual.passes``: shrinking makes epochs
+#: cheaper, and a descent that still visits most units is one that converges slowly); counts,
+#: not seconds, so that a fit does not depend on the machine's speed. Measured on the fit
+#: benchmark (digits, HJA, Yahoo LTR, MNIST-sized; C from 1e-3 to 1e4; AMD EPYC): the descent
+#: converged within both wherever it was faster than OCAS up to C = 100, and beyond them OCAS
+#: from the descent's cut needed as many iterations as OCAS alone, so that more epochs were
+#: time lost.
+DUAL_CD_EPOCHS = 300
+DUAL_CD_PASSES = 100
+
+SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas, "multi-cut": _multi_cut,
+                "dual-cd": _dual_cd})
 
 
 @validate_params({"C": [POSITIVE], "tol": [POSITIVE], "max_iter": [POSITIVE_INT],

@@ -337,7 +337,8 @@ _CV_ATTRIBUTES = """
 
 _PASSED_DOC = """
     tol, max_iter, prune_after, solver, empty
-        As the estimator's, for every fit.
+        As the estimator's, for every fit (its defaults: ``solver`` is "dual-cd" for
+        ``BinarySVMCV``, "ocas" for the others).
 """
 
 
@@ -423,7 +424,7 @@ class BinarySVMCV(_SVMCV):
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="ocas", empty="skip"):
+                 prune_after=50, solver="dual-cd", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring

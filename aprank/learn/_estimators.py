@@ -385,12 +385,15 @@ _COMMON_DOC = """
         Cutting-plane iterations (a ConvergenceWarning is raised when reached).
     prune_after : int, default 50
         Drop working-set constraints inactive for this many iterations in a row.
-    solver : {"ocas", "cutting-plane", "multi-cut"}, default "ocas"
+    solver : {"ocas", "cutting-plane", "multi-cut", "dual-cd"}, default "ocas"
         The learner: the plain 1-slack cutting plane, OCAS (each cut sought between the
         best point so far and the working set's optimum; the same objective, tol and gap,
-        fewer iterations at large C), or OCAS with the cut split over blocks of queries (AP,
+        fewer iterations at large C), OCAS with the cut split over blocks of queries (AP,
         NDCG) or samples (0-1 loss), each with its own slack (far fewer iterations where the
-        risk splits; as OCAS on one query). See :func:`aprank.learn.cutting_plane`.
+        risk splits; as OCAS on one query), or, for the 0-1 loss, dual coordinate descent
+        over one multiplier per sample (liblinear's algorithm, the same objective, tol and
+        gap), handing over to OCAS where it converges slowly (large C); for the other losses
+        "dual-cd" is OCAS. See :func:`aprank.learn.cutting_plane`.
 """ + _EMPTY_DOC + """    verbose : bool
         Show a tqdm progress bar with the gap.
     warm_start : bool
@@ -422,8 +425,10 @@ _COMMON_DOC = """
 class BinarySVM(_StructuredSVM):
     __doc__ = """Binary structural SVM with the weighted 0-1 loss (paper 002 eq. 7) and a bias.
 
-    Trained by the same cutting plane as the rank SVMs; the 1-slack problem is the
-    class-weighted hinge-loss SVM with weights J (positives) and 1 (negatives).
+    The 1-slack problem is the class-weighted hinge-loss SVM with weights J (positives) and
+    1 (negatives), so besides the rank SVMs' cutting planes it has liblinear's dual coordinate
+    descent (``solver="dual-cd"``, the default: measured fastest up to C = 100 and no slower
+    than OCAS on most fits beyond; ``docs/learning.md``).
 
     ``sample_weight`` (fit and score) weighs samples: a weight scales the sample's hinge term,
     and J P + N and the default J = N / P count weighted samples, so without qid (or within a
@@ -437,7 +442,7 @@ class BinarySVM(_StructuredSVM):
         Weight of a positive; default N/P per query.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the (regularised) bias.
-""" + _COMMON_DOC
+""" + _COMMON_DOC.replace('"dual-cd"}, default "ocas"', '"dual-cd"}, default "dual-cd"')
 
     _has_intercept = True
     _ranks_queries = False
@@ -445,7 +450,7 @@ class BinarySVM(_StructuredSVM):
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="ocas", empty="skip", verbose=False,
+                 prune_after=50, solver="dual-cd", empty="skip", verbose=False,
                  warm_start=False,
                  callback=None):
         self.J = J

@@ -8,7 +8,7 @@ pairwise labellings. ``CStarModel`` is the top-k model with a c-star
 core of paper 001 (precision@k). ``query_weights`` checks that sample weights are query weights
 (what a weight means for each loss: ``_weights.py``).
 """
-from aprank.models._base import Constraint, LatentModel, Model, StructuredModel
+from aprank.models._base import Constraint, HingeTerms, LatentModel, Model, StructuredModel
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
 from aprank.models._latent import (LatentBinaryCompleted, LatentBinaryModel,
                                    LatentRankingCompleted, LatentRankingModel, bag_max, bag_means)
@@ -17,7 +17,7 @@ from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_si
 from aprank.models._ranking import RankingModel
 from aprank.models._weights import query_weights
 
-__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "RankingModel",
+__all__ = ["Constraint", "HingeTerms", "Model", "StructuredModel", "LatentModel", "RankingModel",
            "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
            "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
            "LatentBinaryModel", "LatentBinaryCompleted", "bag_max", "bag_means", "query_weights"]

@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Constraint", "Model", "StructuredModel", "LatentModel", "digest"]  # digest: models only
+__all__ = ["Constraint", "HingeTerms", "Model", "StructuredModel", "LatentModel",
+           "digest"]  # digest: models only
 
 
 @dataclass
@@ -60,6 +61,24 @@ class Constraint:
     result: Any = None
     info: dict = field(default_factory=dict)
     output: Any = None
+
+
+class HingeTerms(NamedTuple):
+    """A risk that is a sum of hinges: sum_i weight_i max(0, 1 - sign_i X[i]'w).
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d) (C-contiguous float64) or CSR matrix of float64
+        The rows x_i.
+    weight : ndarray of shape (n,)
+        Each hinge's weight (>= 0; 0: the sample is not in the risk).
+    sign : ndarray of shape (n,)
+        +1 or -1.
+    """
+
+    X: Any
+    weight: np.ndarray
+    sign: np.ndarray
 
 
 class Model(ABC):
@@ -134,6 +153,13 @@ class StructuredModel(Model):
         """
         cut = self.most_violated(w)
         return cut, self.cut_parts(cut, n_blocks) if n_blocks > 1 else None
+
+    def hinge_terms(self) -> Optional[HingeTerms]:
+        """The risk at w (the most violated constraint's slack) as a sum of hinges, where it is
+        one (the 0-1 loss: the most violated labelling flips the samples of margin below 1),
+        for ``solver="dual-cd"``; None (this default) where it is not.
+        """
+        return None
 
     def reevaluate(self, output) -> Optional[tuple]:
         """The constraint (g, b) of a stored output in this model, or None where it cannot be

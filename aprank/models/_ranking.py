@@ -8,12 +8,13 @@ NDCG, sample weights for the 0-1 loss).
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference import BatchResult, RankingProblem, resolve
-from aprank.models._base import Constraint, StructuredModel, digest
+from aprank.models._base import Constraint, HingeTerms, StructuredModel, digest
 from aprank.models._weights import WEIGHTINGS, as_sample_weight
 
 __all__ = ["RankingModel"]
@@ -133,6 +134,20 @@ class RankingModel(StructuredModel):
                 "cut_seconds": (t1 - t0) + (time.perf_counter() - t2)}
         return Constraint(g=g, b=b, violation=violation, seconds=t2 - t1, result=result,
                           info=info), parts
+
+    def hinge_terms(self) -> Optional[HingeTerms]:
+        """The 0-1 loss's risk as a sum of hinges (:meth:`StructuredModel.hinge_terms`): a
+        flipped sample's slack is its loss |c*_i - c_i| = 2 |c*_i| times 1 - its margin, so
+        the weight of sample i is 2 |c*_i| / (queries used), or the weighting's scale. None for
+        AP and NDCG, whose risk is a maximum over rankings.
+        """
+        if self.problem.kind != "labelling":
+            return None
+        if self.weighting is not None:
+            return HingeTerms(self.X, self.weighting.scale, self.weighting.sign)
+        truth = self.problem.truth_coef
+        return HingeTerms(self.X, 2.0 * np.abs(truth) / self.n_used,
+                          np.where(truth < 0, -1.0, 1.0))
 
     def n_cut_parts(self, n_blocks: int) -> int:
         """How many parts :meth:`cut_parts` gives: min(n_blocks, units), 1 with
