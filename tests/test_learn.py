@@ -18,7 +18,7 @@ from aprank.metrics import average_precision
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
-ESTIMATORS = [BinarySVM(), APSVM(), NDCGSVM(), APSVMAppx()]
+ESTIMATORS = [BinarySVM(), BinarySVM(solver="ocas"), APSVM(), NDCGSVM(), APSVMAppx()]
 
 #: The rank SVMs' sample_weight is a query weight (exact AP/NDCG inference has no per-sample
 #: weights), so these checks' weights, varying over one query, are refused with a ValueError
@@ -27,6 +27,21 @@ QUERY_WEIGHT_CHECKS = {
     name: "a rank SVM's sample_weight is a query weight: varying weights in one query are refused"
     for name in ("check_sample_weights_not_overwritten",
                  "check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")}
+
+
+#: BinarySVM's default solver, dual coordinate descent, visits the samples' multipliers in an
+#: order that a repeated sample changes: a weight of 2 and the sample entered twice reach the
+#: same optimum within tol, not always the same w to 1e-7, which these checks ask.
+#: scikit-learn's own LinearSVC(dual=True) is exempt from them for the same reason ("a
+#: stochastic solver") and checked with dual=False. BinarySVM's fits at C = 1 here converge
+#: far below tol and pass; BinarySVMCV's at C = 10 do not (tests/test_cv_estimators.py
+#: exempts them and checks solver="ocas"), and tests/test_learn_dual_cd.py checks the
+#: objectives of weighted and repeated dual-cd fits.
+ORDER_CHECKS = {
+    name: "dual coordinate descent's solution depends on the order of the samples' "
+          "multipliers: equal within tol, not to 1e-7 (checked with solver='ocas')"
+    for name in ("check_sample_weight_equivalence_on_dense_data",
                  "check_sample_weight_equivalence_on_sparse_data")}
 
 

@@ -185,5 +185,5 @@ def test_ocas_reaches_the_plain_objective_in_the_experiments_searches(digits, cv
         warnings.simplefilter("error", ConvergenceWarning)
         default, plain = [cv_cls(Cs=Cs, cv=splits, refit=False, tol=TOL, **kw).fit(X, y, qid=qid)
                           for kw in ({}, {"solver": "cutting-plane"})]
-    assert default.solver == "ocas"
+    assert default.solver == ("dual-cd" if cv_cls is BinarySVMCV else "ocas")
     assert np.all(np.abs(default.primal_path_ - plain.primal_path_) <= TOL)
