@@ -1,15 +1,17 @@
-"""Iterations and fit times of the three training solvers on the fit benchmark's problems
+"""Iterations and fit times of the training solvers on the fit benchmark's problems
 (issue 27, acceptance b): ``python -m benchmarks.solver_iterations [--out PATH]`` (APRANK_DATA
 set).
 
 Every problem of ``fit_times`` (the same tasks, tol, max_iter = 1000 and pruning), every C of
-its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"`` (the default) and
-``"multi-cut"``. Per cell: the mean iterations over the tasks (one inference call each) and the
-summed fit milliseconds (the faster of two runs, one BLAS thread), and for OCAS and multi-cut
-the largest |primal objective - the plain loop's| over the tasks where the plain loop
-converged (issue 27 (c): within tol = 1e-3). Then, over the cells with C >= 100, the median of
-plain iterations / each solver's; where the plain loop stops at max_iter its ratio is a lower
-bound.
+its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"`` (the rank SVMs'
+default), ``"multi-cut"`` and, for BinarySVM's 0-1 loss only (elsewhere it is OCAS),
+``"dual-cd"`` (BinarySVM's default). Per cell: the mean iterations over the tasks (one
+inference call each; for dual-cd, its rounds of epochs, one gap evaluation each, plus OCAS's
+iterations after a hand-over) and the summed fit milliseconds (the faster of two runs, one
+BLAS thread), and for the other solvers the largest |primal objective - the plain loop's| over
+the tasks where the plain loop converged (issue 27 (c): within tol = 1e-3). Then, over the
+cells with C >= 100, the median of plain iterations / each solver's; where the plain loop stops
+at max_iter its ratio is a lower bound.
 """
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ from threadpoolctl import threadpool_limits
 from benchmarks import fit_times
 from benchmarks.machine import machine
 
-SOLVERS = ("cutting-plane", "ocas", "multi-cut")
+SOLVERS = ("cutting-plane", "ocas", "multi-cut", "dual-cd")
+#: the methods each solver is measured on where it is not the same as OCAS
+ONLY = {"dual-cd": ("BinarySVM",)}
 
 
 def measure(log=print) -> list:
@@ -38,6 +42,9 @@ def measure(log=print) -> list:
                 for method in fit_times.methods_of(name):
                     row = {"data": f"{name} ({len(tasks)})", "C": C, "method": method}
                     for solver in SOLVERS:
+                        if method not in ONLY.get(solver, (method,)):
+                            row[solver] = None
+                            continue
                         its, ms, converged, primal = [], 0.0, True, []
                         for _, X, y, qid in tasks:
                             fit = min((fit_times.structured_fit(method, X, y, qid, C, solver=solver)
@@ -49,7 +56,7 @@ def measure(log=print) -> list:
                         row[solver] = (float(np.mean(its)), ms, converged)
                         row[solver + " primal"] = primal
                     rows.append(row)
-                    log(" ".join(f"{row[s][0]:.0f}/{row[s][1]:.0f}ms" for s in SOLVERS)
+                    log(" ".join(f"{row[s][0]:.0f}/{row[s][1]:.0f}ms" for s in SOLVERS if row[s])
                         + f"  {name} C={C:g} {method}")
     return rows
 
@@ -71,6 +78,9 @@ def format_rows(rows: list) -> str:
     for r in rows:
         cells = [r["data"], f"{r['C']:g}", r["method"]]
         for s in SOLVERS:
+            if r[s] is None:
+                cells += ["", ""] + ([] if s == "cutting-plane" else [""])
+                continue
             n_iter, ms, converged = r[s]
             cells += [f"{n_iter:.0f}" + ("" if converged else " (NO)"), f"{ms:.1f}"]
             if s != "cutting-plane":
@@ -80,13 +90,14 @@ def format_rows(rows: list) -> str:
     high = [r for r in rows if r["C"] >= 100]
     out.append("")
     for s in SOLVERS[1:]:
-        gaps = [g for g in (_primal_gap(r, s) for r in rows) if not np.isnan(g)]
+        gaps = [g for g in (_primal_gap(r, s) for r in rows if r[s]) if not np.isnan(g)]
         out.append(f"- {s}: largest |primal - plain primal| over the {len(gaps)} cells where the "
                    f"plain loop converged: {max(gaps):.1e} (tol 1e-3)")
     for s in SOLVERS[1:]:
-        ratio = [r["cutting-plane"][0] / r[s][0] for r in high]
-        faster = sum(r[s][1] < r["ocas"][1] for r in high)
-        out.append(f"- {s}: median plain / {s} iterations over the {len(high)} cells at C >= 100: "
+        cells = [r for r in high if r[s]]
+        ratio = [r["cutting-plane"][0] / r[s][0] for r in cells]
+        faster = sum(r[s][1] < r["ocas"][1] for r in cells)
+        out.append(f"- {s}: median plain / {s} iterations over the {len(cells)} cells at C >= 100: "
                    f"**{np.median(ratio):.2f}** (from {min(ratio):.2f} to {max(ratio):.2f})"
                    + ("" if s == "ocas" else f"; faster than ocas in {faster} of them"))
     return "\n".join(out)

@@ -94,13 +94,17 @@ def test_dual_cd_reaches_the_plain_objective_with_a_true_gap(C, sparse):
     assert max(h["dual"] for h in got.history) <= plain.primal + 1e-6
 
 
-def test_past_its_budget_the_descent_hands_its_cut_to_ocas(monkeypatch):
-    """With a budget of 3 epochs, the descent stops early and OCAS finishes from its cut and w:
-    the same objective and a true gap, the iterations of both in one history."""
+@pytest.mark.parametrize("weighted", [False, True], ids=["multi-cut", "ocas"])
+def test_past_its_budget_the_descent_hands_its_cuts_to_ocas(monkeypatch, weighted):
+    """With a budget of 3 epochs, the descent stops early and OCAS finishes from its cuts and
+    w (multi-cut, where the model splits its cut; with sample weights it does not): the same
+    objective and a true gap, the iterations of both in one history."""
     monkeypatch.setattr(_cutting_plane, "DUAL_CD_EPOCHS", 3)
     X, y, qid = data(5)
-    m = model(X, y, qid)
+    sw = np.linspace(0.5, 2.0, y.shape[0]) if weighted else None
+    m = model(X, y, qid, sample_weight=sw)
     got = cutting_plane(m, 1e3, tol=TOL, solver="dual-cd")
+    assert got.working_set.parts == (1 if weighted else _cutting_plane.MULTI_CUT_BLOCKS)
     plain = cutting_plane(m, 1e3, tol=1e-6, solver="cutting-plane", max_iter=5000)
     descent = [h for h in got.history if "epochs" in h]
     assert len(descent) == 1 and descent[0]["epochs"] == 3
@@ -110,6 +114,25 @@ def test_past_its_budget_the_descent_hands_its_cut_to_ocas(monkeypatch):
     assert abs(got.primal - plain.primal) <= TOL
     # OCAS's dual starts at least at the descent's: its cut is in the working set
     assert got.history[1]["dual"] >= descent[0]["dual"] - 1e-9
+
+
+def test_the_descents_block_cuts_sum_to_its_cut_with_its_dual():
+    """Split over the model's blocks, the cuts sum to the one cut, and with dual weight C each
+    (one per block) they have its dual objective."""
+    X, y, qid = data(12, queries=3)
+    m = model(X, y, qid)
+    terms = m.hinge_terms()
+    C = 20.0
+    dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C)
+    dual_cd.run(4)
+    k = m.n_cut_parts(16)
+    G, b = dual_cd.block_cuts(m.cut_blocks(16), k)
+    g, b1 = dual_cd.cut()
+    assert G.shape == (k, X.shape[1]) and k == 16
+    np.testing.assert_allclose(G.sum(0), g, atol=1e-12)
+    assert b.sum() == pytest.approx(b1, rel=1e-12)
+    assert C * b.sum() - 0.5 * C ** 2 * float(G.sum(0) @ G.sum(0)) == pytest.approx(dual_cd.dual,
+                                                                                    rel=1e-12)
 
 
 def test_the_descents_cut_has_the_descents_dual():

@@ -445,9 +445,10 @@ def _multi_cut(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callbac
 MULTI_CUT_BLOCKS = 16
 MULTI_CUT_PRUNE_AFTER = 5
 
+
 def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
     """Dual coordinate descent where the risk is a sum of hinges (``model.hinge_terms()``: the
-    0-1 loss), then OCAS from its cut if it has not converged within its budget
+    0-1 loss), then multi-cut OCAS from its cuts if it has not converged within its budget
     (``DUAL_CD_EPOCHS``).
 
     Each iteration runs a round of epochs (``aprank.learn._dual_cd``) and then measures the
@@ -455,31 +456,34 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
     inference gives), dual = the descent's dual objective, a lower bound of the same primal.
     The loop stops at OCAS's rule, gap <= min(1, C) tol. Coordinate descent converges fast
     where few multipliers end between their bounds (small and middle C) and slowly at large
-    C, where the cutting planes do not: past its epoch budget the descent's multipliers become
-    one cut of the working set (:meth:`HingeDual.cut`, whose dual is the descent's), and OCAS
-    carries on from the descent's w with the remaining iterations. Where the risk is not a sum
-    of hinges, or with hard constraints or upper bounds, it is OCAS. ``w0`` does not start the
-    descent (its start is a warm working set's multipliers, else 0).
+    C, where the cutting planes do not: past its budget the descent's multipliers become cuts
+    of the working set, one per block of multi-cut's split (:meth:`HingeDual.block_cuts`;
+    one cut where the model does not split), whose dual is the descent's, and multi-cut OCAS
+    carries on from the descent's w with the remaining iterations. Where the risk is not a
+    sum of hinges, or with hard constraints or upper bounds, it is OCAS. ``w0`` does not start
+    the descent (its start is a warm working set's multipliers, else 0).
     """
     terms = model.hinge_terms() if hard is None and upper is None else None
     if terms is None:
         return _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
                      first_at_w0)
-    _match_parts(ws, 1)
     stop = min(1.0, C) * tol
     dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C, fractions=ws.fractions)
     history = []
+    budget = (DUAL_CD_PASSES, DUAL_CD_WORK)
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         # rounds of a quarter of the epochs so far (at least 10: the gap costs an epoch or so),
-        # within the budget of full epochs at the last round's work per epoch
+        # within the budgets at the last round's use per epoch
         epochs = min(max(10, dual_cd.epochs // 4), DUAL_CD_EPOCHS - dual_cd.epochs)
         if n_iter > 1:
-            epochs = min(epochs, max(1, int((DUAL_CD_PASSES - dual_cd.passes) / pace)))
-        before = dual_cd.passes, dual_cd.epochs
+            epochs = min(epochs, *(max(1, int((limit - used) / pace)) for limit, used, pace in
+                                   zip(budget, (dual_cd.passes, dual_cd.work), paces)))
+        before = dual_cd.epochs, dual_cd.passes, dual_cd.work
         seconds = dual_cd.run(epochs)
-        pace = (dual_cd.passes - before[0]) / max(dual_cd.epochs - before[1], 1)
+        run = max(dual_cd.epochs - before[0], 1)
+        paces = ((dual_cd.passes - before[1]) / run, max(dual_cd.work - before[2], 1.0) / run)
         violation = dual_cd.risk()
         w = dual_cd.w
         dual = dual_cd.dual
@@ -496,32 +500,42 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
             converged = True
             break
         if (n_iter == max_iter or dual_cd.epochs >= DUAL_CD_EPOCHS
-                or dual_cd.passes >= DUAL_CD_PASSES):
+                or dual_cd.passes >= DUAL_CD_PASSES or dual_cd.work >= DUAL_CD_WORK):
             break
     ws.fractions = dual_cd.fractions
     if converged or n_iter == max_iter:
         return CuttingPlaneResult(w.copy(), history[-1]["primal"], history[-1]["dual"],
                                   history[-1]["gap"], converged, n_iter, history, ws)
-    g, b = dual_cd.cut()
-    ws.add(g, b, soft=True)
+    # the multipliers' cut, split as multi-cut splits the risk where it does
+    parts = model.n_cut_parts(MULTI_CUT_BLOCKS)
+    _match_parts(ws, parts)
+    if parts > 1:
+        G, b = dual_cd.block_cuts(model.cut_blocks(MULTI_CUT_BLOCKS), parts)
+        ws.add_parts(G, b, np.arange(parts))
+    else:
+        g, b = dual_cd.cut()
+        ws.add(g, b, soft=True)
     res = _ocas(model, C, tol, max_iter - n_iter, prune_after, None, w.copy(), ws, None,
-                callback, True)
+                callback, True, n_blocks=MULTI_CUT_BLOCKS)
     for entry in res.history:
         entry["iteration"] += n_iter
     return CuttingPlaneResult(res.w, res.primal, res.dual, res.gap, res.converged,
                               n_iter + res.n_iter, history + res.history, ws)
 
 
-#: ``solver="dual-cd"``'s coordinate descent hands over to OCAS after this many epochs, or
-#: after the work of this many full epochs (``HingeDual.passes``: shrinking makes epochs
-#: cheaper, and a descent that still visits most units is one that converges slowly); counts,
-#: not seconds, so that a fit does not depend on the machine's speed. Measured on the fit
-#: benchmark (digits, HJA, Yahoo LTR, MNIST-sized; C from 1e-3 to 1e4; AMD EPYC): the descent
-#: converged within both wherever it was faster than OCAS up to C = 100, and beyond them OCAS
-#: from the descent's cut needed as many iterations as OCAS alone, so that more epochs were
-#: time lost.
+#: ``solver="dual-cd"``'s coordinate descent hands over to multi-cut OCAS after this many
+#: epochs, after the work of this many full epochs (``HingeDual.passes``: shrinking makes
+#: epochs cheaper, and a descent that still visits most units converges slowly), or after this
+#: many multiply-adds (``HingeDual.work``: about what the cutting planes' fixed cost per
+#: iteration adds up to over tens of iterations, which the descent saves only on data whose
+#: epochs are cheap). Counts, not seconds, so that a fit does not depend on the machine's
+#: speed. Measured on the fit benchmark (digits, HJA, Yahoo LTR, MNIST-sized; C from 1 to 1e4;
+#: AMD EPYC), against multi-cut alone: 300 / 100 / 2e7 kept the descent's gain where its epochs
+#: are cheap (digits, HJA, Yahoo: 2-8 x faster up to C = 1000) and cost the MNIST-sized set,
+#: whose dense 785-wide epochs are not, at most 15 % at C >= 100 (5e7: 25 %; 1e8: 40 %).
 DUAL_CD_EPOCHS = 300
 DUAL_CD_PASSES = 100
+DUAL_CD_WORK = 2e7
 
 SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas, "multi-cut": _multi_cut,
                 "dual-cd": _dual_cd})

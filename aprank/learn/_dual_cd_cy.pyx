@@ -40,6 +40,13 @@ cdef inline double _dot(const Rows* X, Py_ssize_t i, const double* w) noexcept n
     return s
 
 
+cdef inline double _length(const Rows* X, Py_ssize_t i) noexcept nogil:
+    """The multiply-adds of a product with row i."""
+    if X.sparse:
+        return <double>(X.indptr[i + 1] - X.indptr[i])
+    return <double>X.d
+
+
 cdef inline void _axpy(const Rows* X, Py_ssize_t i, double c, double* w) noexcept nogil:
     cdef Py_ssize_t k
     cdef const double* row
@@ -65,7 +72,7 @@ cdef inline uint64_t _next(uint64_t* state) noexcept nogil:
 cdef int _epochs(const Rows* X, const double* sign, const double* bound, const double* sqnorm,
                  double* alpha, double* w, Py_ssize_t* units, Py_ssize_t n_units,
                  Py_ssize_t max_epochs, double eps, uint64_t* rng, Py_ssize_t* epochs_run,
-                 double* spread, Py_ssize_t* visits) except -1 nogil:
+                 double* spread, Py_ssize_t* visits, double* work) except -1 nogil:
     cdef double next_check = first_check()
     cdef Py_ssize_t active = n_units, epoch = 0, t, j, i, tmp
     cdef double G, PG, old, upper
@@ -84,6 +91,7 @@ cdef int _epochs(const Rows* X, const double* sign, const double* bound, const d
         t = 0
         while t < active:
             i = units[t]
+            work[0] += _length(X, i)
             G = sign[i] * _dot(X, i, w) - 1.0
             upper = bound[i]
             PG = 0.0
@@ -135,11 +143,11 @@ def epochs(const double[:, ::1] dense, const double[::1] data, const int64_t[::1
            Py_ssize_t[::1] units, Py_ssize_t max_epochs, double eps, uint64_t seed):
     """Run up to ``max_epochs`` epochs over ``units`` (alpha and w updated in place, units
     permuted); return (epochs run, the last epoch's projected-gradient spread, the units
-    visited: each one product with its row, the epochs' work)."""
+    visited, the multiply-adds of their row products): the epochs' work."""
     cdef Rows X
     cdef uint64_t rng = seed * <uint64_t>0x9E3779B97F4A7C15 + 1
     cdef Py_ssize_t run = 0, visits = 0
-    cdef double spread = 0.0
+    cdef double spread = 0.0, work = 0.0
     X.sparse = sparse
     X.d = d
     X.dense = &dense[0, 0] if not sparse else NULL
@@ -147,8 +155,8 @@ def epochs(const double[:, ::1] dense, const double[::1] data, const int64_t[::1
     X.indices = &indices[0] if sparse and indices.shape[0] else NULL
     X.indptr = &indptr[0] if sparse else NULL
     if units.shape[0] == 0:
-        return 0, 0.0, 0
+        return 0, 0.0, 0, 0.0
     with nogil:
         _epochs(&X, &sign[0], &bound[0], &sqnorm[0], &alpha[0], &w[0], &units[0],
-                units.shape[0], max_epochs, eps, &rng, &run, &spread, &visits)
-    return run, spread, visits
+                units.shape[0], max_epochs, eps, &rng, &run, &spread, &visits, &work)
+    return run, spread, visits, work

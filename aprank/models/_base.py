@@ -136,6 +136,19 @@ class StructuredModel(Model):
         """
         return None
 
+    def cut_blocks(self, n_blocks: int) -> Optional[np.ndarray]:
+        """The block of each term of the risk in :meth:`cut_parts`' split (-1: a term outside
+        the risk), for a model whose risk is a sum of hinges (:meth:`hinge_terms`): one block
+        id per hinge, so that a learner can split a cut made of the hinges' multipliers the
+        same way. None (this default) where the cut does not split.
+
+        Parameters
+        ----------
+        n_blocks : int
+            The most blocks wanted.
+        """
+        return None
+
     def most_violated_parts(self, w: np.ndarray, n_blocks: int) -> tuple:
         """The most violated constraint at w and its parts (:meth:`cut_parts`), which a model
         may form together for less than the two calls (this default makes the two calls).

@@ -162,6 +162,19 @@ class RankingModel(StructuredModel):
             return 1
         return max(self._block_matrices(int(n_blocks))[1], 1)
 
+    def cut_blocks(self, n_blocks: int):
+        """Each sample's block in :meth:`cut_parts` (-1 outside the used queries), or None
+        where the cut does not split; see :meth:`StructuredModel.cut_blocks`.
+
+        Parameters
+        ----------
+        n_blocks : int
+            The most blocks wanted.
+        """
+        if self.n_cut_parts(n_blocks) < 2:
+            return None
+        return self._block_matrices(int(n_blocks))[0]
+
     def cut_parts(self, cut: Constraint, n_blocks: int):
         """The cut split over blocks of queries (AP, NDCG: each query's term has its own
         maximum) or of samples (the 0-1 loss: each sample's flip is its own); see
