@@ -137,9 +137,9 @@ class RankingModel(StructuredModel):
 
     def hinge_terms(self) -> Optional[HingeTerms]:
         """The 0-1 loss's risk as a sum of hinges (:meth:`StructuredModel.hinge_terms`): a
-        flipped sample's slack is its loss |c*_i - c_i| = 2 |c*_i| times 1 - its margin, so
-        the weight of sample i is 2 |c*_i| / (queries used), or the weighting's scale. None for
-        AP and NDCG, whose risk is a maximum over rankings.
+        flipped sample's slack is its loss, ``abs(c*_i - c_i) = 2 abs(c*_i)``, times one minus
+        its margin, so the weight of sample i is ``2 abs(c*_i)`` over the queries used, or the
+        weighting's scale. None for AP and NDCG, whose risk is a maximum over rankings.
         """
         if self.problem.kind != "labelling":
             return None
