@@ -131,5 +131,16 @@ class DaskNDCGSVM(_OnDask, NDCGSVM):
 
 class DaskBinarySVM(_OnDask, BinarySVM):
     __doc__ = """:class:`aprank.learn.BinarySVM` on a Dask cluster: weighted 0-1 loss with a
-    bias, same parameters, attributes and w.
-    """ + "\n    Parameters" + BinarySVM.__doc__.split("Parameters", 1)[1]
+    bias, same parameters, attributes and w as ``BinarySVM(solver="ocas")``. Its ``solver``
+    defaults to "ocas": the coordinate descent of BinarySVM's default ("dual-cd") visits one
+    sample at a time, which data spread over partitions does not give, so "dual-cd" is OCAS
+    here.
+    """ + "\n    Parameters" + BinarySVM.__doc__.split("Parameters", 1)[1].replace(
+        '"dual-cd"}, default "dual-cd"', '"dual-cd"}, default "ocas"')
+
+    def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,
+                 prune_after=50, solver="ocas", empty="skip", verbose=False,
+                 warm_start=False, callback=None):
+        super().__init__(C, J=J, intercept_scaling=intercept_scaling, tol=tol,
+                         max_iter=max_iter, prune_after=prune_after, solver=solver, empty=empty,
+                         verbose=verbose, warm_start=warm_start, callback=callback)
