@@ -225,3 +225,23 @@ def test_ctrl_c_stops_the_epochs_within_a_second():
         timer.join()
         signal.signal(signal.SIGINT, previous)
     assert fired and stopped - fired[0] < 1.0
+
+
+@pytest.mark.parametrize("budget", ["DUAL_CD_PASSES", "DUAL_CD_WORK"])
+def test_the_work_budgets_end_the_descent_too(monkeypatch, budget):
+    """A budget of work (full epochs, or multiply-adds) far below one round's ends the descent
+    after its first round, however many epochs remain; OCAS finishes."""
+    monkeypatch.setattr(_cutting_plane, budget, 1e-9)
+    X, y, _ = data(13)
+    m = model(X, y)
+    got = cutting_plane(m, 1e3, tol=TOL, solver="dual-cd")
+    descent = [h for h in got.history if "epochs" in h]
+    assert len(descent) == 1 and descent[0]["epochs"] < _cutting_plane.DUAL_CD_EPOCHS
+    assert got.converged and got.n_iter > 1
+
+
+def test_max_iter_ends_the_descent_unconverged():
+    X, y, _ = data(14)
+    with pytest.warns(ConvergenceWarning, match="did not converge in 1 iterations"):
+        est = BinarySVM(C=1e4, max_iter=1).fit(X[:, :-1], y)
+    assert not est.converged_ and est.n_iter_ == 1 and est.gap_ > TOL

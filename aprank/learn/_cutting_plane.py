@@ -470,20 +470,14 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
     stop = min(1.0, C) * tol
     dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C, fractions=ws.fractions)
     history = []
-    budget = (DUAL_CD_PASSES, DUAL_CD_WORK)
     converged = False
+    paces = None
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
-        # rounds of a quarter of the epochs so far (at least 10: the gap costs an epoch or so),
-        # within the budgets at the last round's use per epoch
-        epochs = min(max(10, dual_cd.epochs // 4), DUAL_CD_EPOCHS - dual_cd.epochs)
-        if n_iter > 1:
-            epochs = min(epochs, *(max(1, int((limit - used) / pace)) for limit, used, pace in
-                                   zip(budget, (dual_cd.passes, dual_cd.work), paces)))
         before = dual_cd.epochs, dual_cd.passes, dual_cd.work
-        seconds = dual_cd.run(epochs)
+        seconds = dual_cd.run(_round_epochs(dual_cd, paces))
         run = max(dual_cd.epochs - before[0], 1)
-        paces = ((dual_cd.passes - before[1]) / run, max(dual_cd.work - before[2], 1.0) / run)
+        paces = ((dual_cd.passes - before[1]) / run, (dual_cd.work - before[2]) / run)
         violation = dual_cd.risk()
         w = dual_cd.w
         dual = dual_cd.dual
@@ -499,8 +493,7 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
         if primal - dual <= stop:
             converged = True
             break
-        if (n_iter == max_iter or dual_cd.epochs >= DUAL_CD_EPOCHS
-                or dual_cd.passes >= DUAL_CD_PASSES or dual_cd.work >= DUAL_CD_WORK):
+        if n_iter == max_iter or _budget_spent(dual_cd):
             break
     ws.fractions = dual_cd.fractions
     if converged or n_iter == max_iter:
@@ -521,6 +514,24 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
         entry["iteration"] += n_iter
     return CuttingPlaneResult(res.w, res.primal, res.dual, res.gap, res.converged,
                               n_iter + res.n_iter, history + res.history, ws)
+
+
+def _round_epochs(dual_cd: HingeDual, paces) -> int:
+    """The epochs of the descent's next round: a quarter of those so far, at least 10 (the
+    gap costs about an epoch), no more than the budgets leave at the last round's use per
+    epoch (``paces``: full epochs and multiply-adds; None before the first round)."""
+    epochs = min(max(10, dual_cd.epochs // 4), DUAL_CD_EPOCHS - dual_cd.epochs)
+    if paces is not None:
+        for limit, used, pace in zip((DUAL_CD_PASSES, DUAL_CD_WORK),
+                                     (dual_cd.passes, dual_cd.work), paces):
+            if pace > 0:
+                epochs = min(epochs, max(1, int((limit - used) / pace)))
+    return epochs
+
+
+def _budget_spent(dual_cd: HingeDual) -> bool:
+    return (dual_cd.epochs >= DUAL_CD_EPOCHS or dual_cd.passes >= DUAL_CD_PASSES
+            or dual_cd.work >= DUAL_CD_WORK)
 
 
 #: ``solver="dual-cd"``'s coordinate descent hands over to multi-cut OCAS after this many
