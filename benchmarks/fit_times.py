@@ -133,8 +133,8 @@ def _timed_model(model):
         def hinge_terms(self):
             return model.hinge_terms()
 
-        def cut_blocks(self, n_blocks):
-            return model.cut_blocks(n_blocks)
+        def split_hinge_cut(self, coef, loss, n_blocks):
+            return model.split_hinge_cut(coef, loss, n_blocks)
 
         def most_violated_parts(self, w, n_blocks):
             t0 = time.perf_counter()

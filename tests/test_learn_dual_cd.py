@@ -126,7 +126,7 @@ def test_the_descents_block_cuts_sum_to_its_cut_with_its_dual():
     dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C)
     dual_cd.run(4)
     k = m.n_cut_parts(16)
-    G, b = dual_cd.block_cuts(m.cut_blocks(16), k)
+    G, b = m.split_hinge_cut(*dual_cd.hinge_cut(), 16)
     g, b1 = dual_cd.cut()
     assert G.shape == (k, X.shape[1]) and k == 16
     np.testing.assert_allclose(G.sum(0), g, atol=1e-12)

@@ -457,7 +457,7 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
     The loop stops at OCAS's rule, gap <= min(1, C) tol. Coordinate descent converges fast
     where few multipliers end between their bounds (small and middle C) and slowly at large
     C, where the cutting planes do not: past its budget the descent's multipliers become cuts
-    of the working set, one per block of multi-cut's split (:meth:`HingeDual.block_cuts`;
+    of the working set, one per block of multi-cut's split (``model.split_hinge_cut``;
     one cut where the model does not split), whose dual is the descent's, and multi-cut OCAS
     carries on from the descent's w with the remaining iterations. Where the risk is not a
     sum of hinges, or with hard constraints or upper bounds, it is OCAS. ``w0`` does not start
@@ -503,7 +503,7 @@ def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
     parts = model.n_cut_parts(MULTI_CUT_BLOCKS)
     _match_parts(ws, parts)
     if parts > 1:
-        G, b = dual_cd.block_cuts(model.cut_blocks(MULTI_CUT_BLOCKS), parts)
+        G, b = model.split_hinge_cut(*dual_cd.hinge_cut(), MULTI_CUT_BLOCKS)
         ws.add_parts(G, b, np.arange(parts))
     else:
         g, b = dual_cd.cut()

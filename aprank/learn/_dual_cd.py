@@ -79,7 +79,6 @@ class HingeDual:
         self.visits = 0         # units visited over all epochs (one row product each)
         self.work = 0.0         # the multiply-adds of those row products
         self.eps = 1e-2
-        self.seconds = 0.0
 
     def _weights(self) -> np.ndarray:
         """w(alpha), computed afresh (the epochs' running w gathers rounding)."""
@@ -95,19 +94,17 @@ class HingeDual:
         """Up to ``max_epochs`` epochs (fewer when the projected gradients span at most the
         current ``eps``, which then shrinks tenfold for the next call); returns their seconds."""
         t0 = time.perf_counter()
-        run, spread, visits, work = _epochs(self._dense, self._data, self._indices, self._indptr,
-                              self._sparse, self._d, self.sign, self.bound, self.sqnorm,
-                              self.alpha, self.w, self.units, int(max_epochs), self.eps,
-                              self.epochs + 1)
+        run, spread, visits, work = _epochs(
+            self._dense, self._data, self._indices, self._indptr, self._sparse, self._d,
+            self.sign, self.bound, self.sqnorm, self.alpha, self.w, self.units,
+            int(max_epochs), self.eps, self.epochs + 1)
         self.epochs += run
         self.visits += visits
         self.work += work
         if spread <= self.eps:
             self.eps *= 0.1
         self.w = self._weights()
-        seconds = time.perf_counter() - t0
-        self.seconds += seconds
-        return seconds
+        return time.perf_counter() - t0
 
     def risk(self) -> float:
         """sum_i a_i max(0, 1 - s_i x_i'w) at the current w (C times it is the primal's)."""
@@ -127,17 +124,11 @@ class HingeDual:
         return np.divide(self.alpha, self.bound, out=np.zeros_like(self.alpha),
                          where=self.bound > 0)
 
-    def block_cuts(self, block: np.ndarray, k: int) -> tuple:
-        """(G, b) of the cut split over k blocks of the hinges (``block[i]``: hinge i's block,
-        -1 for none): block j's multipliers alone make a cut of block j's risk, and the k cuts
-        sum to :meth:`cut`."""
-        coef = self.alpha * self.sign / self.C
-        rows = np.flatnonzero((block >= 0) & (self.alpha > 0))
-        S = sp.csr_matrix((coef[rows], (block[rows], rows)), shape=(k, coef.shape[0]))
-        G = S @ self.X
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        b = np.bincount(block[rows], weights=self.alpha[rows] / self.C, minlength=k)
-        return G, b
+    def hinge_cut(self) -> tuple:
+        """(coefficient, loss) per hinge of the cut that the multipliers make (module
+        docstring): alpha_i s_i / C and alpha_i / C, which :meth:`cut` sums over the hinges
+        and a model's ``split_hinge_cut`` over its blocks."""
+        return self.alpha * self.sign / self.C, self.alpha / self.C
 
     def cut(self) -> tuple:
         """(g, b) of the 1-slack cut w'g >= b - xi that the multipliers make (module

@@ -10,7 +10,10 @@ the registry (by algorithm name). The learners in ``aprank.learn`` see only this
   whether constraints from an earlier fit are still valid;
 * ``cut_parts(cut, n_blocks)`` (optional) -- the cut split into the cuts of separate parts of
   the risk, for the multi-cut learner (``solver="multi-cut"``); None where the risk does not
-  split.
+  split;
+* ``hinge_terms()`` and ``split_hinge_cut(coef, loss, n_blocks)`` (optional) -- the risk as a
+  sum of hinges and a cut given per hinge, split as ``cut_parts`` splits, for
+  ``solver="dual-cd"``; None where the risk is not such a sum.
 
 Latent models (weak supervision) add ``latent(w)``: impute the hidden variables at w and return
 the completed model, on which the learner runs as on any other (see ``aprank.learn.cccp``).
@@ -136,16 +139,26 @@ class StructuredModel(Model):
         """
         return None
 
-    def cut_blocks(self, n_blocks: int) -> Optional[np.ndarray]:
-        """The block of each term of the risk in :meth:`cut_parts`' split (-1: a term outside
-        the risk), for a model whose risk is a sum of hinges (:meth:`hinge_terms`): one block
-        id per hinge, so that a learner can split a cut made of the hinges' multipliers the
-        same way. None (this default) where the cut does not split.
+    def split_hinge_cut(self, coef: np.ndarray, loss: np.ndarray,
+                        n_blocks: int) -> Optional[tuple]:
+        """A cut of a model whose risk is a sum of hinges (:meth:`hinge_terms`), given per
+        hinge, split as :meth:`cut_parts` splits the risk; None (this default) where the cut
+        does not split.
+
+        The cut is w'g >= b - xi with g = sum_i coef_i x_i and b = sum_i loss_i (e.g. what a
+        learner's multipliers of the hinges make); block j's part sums the hinges of block j.
 
         Parameters
         ----------
+        coef, loss : ndarray of shape (n,)
+            Each hinge's coefficient and loss (0 for a hinge outside the risk).
         n_blocks : int
             The most blocks wanted.
+
+        Returns
+        -------
+        (G, b) or None
+            As :meth:`cut_parts`.
         """
         return None
 

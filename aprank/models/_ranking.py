@@ -162,18 +162,20 @@ class RankingModel(StructuredModel):
             return 1
         return max(self._block_matrices(int(n_blocks))[1], 1)
 
-    def cut_blocks(self, n_blocks: int):
-        """Each sample's block in :meth:`cut_parts` (-1 outside the used queries), or None
-        where the cut does not split; see :meth:`StructuredModel.cut_blocks`.
+    def split_hinge_cut(self, coef: np.ndarray, loss: np.ndarray, n_blocks: int):
+        """The 0-1 loss's cut given per sample, split over the blocks of :meth:`cut_parts`;
+        see :meth:`StructuredModel.split_hinge_cut`.
 
         Parameters
         ----------
+        coef, loss : ndarray of shape (n,)
+            Each sample's coefficient and loss (0 outside the used queries).
         n_blocks : int
             The most blocks wanted.
         """
-        if self.n_cut_parts(n_blocks) < 2:
+        if self.problem.kind != "labelling" or self.n_cut_parts(n_blocks) < 2:
             return None
-        return self._block_matrices(int(n_blocks))[0]
+        return self._sample_parts(coef, loss, int(n_blocks))
 
     def cut_parts(self, cut: Constraint, n_blocks: int):
         """The cut split over blocks of queries (AP, NDCG: each query's term has its own
@@ -199,30 +201,41 @@ class RankingModel(StructuredModel):
 
     def _parts(self, result: BatchResult, n_blocks: int) -> tuple:
         """(G, b) of :meth:`cut_parts` from an inference result."""
-        block, k, rows_of, X_of = self._block_matrices(n_blocks)
         diff = (self.problem.truth_coef - result.coef) / self.n_used
-        nonzero = np.flatnonzero(diff)
-        if X_of is None or 4 * nonzero.shape[0] < diff.shape[0]:
-            # dense X, or few rows count (most negatives at rank P + 1): one product of a
-            # sparse block-by-sample matrix with X (with dense X, a pass over its rows)
-            S = sp.csr_matrix((diff[nonzero], (block[nonzero], nonzero)), shape=(k, diff.shape[0]))
-            G = S @ self.X
-            G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        else:
-            # sparse X: the block's rows held together, one product per block, where the
-            # product of two sparse matrices cost twice as much (Yahoo: 0.35 against 0.67 ms)
-            G = np.empty((k, self.X.shape[1]))
-            for j in range(k):
-                G[j] = X_of[j] @ diff[rows_of[j]]
         if self.problem.kind == "labelling":
             # a flipped sample's loss v_i / z_q is |c*_i - c_i|: its coefficient
             # v_i (2 y_i - 1) / (2 z_q) changes sign (losses.ZeroOne)
-            b = np.bincount(block[nonzero], weights=np.abs(diff[nonzero]), minlength=k)
-        else:
-            used = np.flatnonzero(self.problem.used)
-            b = np.bincount(np.arange(used.shape[0]) % k, weights=result.loss[used],
-                            minlength=k) / self.n_used
-        return G, b
+            return self._sample_parts(diff, np.abs(diff), n_blocks)
+        k = self._block_matrices(n_blocks)[1]
+        used = np.flatnonzero(self.problem.used)
+        b = np.bincount(np.arange(used.shape[0]) % k, weights=result.loss[used],
+                        minlength=k) / self.n_used
+        return self._block_products(diff, np.flatnonzero(diff), n_blocks), b
+
+    def _sample_parts(self, coef: np.ndarray, loss: np.ndarray, n_blocks: int) -> tuple:
+        """(G, b) of a cut given per sample: G[j] = X' coef over block j, b[j] = the sum of
+        block j's losses."""
+        block, k = self._block_matrices(n_blocks)[:2]
+        nonzero = np.flatnonzero(coef)
+        b = np.bincount(block[nonzero], weights=loss[nonzero], minlength=k)
+        return self._block_products(coef, nonzero, n_blocks), b
+
+    def _block_products(self, coef: np.ndarray, nonzero: np.ndarray, n_blocks: int) -> np.ndarray:
+        """G of shape (blocks, d): row j is X' coef over block j's rows (``nonzero``: where
+        coef is not 0)."""
+        block, k, rows_of, X_of = self._block_matrices(n_blocks)
+        if X_of is None or 4 * nonzero.shape[0] < coef.shape[0]:
+            # dense X, or few rows count (most negatives at rank P + 1): one product of a
+            # sparse block-by-sample matrix with X (with dense X, a pass over its rows)
+            S = sp.csr_matrix((coef[nonzero], (block[nonzero], nonzero)), shape=(k, coef.shape[0]))
+            G = S @ self.X
+            return G.toarray() if sp.issparse(G) else np.asarray(G)
+        # sparse X: the block's rows held together, one product per block, where the product
+        # of two sparse matrices cost twice as much (Yahoo: 0.35 against 0.67 ms)
+        G = np.empty((k, self.X.shape[1]))
+        for j in range(k):
+            G[j] = X_of[j] @ coef[rows_of[j]]
+        return G
 
     def _block_matrices(self, n_blocks: int):
         """(block of each sample, number of blocks, each block's rows, each block's rows of X
