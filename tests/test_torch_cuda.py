@@ -17,6 +17,8 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device here: these run on a machine with a GPU")
 
 LOSSES = ["ap", "ndcg"]
+#: the backends run eagerly on the device: "triton" where the triton package is installed
+EAGER_BACKENDS = ["kernels", "torch"] + (["triton"] if at._loss._triton is not None else [])
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 #: relative tolerance of value and gradient per dtype: each rounds once from the float64 answer
 RTOL = {torch.float32: 1e-6, torch.float64: 1e-12, torch.bfloat16: 2.0 ** -8,
@@ -42,7 +44,7 @@ def check_on_cuda(s, y, q, loss, dtype, backend):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("loss", LOSSES)
-@pytest.mark.parametrize("backend", ["kernels", "torch"])
+@pytest.mark.parametrize("backend", EAGER_BACKENDS)
 def test_value_and_gradient_on_cuda_equal_the_kernels(dtype, loss, backend):
     rng = np.random.default_rng([21, LOSSES.index(loss), DTYPES.index(dtype)])
     for _ in range(25):

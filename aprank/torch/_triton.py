@@ -183,5 +183,8 @@ def negative_ranks(Q, loss, blocks: bool, n_groups: int, n_positives: int) -> to
         _negative_ranks[(triton.cdiv(n, BLOCK),)](
             Q.s, Q.group, negative, Q.P, Q.N, Q.pos_start, Q.neg_start, d, zinv, out, n,
             IS_AP=is_ap, BLOCK=BLOCK, SEARCH_MIN=BINARY_SEARCH_MIN,
-            EARLY_AFTER=STOP_EARLY_AFTER, EVERY=PIVOT_EVERY, PIVOTS=pivots)
+            EARLY_AFTER=STOP_EARLY_AFTER, EVERY=PIVOT_EVERY, PIVOTS=pivots,
+            # no fused multiply-add: the kernels' step() rounds its product and its sum
+            # apart, and an FMA decides ties differently (seen on an H100)
+            enable_fp_fusion=False)
     return out
