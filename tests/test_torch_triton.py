@@ -15,7 +15,6 @@ if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
     pytest.skip("no CUDA device, and TRITON_INTERPRET=1 was not set before Triton was imported "
                 "(tests/conftest.py sets it)", allow_module_level=True)
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
-from aprank.torch._ops import hinge_terms  # noqa: E402
 from torch_batches import random_batch, reference  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -23,9 +22,9 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 def _triton_terms(s, y, group, n_groups, loss):
     from aprank.torch import _triton
-    return hinge_terms(torch.tensor(s, device=DEVICE), torch.tensor(y, device=DEVICE),
-                       torch.tensor(group, device=DEVICE), n_groups, loss,
-                       solve_negatives=_triton.negative_ranks)
+    return _triton.hinge_terms(torch.tensor(s, device=DEVICE), torch.tensor(y, device=DEVICE),
+                               torch.tensor(group, device=DEVICE), n_groups, loss,
+                               blocks=n_groups == 1)
 
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
@@ -57,11 +56,17 @@ def test_triton_ranks_on_long_scans_and_searches(loss):
         assert np.array_equal(got.ranks.cpu().numpy(), want.ranks), (n, P, shift)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+#: relative tolerance of value and gradient per dtype: each rounds once from the float64 answer
+RTOL = {torch.float32: 1e-6, torch.float64: 1e-12, torch.bfloat16: 2.0 ** -8,
+        torch.float16: 2.0 ** -11}
+
+
+@pytest.mark.parametrize("dtype", list(RTOL))
 def test_triton_backend_value_and_gradient_equal_the_kernels(dtype):
-    """Many-query batches through hinge_loss(backend="triton"), both losses."""
-    rng = np.random.default_rng([26, 2, dtype == torch.float32])
-    rtol = 1e-6 if dtype == torch.float32 else 1e-12
+    """Many-query batches through hinge_loss(backend="triton"), both losses, every dtype (the
+    sort runs in the scores' dtype, the decisions in float64)."""
+    rng = np.random.default_rng([26, 2, list(RTOL).index(dtype)])
+    rtol = RTOL[dtype]
     for trial in range(16):
         s, y, q = random_batch(rng, n_max=600)
         loss = ("ap", "ndcg")[trial % 2]
@@ -84,8 +89,13 @@ def test_triton_backend_ranks_a_matrix_per_column():
     y[0] = True
     x = torch.tensor(s, device=DEVICE, requires_grad=True)
     out = at.hinge_loss(x, torch.tensor(y, device=DEVICE), reduction="none", backend="triton")
-    want = at.hinge_loss(torch.tensor(s), torch.tensor(y), reduction="none", backend="kernels")
-    np.testing.assert_allclose(out.detach().cpu().numpy(), want.numpy(), rtol=1e-12, atol=1e-15)
+    out.sum().backward()
+    x_ref = torch.tensor(s, requires_grad=True)
+    want = at.hinge_loss(x_ref, torch.tensor(y), reduction="none", backend="kernels")
+    want.sum().backward()
+    np.testing.assert_allclose(out.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), x_ref.grad.numpy(), rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the kernel runs on CUDA tensors")

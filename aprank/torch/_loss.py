@@ -10,7 +10,7 @@ import torch
 from aprank.inference import RankingProblem, resolve
 from aprank.losses import LOSSES, NDCG, Loss, get_loss
 from aprank.torch._distributed import gather_batch
-from aprank.torch._ops import _equal_blocks, hinge_terms
+from aprank.torch._ops import _equal_blocks, _per_group, hinge_terms
 
 try:  # the optional triton package brings backend="triton"
     from aprank.torch import _triton
@@ -36,6 +36,7 @@ _INTEGER_DTYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int6
 
 # ---------------------------------------------------------------------------- validation
 def _as_score_tensor(scores) -> torch.Tensor:
+    """Scores as they come, checked for type and shape (their values: _check_data)."""
     if not isinstance(scores, torch.Tensor):
         raise TypeError(f"scores must be a torch.Tensor, got {type(scores).__name__}")
     if not scores.is_floating_point():
@@ -45,11 +46,6 @@ def _as_score_tensor(scores) -> torch.Tensor:
                          f"got shape {tuple(scores.shape)}")
     if scores.numel() == 0:
         raise ValueError("scores is empty: there is nothing to rank")
-    finite = torch.isfinite(scores.detach())
-    if not bool(finite.all()):
-        bad = np.unravel_index(int(torch.argmin(finite.flatten().to(torch.uint8))), scores.shape)
-        where = ", ".join(str(int(b)) for b in bad)
-        raise ValueError(f"scores[{where}] = {scores[bad].item()!r} is not finite")
     return scores
 
 
@@ -100,12 +96,20 @@ def _query_groups(qid, scores: torch.Tensor):
     return group, ids
 
 
-def _check_empty(is_pos, group, n_groups, ids, empty):
-    """Queries with positives (the others have no AP or NDCG): refused or left out."""
+def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks):
+    """The checks that look at the values, with one wait for the device between them: the
+    scores are finite, and queries without positives (which have no AP or NDCG) are refused
+    or left out. Returns which queries have positives (bool per query)."""
     if empty not in ("error", "skip"):
         raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
-    used = torch.bincount(group[is_pos], minlength=n_groups) > 0
-    if bool(used.all()):
+    finite = torch.isfinite(scores.detach())
+    used = _per_group(group, is_pos.long(), n_groups, bool(blocks)) > 0
+    all_finite, all_used = torch.stack([finite.all(), used.all()]).tolist()
+    if not all_finite:
+        bad = np.unravel_index(int(torch.argmin(finite.flatten().to(torch.uint8))), scores.shape)
+        where = ", ".join(str(int(b)) for b in bad)
+        raise ValueError(f"scores[{where}] = {scores[bad].item()!r} is not finite")
+    if all_used:
         return used
     if ids is None:
         raise ValueError("AP and NDCG are undefined without positive samples, and the batch has none")
@@ -202,14 +206,16 @@ def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads)
 
 
 def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
-    """The torch-ops inference with every negative's rank from one Triton kernel
-    (:mod:`aprank.torch._triton`; Triton is optional)."""
+    """The search and the finish in two Triton kernels (:mod:`aprank.torch._triton`; Triton is
+    optional), around a sort and per-query counts in torch operations."""
     if _triton is None:
         raise ModuleNotFoundError("backend='triton' needs the triton package (pip install "
                                   "triton), and CUDA tensors", name="triton")
-    search = functools.partial(hinge_terms, solve_negatives=_triton.negative_ranks)
-    return _torch_ops(search, int(is_pos.sum()), s, is_pos, group, n_groups, loss, discount,
-                      blocks)
+    if blocks is None:
+        blocks = _equal_blocks(group, n_groups)
+    terms = _triton.hinge_terms(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
+                                blocks=blocks)
+    return terms.objective, terms.grad
 
 
 #: backend name -> the function computing (objective per query, gradient per sample)
@@ -371,7 +377,10 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
     flat = scores.t().reshape(-1) if scores.ndim == 2 else scores
     is_pos = is_pos.t().reshape(-1) if scores.ndim == 2 else is_pos
     n_groups = 1 if ids is None else int(ids.numel())
-    used = _check_empty(is_pos, group, n_groups, ids, empty)
+    # a matrix's columns, and a single query, are equal consecutive blocks; for other qid the
+    # backends check (None)
+    blocks = True if scores.ndim == 2 or ids is None else None
+    used = _check_data(scores, is_pos, group, n_groups, ids, empty, blocks)
     user_discount = getattr(loss, "discount", None)
     if user_discount is not None:
         # the discount must reach the largest query's last position (one look at the data,
@@ -379,16 +388,15 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         loss.kernel_spec(int(torch.bincount(group).max()))
         if discount is None:
             discount = torch.tensor(user_discount, dtype=torch.float64, device=scores.device)
-    # a matrix's columns, and a single query, are equal consecutive blocks; for other qid the
-    # torch operations check (None)
-    blocks = True if scores.ndim == 2 or ids is None else None
     per_query = _StructuredHinge.apply(flat, is_pos, group, n_groups, loss, discount, blocks,
                                        _run_for(backend, scores.device), int(n_threads))
     if reduction == "none":
         return per_query
     if reduction == "sum":
         return per_query.sum()
-    return per_query[used].mean()
+    # the queries without positives hold 0: the mean over the others, without indexing by a
+    # mask (which waits for the device)
+    return per_query.sum() / used.sum()
 
 
 def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) -> torch.Tensor:

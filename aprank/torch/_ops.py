@@ -308,7 +308,7 @@ def _settle_ties(step, seg, valid, i, r, rl, rh):
 
 def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
                 code: str = "ap", discount=None, *, blocks=None,
-                n_positives=None, solve_negatives=None) -> HingeTerms:
+                n_positives=None) -> HingeTerms:
     """The structured hinge of every query, in torch operations, and its subgradient.
 
     The objective is max_R [Delta + w'Psi(R) - w'Psi(R*)], its subgradient with respect to the
@@ -339,10 +339,6 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
         At least the number of positive samples, when the caller knows it: the search sizes
         its candidate buffers from it (a level needs at most this plus its number of nodes)
         instead of from n, which is what makes a query with few positives cheap.
-    solve_negatives : callable, optional
-        ``solve_negatives(Q, loss, blocks, n_groups, n_positives)`` -> every negative's rank in
-        the sorted layout (positives 0), in place of the level-by-level search: the Triton
-        kernel of ``backend="triton"``.
 
     Returns
     -------
@@ -362,8 +358,8 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     s = scores.detach().to(torch.float64)
     Q = _Queries(s, is_pos, group, n_groups, blocks)
     loss = _Loss(code, discount, s.shape[0], s.device)
-    neg_rank = (solve_negatives or _solve_negatives)(
-        Q, loss, blocks, n_groups, s.shape[0] if n_positives is None else n_positives)
+    neg_rank = _solve_negatives(Q, loss, blocks, n_groups,
+                                s.shape[0] if n_positives is None else n_positives)
 
     P, N = Q.P[Q.group], Q.N[Q.group]
     both = (P > 0) & (N > 0)

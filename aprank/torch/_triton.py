@@ -11,6 +11,16 @@ arithmetic as the kernels' ``step()``, so ties are decided alike. Two launches b
 scans: every 64th negative of a query first, over all candidates, then the others between the
 ranks of the two pivots around them (opt_j does not decrease with j, paper 004 Observation 4).
 
+A second kernel finishes the job in one pass over the sorted samples: each positive counts the
+negatives ranked at or above it by a binary search over its query's negatives' ranks (they do
+not decrease), and every sample's gradient coef(R_hat) - coef(R*), rank and share of its
+query's objective are written, the gradient and rank straight to input order. Around the two
+kernels only the sort, the per-query counts and one sum per query remain torch operations:
+about 15 launches in all, where the torch-ops path has about 150 per search level.
+
+Every launch disables fused multiply-add (``enable_fp_fusion=False``): the kernels' ``step()``
+rounds its product and its sum apart, and on an H100 an FMA decided tied steps differently.
+
 Launched on CUDA tensors; on the CPU only under ``TRITON_INTERPRET=1`` (Triton's interpreter,
 for tests), which must be set before Triton is imported. Triton is an optional dependency:
 :mod:`aprank.torch._loss` imports this module where the triton package is installed.
@@ -23,7 +33,10 @@ import torch
 import triton
 import triton.language as tl
 
-__all__ = ["negative_ranks", "INTERPRETED"]
+from aprank.torch._ops import (HingeTerms, _discount_table, _per_group, _segment_starts,
+                               _sort_by_query)
+
+__all__ = ["hinge_terms", "INTERPRETED"]
 
 #: Whether Triton runs its kernels in the interpreter (NumPy on the CPU): read by Triton when a
 #: kernel is defined, so it must be set before this module is imported.
@@ -55,7 +68,7 @@ def _step(s_ptr, base, i, j, s, Pf, scale, d_ptr, zinv, IS_AP: tl.constexpr):
 
 
 @triton.jit
-def _negative_ranks(s_ptr, group_ptr, negative_ptr, p_ptr, n_ptr, pos_start_ptr, neg_start_ptr,
+def _negative_ranks(s_ptr, group_ptr, p_ptr, n_ptr, pos_start_ptr, neg_start_ptr,
                     d_ptr, zinv_ptr, out_ptr, n, IS_AP: tl.constexpr, BLOCK: tl.constexpr,
                     SEARCH_MIN: tl.constexpr, EARLY_AFTER: tl.constexpr, EVERY: tl.constexpr,
                     PIVOTS: tl.constexpr):
@@ -71,7 +84,8 @@ def _negative_ranks(s_ptr, group_ptr, negative_ptr, p_ptr, n_ptr, pos_start_ptr,
     neg_start = tl.load(neg_start_ptr + q)
     m = t - neg_start + 1
     pivot = m % EVERY == 0
-    solvable = inside & (tl.load(negative_ptr + t) != 0) & (P > 0)
+    # a query's negatives follow its positives: sample t is a negative when m >= 1
+    solvable = inside & (m >= 1) & (P > 0)
     if PIVOTS:
         live = solvable & pivot
     else:
@@ -144,47 +158,121 @@ def _negative_ranks(s_ptr, group_ptr, negative_ptr, p_ptr, n_ptr, pos_start_ptr,
         tl.store(out_ptr + t, tl.where(live, best, 0), mask=inside & ~(solvable & pivot))
 
 
-def negative_ranks(Q, loss, blocks: bool, n_groups: int, n_positives: int) -> torch.Tensor:
-    """Interleaving ranks of every negative in the sorted layout of ``Q`` (positives get 0):
-    what the torch-ops search of :func:`aprank.torch._ops.hinge_terms` finds, in one kernel
-    launch (its ``solve_negatives``).
+@triton.jit
+def _finish(s_ptr, group_ptr, perm_ptr, rank_ptr, p_ptr, n_ptr, pos_start_ptr, d_ptr, z_ptr,
+            grad_ptr, ranks_ptr, share_ptr, n, IS_AP: tl.constexpr, BLOCK: tl.constexpr):
+    """Per sorted sample t: its gradient coef(R_hat) - coef(R*) and rank, written at its input
+    index perm[t], and its share of its query's objective (grad * (s - centre) + its loss
+    term), written at t; the operations and their order are those of
+    :func:`aprank.torch._ops.hinge_terms`, so the values agree to the last bit."""
+    t = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = t < n
+    t = tl.where(inside, t, 0)
+    q = tl.load(group_ptr + t)
+    P = tl.load(p_ptr + q)
+    N = tl.load(n_ptr + q)
+    pos_start = tl.load(pos_start_ptr + q)
+    neg_start = pos_start + P
+    both = (P > 0) & (N > 0)
+    positive = t < neg_start
+    s = tl.load(s_ptr + t)
+    # the centre of a query: its (P // 2)-th positive, as the kernels' finish() uses
+    centre = tl.where(P > 0, tl.load(s_ptr + tl.where(P > 0, pos_start + P // 2, t)), 0.0)
+    # a positive's rank r among positives, and the negatives ranked at or above it: the count
+    # of its query's negative ranks <= r, which do not decrease along the negatives
+    r = t - pos_start + 1
+    counted = inside & positive & both
+    lo = tl.where(counted, neg_start, 0)
+    hi = tl.where(counted, neg_start + N, 0)
+    while tl.max((lo < hi).to(tl.int32), 0) > 0:
+        open_ = lo < hi
+        mid = lo + (hi - lo) // 2
+        at_or_above = tl.load(rank_ptr + tl.where(open_, mid, 0)) <= r
+        lo = tl.where(open_ & at_or_above, mid + 1, lo)
+        hi = tl.where(open_ & ~at_or_above, mid, hi)
+    above = tl.where(counted, lo - neg_start, 0)
+    neg_rank = tl.load(rank_ptr + t)
+    PN = tl.maximum(P * N, 1).to(tl.float64)
+    coef = tl.where(positive, (N - 2 * above).to(tl.float64),
+                    (P + 2 - 2 * neg_rank).to(tl.float64)) / PN
+    truth = tl.where(positive, 1.0 / tl.maximum(P, 1).to(tl.float64),
+                     -1.0 / tl.maximum(N, 1).to(tl.float64))
+    grad = tl.where(both, coef - truth, 0.0)
+    r = tl.where(counted, r, 1)
+    if IS_AP:
+        term = above.to(tl.float64) / (r + above).to(tl.float64) / tl.maximum(P, 1).to(tl.float64)
+    else:
+        term = (tl.load(d_ptr + r) - tl.load(d_ptr + r + above)) / tl.load(z_ptr + tl.maximum(P, 1))
+    term = tl.where(counted, term, 0.0)
+    share = grad * (s - centre) + term
+    rank = tl.where(both, tl.where(positive, above + 1, neg_rank), 1)
+    i = tl.load(perm_ptr + t)
+    tl.store(grad_ptr + i, grad, mask=inside)
+    tl.store(ranks_ptr + i, rank, mask=inside)
+    tl.store(share_ptr + t, share, mask=inside)
+
+
+def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
+                code: str = "ap", discount=None, *, blocks: bool) -> HingeTerms:
+    """The structured hinge of every query and its subgradient, as
+    :func:`aprank.torch._ops.hinge_terms` computes them (the same ranks, values and gradient),
+    with the search and the finish in two Triton kernels.
 
     Parameters
     ----------
-    Q : object
-        The sorted batch (``_Queries`` of :mod:`aprank.torch._ops`).
-    loss : object
-        The loss's tables (``_Loss`` of :mod:`aprank.torch._ops`: its code, NDCG's discount
-        D and sums Z).
-    blocks, n_groups, n_positives
-        As for the torch-ops search (unused: one lane per sample needs no bound).
+    scores, is_pos, group, n_groups, code, discount
+        As :func:`aprank.torch._ops.hinge_terms`; ``scores`` on a CUDA device (on the CPU
+        under Triton's interpreter only).
+    blocks : bool
+        Whether the queries are ``n_groups`` equal consecutive blocks (a score matrix ranked
+        per column, or one query): they are then sorted as rows. Required: with it given,
+        nothing here waits for the device.
+
+    Returns
+    -------
+    HingeTerms
+        Objective per query (float64), gradient (float64) and ranks (int64) per sample, in
+        input order.
     """
-    device = Q.s.device
+    device = scores.device
     if device.type != "cuda" and not INTERPRETED:
         raise ValueError("backend='triton' runs on CUDA tensors (on the CPU only under "
                          "Triton's interpreter, TRITON_INTERPRET=1, for testing); use "
                          "backend='kernels' or 'auto' on the CPU")
-    n = Q.s.shape[0]
-    out = torch.empty(n, dtype=torch.int64, device=device)
-    if n == 0:
-        return out
-    is_ap = loss.code == "ap"
-    if is_ap:
-        d = Q.s.new_zeros(1)
-        zinv = Q.s.new_zeros(n_groups)
+    if code not in ("ap", "ndcg"):
+        raise ValueError(f"the Triton kernels compute the losses 'ap' and 'ndcg', not {code!r}")
+    n = scores.numel()
+    x = scores.detach()
+    # the sort in the scores' own dtype (each converts to float64 exactly and in order); the
+    # decisions in float64
+    perm = _sort_by_query(x, is_pos, group, n_groups, blocks)
+    s = x.to(torch.float64)[perm]
+    sorted_group = group if blocks else group[perm]
+    P = _per_group(group, is_pos.long(), n_groups, blocks)
+    N = _per_group(group, (~is_pos).long(), n_groups, blocks)
+    pos_start = _segment_starts(P + N)
+    neg_start = pos_start + P
+    if code == "ap":
+        d = z = zinv = s.new_zeros(1)
     else:
-        d = loss.D
-        zinv = 1.0 / loss.Z[Q.P.clamp(min=1)]
-    negative = (~Q.is_pos).to(torch.int8)
-    # two launches: every PIVOT_EVERY-th negative of a query over all candidates, then the
+        # D(0) = 0, D(1..n + 2); Z[P] = sum_{k <= P} D(k): the tables of _ops._Loss
+        d = torch.cat([s.new_zeros(1), _discount_table(discount, n + 2, device)])
+        z = torch.cumsum(d, 0)
+        zinv = 1.0 / z[P.clamp(min=1)]
+    grid = (triton.cdiv(n, BLOCK),)
+    options = dict(IS_AP=code == "ap", BLOCK=BLOCK, enable_fp_fusion=False)
+    # negatives' ranks in the sorted layout; positives and queries without positives get 0.
+    # Two launches: every PIVOT_EVERY-th negative of a query over all candidates, then the
     # others between their pivots' ranks (a full-range scan for every negative would cost
     # O(positives above it) each: O(N P) for NDCG, whose f_j has no concave part to search)
+    neg_rank = torch.empty(n, dtype=torch.int64, device=device)
     for pivots in (True, False):
-        _negative_ranks[(triton.cdiv(n, BLOCK),)](
-            Q.s, Q.group, negative, Q.P, Q.N, Q.pos_start, Q.neg_start, d, zinv, out, n,
-            IS_AP=is_ap, BLOCK=BLOCK, SEARCH_MIN=BINARY_SEARCH_MIN,
-            EARLY_AFTER=STOP_EARLY_AFTER, EVERY=PIVOT_EVERY, PIVOTS=pivots,
-            # no fused multiply-add: the kernels' step() rounds its product and its sum
-            # apart, and an FMA decides ties differently (seen on an H100)
-            enable_fp_fusion=False)
-    return out
+        _negative_ranks[grid](s, sorted_group, P, N, pos_start, neg_start, d, zinv, neg_rank, n,
+                              SEARCH_MIN=BINARY_SEARCH_MIN, EARLY_AFTER=STOP_EARLY_AFTER,
+                              EVERY=PIVOT_EVERY, PIVOTS=pivots, **options)
+    grad = torch.empty(n, dtype=torch.float64, device=device)
+    ranks = torch.empty(n, dtype=torch.int64, device=device)
+    share = torch.empty(n, dtype=torch.float64, device=device)
+    _finish[grid](s, sorted_group, perm, neg_rank, P, N, pos_start, d, z, grad, ranks, share, n,
+                  **options)
+    return HingeTerms(_per_group(sorted_group, share, n_groups, blocks), grad, ranks)
