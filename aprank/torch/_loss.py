@@ -22,10 +22,11 @@ except ModuleNotFoundError as missing:
 __all__ = ["hinge_loss", "ap_hinge_loss", "ndcg_hinge_loss", "APHingeLoss", "NDCGHingeLoss",
            "BACKENDS", "REDUCTIONS"]
 
-#: The values of ``backend=``: compiled kernels for CPU tensors and torch operations elsewhere
-#: ("auto"), or one of the four forced ("torch-compiled": the torch operations compiled whole
-#: by ``torch.compile``; "triton": the negatives' search in one Triton kernel, which needs the
-#: optional ``triton`` package and CUDA tensors).
+#: The values of ``backend=``: compiled kernels for CPU tensors, Triton kernels for CUDA tensors
+#: where triton is installed, torch operations elsewhere ("auto"), or one of the four forced
+#: ("torch-compiled": the torch operations compiled whole by ``torch.compile``; "triton": the
+#: search and the finish in Triton kernels, which needs the optional ``triton`` package and
+#: CUDA tensors).
 BACKENDS = ("auto", "kernels", "torch", "torch-compiled", "triton")
 #: The values of ``reduction=``.
 REDUCTIONS = ("mean", "sum", "none")
@@ -221,9 +222,11 @@ def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
 #: backend name -> the function computing (objective per query, gradient per sample)
 _RUNS = {"kernels": _run_kernels, "torch": _run_torch, "torch-compiled": _run_compiled,
          "triton": _run_triton}
-#: what "auto" runs on a device type: the compiled kernels on the CPU; torch operations on any
-#: other device (so its tensors stay there)
-_AUTO = {"cpu": "kernels"}
+#: what "auto" runs on a device type: the compiled kernels on the CPU; on CUDA the Triton kernels
+#: where triton is installed (on an H100 20-30 x faster than the torch operations, in every
+#: cell of docs/benchmarks/extras.md); torch operations on any other device (so its tensors
+#: stay there)
+_AUTO = {"cpu": "kernels", "cuda": "torch" if _triton is None else "triton"}
 
 
 def _run_for(backend: str, device: torch.device):
@@ -244,8 +247,11 @@ class _StructuredHinge(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         scores, grad, group = ctx.saved_tensors
-        return (_Spread.apply(scores, grad_output, grad, group),
-                None, None, None, None, None, None, None, None)
+        # _Spread only where a graph of this backward is built (create_graph=True): it is a
+        # second autograd node, whose cost each plain backward would pay for nothing
+        spread = (_Spread.apply(scores, grad_output, grad, group) if torch.is_grad_enabled()
+                  else grad * grad_output[group])
+        return spread, None, None, None, None, None, None, None, None
 
 
 class _Spread(torch.autograd.Function):
@@ -300,16 +306,17 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     loss : str or Loss, default "ap"
         "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
     backend : {"auto", "kernels", "torch", "torch-compiled", "triton"}, default "auto"
-        "auto" (compiled kernels for CPU tensors, torch operations on any other device),
-        "kernels" (compiled kernels; tensors on another device are copied to the host and
-        back), "torch" (torch operations on the tensors' device; the GPU path, also runs on
-        CPU), "torch-compiled" (the same operations compiled whole by
+        "auto" (compiled kernels for CPU tensors, "triton" for CUDA tensors where the
+        triton package is installed, torch operations on any other device), "kernels"
+        (compiled kernels; tensors on another device are copied to the host and back),
+        "torch" (torch operations on the tensors' device; also runs on CPU),
+        "torch-compiled" (the same operations compiled whole by
         ``torch.compile(fullgraph=True)``: fused kernels, but each new input shape, dtype
         or power-of-two bucket of the positives' count is compiled first, which takes
-        seconds to a minute; for many steps of one shape), or "triton" (the torch
-        operations with every negative's search in one Triton kernel; needs the ``triton``
-        package and CUDA tensors, or Triton's interpreter, ``TRITON_INTERPRET=1``, on the
-        CPU; its speed on a GPU has not been measured yet).
+        seconds to a minute; for many steps of one shape), or "triton" (the negatives'
+        search and the gradient in two Triton kernels around a torch sort; needs the
+        ``triton`` package and CUDA tensors, or Triton's interpreter,
+        ``TRITON_INTERPRET=1``, on the CPU).
     empty : {"skip", "error"}, default "skip"
         "skip": a query without positives contributes 0 and is left out of the mean, as a
         class missing from a minibatch should be; "error": ValueError naming it. A batch with

@@ -248,8 +248,12 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     perm = _sort_by_query(x, is_pos, group, n_groups, blocks)
     s = x.to(torch.float64)[perm]
     sorted_group = group if blocks else group[perm]
-    P = _per_group(group, is_pos.long(), n_groups, blocks)
-    N = _per_group(group, (~is_pos).long(), n_groups, blocks)
+    if blocks:     # one sum per row; the rest of a row is negatives
+        P = is_pos.view(n_groups, -1).sum(1)
+        N = n // n_groups - P
+    else:
+        P = _per_group(group, is_pos.long(), n_groups, blocks)
+        N = _per_group(group, (~is_pos).long(), n_groups, blocks)
     pos_start = _segment_starts(P + N)
     neg_start = pos_start + P
     if code == "ap":
