@@ -75,7 +75,7 @@ def _negative_ranks(s_ptr, group_ptr, p_ptr, n_ptr, pos_start_ptr, neg_start_ptr
     """Ranks of the negatives m = EVERY, 2 EVERY, ... of each query over all candidates
     (``PIVOTS``), or of the others between the ranks of the pivots around them (out_ptr holds
     the pivots' ranks then)."""
-    t = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)   # 64-bit sample indices
     inside = t < n
     t = tl.where(inside, t, 0)
     q = tl.load(group_ptr + t)
@@ -165,7 +165,7 @@ def _finish(s_ptr, group_ptr, perm_ptr, rank_ptr, p_ptr, n_ptr, pos_start_ptr, d
     index perm[t], and its share of its query's objective (grad * (s - centre) + its loss
     term), written at t; the operations and their order are those of
     :func:`aprank.torch._ops.hinge_terms`, so the values agree to the last bit."""
-    t = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)   # 64-bit sample indices
     inside = t < n
     t = tl.where(inside, t, 0)
     q = tl.load(group_ptr + t)
