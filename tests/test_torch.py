@@ -421,3 +421,24 @@ def test_positives_bucket_bounds_the_count_in_powers_of_two():
         y = torch.zeros(n, dtype=torch.bool)
         y[:P] = True
         assert _positives_bucket(y) == want
+
+
+@pytest.mark.parametrize("capability, installed, want", [
+    ((9, 0), True, "_run_triton"), ((8, 0), True, "_run_triton"),
+    ((7, 5), True, "_run_torch"), ((9, 0), False, "_run_torch")])
+def test_auto_on_cuda_gives_triton_only_where_it_can_run(monkeypatch, capability, installed, want):
+    """"auto" on a CUDA device: the Triton kernels where the triton package is installed and
+    the GPU has compute capability 8.0 or newer (what Triton supports), else the torch
+    operations; the CPU keeps the compiled kernels. No GPU is needed: the capability is
+    stubbed."""
+    from aprank.torch import _loss
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setattr(_loss, "_triton", _loss._triton if installed else None)
+    if installed and _loss._triton is None:
+        pytest.skip("the triton package is not installed (pip install triton)")
+    _loss._cuda_auto.cache_clear()
+    try:
+        assert _loss._run_for("auto", torch.device("cuda", 0)).__name__ == want
+        assert _loss._run_for("auto", torch.device("cpu")).__name__ == "_run_kernels"
+    finally:
+        _loss._cuda_auto.cache_clear()

@@ -222,15 +222,31 @@ def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
 #: backend name -> the function computing (objective per query, gradient per sample)
 _RUNS = {"kernels": _run_kernels, "torch": _run_torch, "torch-compiled": _run_compiled,
          "triton": _run_triton}
-#: what "auto" runs on a device type: the compiled kernels on the CPU; on CUDA the Triton kernels
-#: where triton is installed (on an H100 20-30 x faster than the torch operations, in every
-#: cell of docs/benchmarks/extras.md); torch operations on any other device (so its tensors
-#: stay there)
-_AUTO = {"cpu": "kernels", "cuda": "torch" if _triton is None else "triton"}
+#: The oldest GPUs "auto" gives the Triton kernels: Triton supports NVIDIA GPUs of compute
+#: capability 8.0 and newer (its README); older ones run the torch operations.
+_TRITON_MIN_CAPABILITY = (8, 0)
+
+
+@functools.cache
+def _cuda_auto(device: torch.device) -> str:
+    """"triton" where the triton package is installed and the GPU is one Triton supports (on an
+    H100 20-30 x faster than the torch operations, in every cell of
+    docs/benchmarks/extras.md), else "torch"."""
+    if _triton is None or torch.cuda.get_device_capability(device) < _TRITON_MIN_CAPABILITY:
+        return "torch"
+    return "triton"
+
+
+#: what "auto" runs on a device type: the compiled kernels on the CPU; on CUDA, the Triton kernels
+#: where they can run (_cuda_auto); torch operations on any other device (so its tensors stay
+#: there)
+_AUTO = {"cpu": lambda device: "kernels", "cuda": _cuda_auto}
 
 
 def _run_for(backend: str, device: torch.device):
-    return _RUNS[_AUTO.get(device.type, "torch") if backend == "auto" else backend]
+    if backend == "auto":
+        backend = _AUTO.get(device.type, lambda device: "torch")(device)
+    return _RUNS[backend]
 
 
 class _StructuredHinge(torch.autograd.Function):
@@ -307,7 +323,8 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         "ap", "ndcg", or an ``aprank.losses`` instance such as ``NDCG(discount=...)``.
     backend : {"auto", "kernels", "torch", "torch-compiled", "triton"}, default "auto"
         "auto" (compiled kernels for CPU tensors, "triton" for CUDA tensors where the
-        triton package is installed, torch operations on any other device), "kernels"
+        triton package is installed and the GPU has compute capability 8.0 or newer, torch
+        operations on any other device), "kernels"
         (compiled kernels; tensors on another device are copied to the host and back),
         "torch" (torch operations on the tensors' device; also runs on CPU),
         "torch-compiled" (the same operations compiled whole by
