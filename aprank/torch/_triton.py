@@ -16,7 +16,8 @@ negatives ranked at or above it by a binary search over its query's negatives' r
 not decrease), and every sample's gradient coef(R_hat) - coef(R*), rank and share of its
 query's objective are written, the gradient and rank straight to input order. Around the two
 kernels only the sort, the per-query counts and one sum per query remain torch operations:
-about 15 launches in all, where the torch-ops path has about 150 per search level.
+about twenty of them and three Triton launches, where the torch-ops path has about 150
+operations per search level.
 
 Every launch disables fused multiply-add (``enable_fp_fusion=False``): the kernels' ``step()``
 rounds its product and its sum apart, and on an H100 an FMA decided tied steps differently.
