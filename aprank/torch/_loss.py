@@ -97,30 +97,30 @@ def _query_groups(qid, scores: torch.Tensor):
     return group, ids
 
 
-def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks):
+def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> int:
     """The checks that look at the values, with one wait for the device between them: the
     scores are finite, and queries without positives (which have no AP or NDCG) are refused
-    or left out. Returns which queries have positives (bool per query)."""
+    or left out. Returns how many queries have positives."""
     if empty not in ("error", "skip"):
         raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
     finite = torch.isfinite(scores.detach())
     used = _per_group(group, is_pos.long(), n_groups, bool(blocks)) > 0
-    all_finite, all_used = torch.stack([finite.all(), used.all()]).tolist()
-    if not all_finite:
+    n_bad, n_used = torch.stack([(~finite).sum(), used.sum()]).tolist()
+    if n_bad:
         bad = np.unravel_index(int(torch.argmin(finite.flatten().to(torch.uint8))), scores.shape)
         where = ", ".join(str(int(b)) for b in bad)
         raise ValueError(f"scores[{where}] = {scores[bad].item()!r} is not finite")
-    if all_used:
-        return used
+    if n_used == n_groups:
+        return n_used
     if ids is None:
         raise ValueError("AP and NDCG are undefined without positive samples, and the batch has none")
     first = ids[int(torch.argmin(used.to(torch.uint8)))].item()
-    if empty == "error" or not bool(used.any()):
+    if empty == "error" or not n_used:
         raise ValueError(
             f"AP and NDCG are undefined without positive samples, and query {first!r} has none"
             + ("; pass empty='skip' to leave such queries out" if empty == "error"
                else " (nor does any other)"))
-    return used
+    return n_used
 
 
 # ---------------------------------------------------------------------------- backends
@@ -249,45 +249,76 @@ def _run_for(backend: str, device: torch.device):
     return _RUNS[backend]
 
 
+def _flat(scores: torch.Tensor) -> torch.Tensor:
+    """The samples in query order: a (B, L) matrix column by column (its L queries), 1-D
+    scores as they are."""
+    return scores.t().reshape(-1) if scores.ndim == 2 else scores
+
+
+def _in_shape(grad: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+    """A per-sample tensor in :func:`_flat`'s order back in the scores' shape, dtype and device
+    (contiguous, as autograd accumulates it)."""
+    if scores.ndim == 2:
+        grad = grad.view(scores.shape[1], scores.shape[0]).t()
+    return grad.to(device=scores.device, dtype=scores.dtype, memory_format=torch.contiguous_format)
+
+
+#: reduction -> (the loss from the per-query hinges and the count of queries with positives
+#: (the others hold 0), the incoming gradient as a factor per sample, in the scores' shape)
+_REDUCE = {
+    "none": (lambda objective, n_used: objective,
+             lambda grad_output, scores, group, n_used: (
+                 grad_output.expand(scores.shape) if scores.ndim == 2 else grad_output[group])),
+    "sum": (lambda objective, n_used: objective.sum(),
+            lambda grad_output, scores, group, n_used: grad_output.expand(scores.shape)),
+    "mean": (lambda objective, n_used: objective.sum() / n_used,
+             lambda grad_output, scores, group, n_used: (grad_output / n_used).expand(scores.shape)),
+}
+
+
 class _StructuredHinge(torch.autograd.Function):
-    """Per-query hinge values; backward spreads each query's incoming gradient over its
-    samples times coef(R_hat) - coef(R*)."""
+    """The reduced hinge of the queries; backward spreads the incoming gradient over the
+    samples times coef(R_hat) - coef(R*). The reduction and the matrix's transposition happen
+    inside, so that a backward is one multiplication rather than a node per operation."""
 
     @staticmethod
-    def forward(ctx, scores, is_pos, group, n_groups, loss, discount, blocks, run, n_threads):
-        objective, grad = run(scores, is_pos, group, n_groups, loss, discount, blocks, n_threads)
-        # the subgradient in the scores' dtype: what autograd accumulates into their .grad
-        ctx.save_for_backward(scores, grad.to(device=scores.device, dtype=scores.dtype), group)
-        return objective.to(device=scores.device, dtype=scores.dtype)
+    def forward(ctx, scores, is_pos, group, n_groups, loss, discount, blocks, run, n_threads,
+                reduction, n_used):
+        objective, grad = run(_flat(scores), is_pos, group, n_groups, loss, discount, blocks,
+                              n_threads)
+        # the subgradient in the scores' shape and dtype: what autograd accumulates into .grad
+        ctx.save_for_backward(scores, _in_shape(grad, scores), group)
+        ctx.reduction, ctx.n_used = reduction, n_used
+        value = _REDUCE[reduction][0](objective.to(scores.device), n_used)
+        return value.to(scores.dtype)
 
     @staticmethod
     def backward(ctx, grad_output):
         scores, grad, group = ctx.saved_tensors
+        factor = _REDUCE[ctx.reduction][1](grad_output, scores, group, ctx.n_used)
         # _Spread only where a graph of this backward is built (create_graph=True): it is a
         # second autograd node, whose cost each plain backward would pay for nothing
-        spread = (_Spread.apply(scores, grad_output, grad, group) if torch.is_grad_enabled()
-                  else grad * grad_output[group])
-        return spread, None, None, None, None, None, None, None, None
+        spread = (_Spread.apply(scores, grad, factor) if torch.is_grad_enabled()
+                  else grad * factor)
+        return spread, None, None, None, None, None, None, None, None, None, None
 
 
 class _Spread(torch.autograd.Function):
-    """grad * grad_output[group], differentiable once more: the hinge is piecewise linear in
-    the scores, so its second derivative with respect to them is zero wherever the gradient
-    is defined (returned as zeros), and the gradient is linear in ``grad_output``."""
+    """grad * factor (the incoming gradient per sample), differentiable once more: the hinge is
+    piecewise linear in the scores, so its second derivative with respect to them is zero
+    wherever the gradient is defined (returned as zeros), and the gradient is linear in the
+    factor (autograd carries that on to the incoming gradient)."""
 
     @staticmethod
-    def forward(ctx, scores, grad_output, grad, group):
-        ctx.save_for_backward(grad, group)
+    def forward(ctx, scores, grad, factor):
+        ctx.save_for_backward(grad)
         ctx.shape = scores.shape
-        ctx.n_queries = grad_output.shape[0]
-        return grad * grad_output[group]
+        return grad * factor
 
     @staticmethod
     def backward(ctx, gg):
-        grad, group = ctx.saved_tensors
-        d_output = torch.zeros(ctx.n_queries, dtype=gg.dtype, device=gg.device)
-        d_output.index_add_(0, group, gg * grad)
-        return gg.new_zeros(ctx.shape), d_output, None, None
+        grad, = ctx.saved_tensors
+        return gg.new_zeros(ctx.shape), None, gg * grad
 
 
 # ---------------------------------------------------------------------------- public
@@ -398,13 +429,12 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         raise ValueError(f"n_threads={n_threads!r} must be a positive integer")
     is_pos = _as_is_pos(labels, scores.shape, scores.device)
     group, ids = _query_groups(qid, scores)
-    flat = scores.t().reshape(-1) if scores.ndim == 2 else scores
-    is_pos = is_pos.t().reshape(-1) if scores.ndim == 2 else is_pos
+    is_pos = _flat(is_pos)
     n_groups = 1 if ids is None else int(ids.numel())
     # a matrix's columns, and a single query, are equal consecutive blocks; for other qid the
     # backends check (None)
     blocks = True if scores.ndim == 2 or ids is None else None
-    used = _check_data(scores, is_pos, group, n_groups, ids, empty, blocks)
+    n_used = _check_data(scores, is_pos, group, n_groups, ids, empty, blocks)
     user_discount = getattr(loss, "discount", None)
     if user_discount is not None:
         # the discount must reach the largest query's last position (one look at the data,
@@ -412,15 +442,9 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         loss.kernel_spec(int(torch.bincount(group).max()))
         if discount is None:
             discount = torch.tensor(user_discount, dtype=torch.float64, device=scores.device)
-    per_query = _StructuredHinge.apply(flat, is_pos, group, n_groups, loss, discount, blocks,
-                                       _run_for(backend, scores.device), int(n_threads))
-    if reduction == "none":
-        return per_query
-    if reduction == "sum":
-        return per_query.sum()
-    # the queries without positives hold 0: the mean over the others, without indexing by a
-    # mask (which waits for the device)
-    return per_query.sum() / used.sum()
+    return _StructuredHinge.apply(scores, is_pos, group, n_groups, loss, discount, blocks,
+                                  _run_for(backend, scores.device), int(n_threads), reduction,
+                                  n_used)
 
 
 def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) -> torch.Tensor:
