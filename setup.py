@@ -40,6 +40,7 @@ extensions = [compiled(f"{folder.replace('/', '.')}.{name}", folder, SHARED)
     compiled("aprank._metrics_cy", SHARED),  # every query's metric value (metrics.py)
     compiled("aprank.learn._qp_cy"),        # the working-set QP's active-set steps (learn/_qp.py)
     compiled("aprank.learn._dual_cd_cy"),   # dual coordinate descent's epochs (learn/_dual_cd.py)
+    compiled("aprank.models._block_sums_cy"),  # a multi-cut's block sums of rows (models/_ranking.py)
 ]
 
 setup(

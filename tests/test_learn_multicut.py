@@ -86,6 +86,26 @@ def test_parts_from_one_inference_equal_the_split_cut(digits, name, sparse):
         assert 4 * np.count_nonzero(diff) < diff.size
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sparse_block_sums_take_either_index_width_and_refuse_a_broken_csr(digits, index_dtype):
+    """The compiled block sums of sparse X equal the dense product for CSR index arrays of
+    either width; index arrays out of range are refused before the unchecked pass reads
+    them."""
+    X, y, qid = _queries(digits)
+    Xs = sp.csr_matrix(X)
+    Xs.indices, Xs.indptr = Xs.indices.astype(index_dtype), Xs.indptr.astype(index_dtype)
+    sparse = RankingModel(Xs, y, "ap", qid=qid, algorithm="qs")
+    assert sparse.X.indices.dtype == index_dtype
+    dense = RankingModel(X, y, "ap", qid=qid, algorithm="qs")
+    w = np.random.default_rng(2).normal(scale=0.1, size=X.shape[1])
+    np.testing.assert_allclose(sparse.most_violated_parts(w, 16)[1][0],
+                               dense.most_violated_parts(w, 16)[1][0], rtol=1e-12, atol=1e-15)
+    broken = RankingModel(Xs.copy(), y, "ap", qid=qid, algorithm="qs")
+    broken.X.indices[0] = X.shape[1]       # a column past the last
+    with pytest.raises(ValueError, match="not a valid CSR"):
+        broken.most_violated_parts(w, 16)
+
+
 def test_a_risk_that_does_not_split_gives_no_parts(digits):
     X, y, qid = _queries(digits)
     one_query = RankingModel(X, y, "ap", algorithm="qs")
