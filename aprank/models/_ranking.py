@@ -161,7 +161,7 @@ class RankingModel(StructuredModel):
         """
         if self.weighting is not None or n_blocks < 2:
             return 1
-        return max(self._block_matrices(int(n_blocks))[1], 1)
+        return max(self._blocks(int(n_blocks))[1], 1)
 
     def split_hinge_cut(self, coef: np.ndarray, loss: np.ndarray, n_blocks: int):
         """The 0-1 loss's cut given per sample, split over the blocks of :meth:`cut_parts`;
@@ -207,7 +207,7 @@ class RankingModel(StructuredModel):
             # a flipped sample's loss v_i / z_q is |c*_i - c_i|: its coefficient
             # v_i (2 y_i - 1) / (2 z_q) changes sign (losses.ZeroOne)
             return self._sample_parts(diff, np.abs(diff), n_blocks)
-        k = self._block_matrices(n_blocks)[1]
+        k = self._blocks(n_blocks)[1]
         used = np.flatnonzero(self.problem.used)
         b = np.bincount(np.arange(used.shape[0]) % k, weights=result.loss[used],
                         minlength=k) / self.n_used
@@ -216,7 +216,7 @@ class RankingModel(StructuredModel):
     def _sample_parts(self, coef: np.ndarray, loss: np.ndarray, n_blocks: int) -> tuple:
         """(G, b) of a cut given per sample: G[j] = X' coef over block j, b[j] = the sum of
         block j's losses."""
-        block, k = self._block_matrices(n_blocks)
+        block, k = self._blocks(n_blocks)
         nonzero = np.flatnonzero(coef)
         b = np.bincount(block[nonzero], weights=loss[nonzero], minlength=k)
         return self._block_products(coef, nonzero, n_blocks), b
@@ -224,10 +224,10 @@ class RankingModel(StructuredModel):
     def _block_products(self, coef: np.ndarray, nonzero: np.ndarray, n_blocks: int) -> np.ndarray:
         """G of shape (blocks, d): row j is X' coef over block j's rows (``nonzero``: where
         coef is not 0)."""
-        block, k = self._block_matrices(n_blocks)
+        block, k = self._blocks(n_blocks)
         if sp.issparse(self.X):
             # one compiled pass over the counted rows' entries, which runs without bounds
-            # checks: X's structure is checked once per block count (_block_matrices), and
+            # checks: X's structure is checked once per block count (_blocks), and
             # here every counted row lies in a block
             rows = np.ascontiguousarray(nonzero, dtype=np.int64)
             if rows.size and (block[rows].min() < 0 or rows.max() >= coef.shape[0]):
@@ -240,9 +240,9 @@ class RankingModel(StructuredModel):
         S = sp.csr_matrix((coef[nonzero], (block[nonzero], nonzero)), shape=(k, coef.shape[0]))
         return np.asarray(S @ self.X)
 
-    def _block_matrices(self, n_blocks: int):
+    def _blocks(self, n_blocks: int):
         """(block of each sample, number of blocks), made once per block count."""
-        cached = self.__dict__.get("_block_rows")
+        cached = self.__dict__.get("_cached_blocks")
         if cached is not None and cached[0] == n_blocks:
             return cached[1:]
         block, k = self._unit_blocks(n_blocks)
@@ -253,7 +253,7 @@ class RankingModel(StructuredModel):
                     or np.any(np.diff(X.indptr) < 0) or X.indptr[-1] > X.indices.shape[0]
                     or (X.indices.size and (X.indices.min() < 0 or X.indices.max() >= X.shape[1]))):
                 raise ValueError("X is not a valid CSR matrix: its index arrays are out of range")
-        self.__dict__["_block_rows"] = (n_blocks, block, k)
+        self.__dict__["_cached_blocks"] = (n_blocks, block, k)
         return block, k
 
     def _unit_blocks(self, n_blocks: int):

@@ -167,22 +167,23 @@ def _run_kernels(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     return torch.from_numpy(objective), torch.from_numpy(grad)
 
 
-def _torch_ops(search, n_positives, s, is_pos, group, n_groups, loss, discount, blocks):
-    """(objective per query, gradient per sample) from ``search`` (hinge_terms, or it compiled)
-    on the tensors' device; ``discount`` a float64 tensor there (or None: 1/log2(1 + m));
-    ``blocks``: the queries are equal consecutive blocks (None: looked up here)."""
+def _torch_ops(search, s, is_pos, group, n_groups, loss, discount, blocks, **options):
+    """(objective per query, gradient per sample) from ``search`` (hinge_terms, it compiled, or
+    the Triton kernels' hinge_terms) on the tensors' device; ``discount`` a float64 tensor
+    there (or None: 1/log2(1 + m)); ``blocks``: the queries are equal consecutive blocks (None:
+    looked up here); ``options``: the search's own (the torch operations' n_positives)."""
     if blocks is None:
         blocks = _equal_blocks(group, n_groups)
     terms = search(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
-                   blocks=blocks, n_positives=n_positives)
+                   blocks=blocks, **options)
     return terms.objective, terms.grad
 
 
 def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     """The torch-ops inference. The count of positives sizes the search's buffers: one look at
     the data, as the validation's, before the search (which has none)."""
-    return _torch_ops(hinge_terms, int(is_pos.sum()), s, is_pos, group, n_groups, loss,
-                      discount, blocks)
+    return _torch_ops(hinge_terms, s, is_pos, group, n_groups, loss, discount, blocks,
+                      n_positives=int(is_pos.sum()))
 
 
 @functools.cache
@@ -202,8 +203,8 @@ def _positives_bucket(is_pos) -> int:
 def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     """The torch-ops inference compiled by torch.compile(fullgraph=True): the same operations
     as _run_torch, fused into few kernels, given a bound on the positives (a power of two)."""
-    return _torch_ops(_compiled_terms(), _positives_bucket(is_pos), s, is_pos, group, n_groups,
-                      loss, discount, blocks)
+    return _torch_ops(_compiled_terms(), s, is_pos, group, n_groups, loss, discount, blocks,
+                      n_positives=_positives_bucket(is_pos))
 
 
 def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
@@ -212,11 +213,7 @@ def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
     if _triton is None:
         raise ModuleNotFoundError("backend='triton' needs the triton package (pip install "
                                   "triton), and CUDA tensors", name="triton")
-    if blocks is None:
-        blocks = _equal_blocks(group, n_groups)
-    terms = _triton.hinge_terms(s, is_pos, group, n_groups, loss.kernel_spec(1).code, discount,
-                                blocks=blocks)
-    return terms.objective, terms.grad
+    return _torch_ops(_triton.hinge_terms, s, is_pos, group, n_groups, loss, discount, blocks)
 
 
 #: backend name -> the function computing (objective per query, gradient per sample)

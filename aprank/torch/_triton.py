@@ -34,8 +34,7 @@ import torch
 import triton
 import triton.language as tl
 
-from aprank.torch._ops import (HingeTerms, _discount_table, _per_group, _segment_starts,
-                               _sort_by_query)
+from aprank.torch._ops import HingeTerms, _Loss, _per_group, _segment_starts, _sort_by_query
 
 __all__ = ["hinge_terms", "INTERPRETED"]
 
@@ -260,9 +259,9 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     if code == "ap":
         d = z = zinv = s.new_zeros(1)
     else:
-        # D(0) = 0, D(1..n + 2); Z[P] = sum_{k <= P} D(k): the tables of _ops._Loss
-        d = torch.cat([s.new_zeros(1), _discount_table(discount, n + 2, device)])
-        z = torch.cumsum(d, 0)
+        # D(0) = 0, D(1..n + 2) and Z[P] = sum_{k <= P} D(k), as the torch operations use them
+        tables = _Loss(code, discount, n, device)
+        d, z = tables.D, tables.Z
         zinv = 1.0 / z[P.clamp(min=1)]
     grid = (triton.cdiv(n, BLOCK),)
     options = dict(IS_AP=code == "ap", BLOCK=BLOCK, enable_fp_fusion=False)
