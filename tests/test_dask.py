@@ -57,7 +57,7 @@ def _split(X, y, qid, chunks):
 def test_same_w_as_one_machine(client, digits, single, on_dask, queries):
     X, y, qid = digits
     qid = qid if queries == "many" else None
-    ref = single(C=10, solver="ocas").fit(X, y, qid)     # DaskBinarySVM's default solver
+    ref = single(C=10, solver="ocas").fit(X, y, qid)     # the Dask estimators' default solver
     got = on_dask(C=10).fit(*_split(X, y, qid, 230))
     assert got.converged_ and got.n_iter_ == ref.n_iter_
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
@@ -80,7 +80,7 @@ def test_dataframe_inputs_and_query_straddling(client, digits):
     frame["y"], frame["qid"] = y, qid
     ddf = dd.from_pandas(frame, npartitions=5)
     got = DaskAPSVM(C=1).fit(ddf.drop(columns=["y", "qid"]), ddf["y"], ddf["qid"])
-    ref = APSVM(C=1).fit(X, y, qid)
+    ref = APSVM(C=1, solver="ocas").fit(X, y, qid)
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
 
 
@@ -88,7 +88,7 @@ def test_dataframe_inputs_and_query_straddling(client, digits):
 def test_skip_queries_without_positives(client, digits):
     X, y, qid = digits
     y = np.where(qid < 5, 0, y)          # queries 0-4 have no positive left
-    ref = APSVM(C=1, empty="skip").fit(X, y, qid)
+    ref = APSVM(C=1, empty="skip", solver="ocas").fit(X, y, qid)
     got = DaskAPSVM(C=1, empty="skip").fit(*_split(X, y, qid, 400))
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
     with pytest.raises(ValueError, match="without positive"):

@@ -95,8 +95,7 @@ def test_ocas_converges_where_the_plain_cutting_plane_runs_out(digits):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         plain = APSVM(C=1e4, max_iter=400, solver="cutting-plane").fit(X, y == 8)
-    ocas = APSVM(C=1e4, max_iter=400).fit(X, y == 8)       # the default: OCAS
-    assert ocas.solver == "ocas"
+    ocas = APSVM(C=1e4, max_iter=400, solver="ocas").fit(X, y == 8)
     assert not plain.converged_ and plain.gap_ > TOL
     assert ocas.converged_ and ocas.gap_ <= TOL
     assert ocas.primal_ <= plain.primal_
@@ -185,5 +184,5 @@ def test_ocas_reaches_the_plain_objective_in_the_experiments_searches(digits, cv
         warnings.simplefilter("error", ConvergenceWarning)
         default, plain = [cv_cls(Cs=Cs, cv=splits, refit=False, tol=TOL, **kw).fit(X, y, qid=qid)
                           for kw in ({}, {"solver": "cutting-plane"})]
-    assert default.solver == ("dual-cd" if cv_cls is BinarySVMCV else "ocas")
+    assert default.solver == ("dual-cd" if cv_cls is BinarySVMCV else "multi-cut")
     assert np.all(np.abs(default.primal_path_ - plain.primal_path_) <= TOL)

@@ -145,6 +145,8 @@ def test_yahoo_block_runs_clean_in_a_fresh_interpreter():
     skipped, ap = printed[0].split()
     assert int(skipped) == 27 and 0.5 < float(ap) <= 1.0     # mean AP of the test queries
     assert printed[1].startswith("{'C': ") and 0.5 < float(printed[1].split()[-1]) <= 1.0
-    assert float(printed[2]) == pytest.approx(float(ap), abs=1e-6)   # Dask learns the same w
+    # Dask's default OCAS and APSVM's multi-cut solve the same problem: objectives within tol
+    dask_ap, same_objective = printed[2].split()
+    assert 0.5 < float(dask_ap) <= 1.0 and same_objective == "True"
     # the one warning of the default: said once, before the filter the block then sets
     assert run.stderr.count("EmptyQueryWarning: 27 of 201 training queries") == 1, output

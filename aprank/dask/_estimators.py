@@ -109,17 +109,37 @@ class _OnDask:
         return average_precision(is_pos, scores, qid=qid, empty=self.empty)
 
 
+#: the rank SVMs' solver default on Dask (see the classes' docstrings)
+_OCAS_DEFAULT = ('default "multi-cut"', 'default "ocas"')
+
+
 class DaskAPSVM(_OnDask, APSVM):
     __doc__ = """:class:`aprank.learn.APSVM` on a Dask cluster: AP loss, same parameters,
-    attributes and w. Without qid the samples form one query, solved by exact split inference
-    whichever exact ``algorithm`` is named.
-    """ + "\n    Parameters" + APSVM.__doc__.split("Parameters", 1)[1]
+    attributes and w as ``APSVM(solver="ocas")``. Without qid the samples form one query,
+    solved by exact split inference whichever exact ``algorithm`` is named. Its ``solver``
+    defaults to "ocas": the Dask models' cut is whole, not split over blocks of queries, so
+    "multi-cut" (APSVM's default) is OCAS here.
+    """ + "\n    Parameters" + APSVM.__doc__.split("Parameters", 1)[1].replace(*_OCAS_DEFAULT)
+
+    def __init__(self, C=1.0, *, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
+                 solver="ocas", empty="skip", verbose=False, warm_start=False, callback=None):
+        super().__init__(C, algorithm=algorithm, tol=tol, max_iter=max_iter,
+                         prune_after=prune_after, solver=solver, empty=empty, verbose=verbose,
+                         warm_start=warm_start, callback=callback)
 
 
 class DaskNDCGSVM(_OnDask, NDCGSVM):
     __doc__ = """:class:`aprank.learn.NDCGSVM` on a Dask cluster: NDCG loss, same parameters,
-    attributes and w.
-    """ + "\n    Parameters" + NDCGSVM.__doc__.split("Parameters", 1)[1]
+    attributes and w as ``NDCGSVM(solver="ocas")``. Its ``solver`` defaults to "ocas", as
+    :class:`DaskAPSVM`'s.
+    """ + "\n    Parameters" + NDCGSVM.__doc__.split("Parameters", 1)[1].replace(*_OCAS_DEFAULT)
+
+    def __init__(self, C=1.0, *, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
+                 prune_after=50, solver="ocas", empty="skip", verbose=False,
+                 warm_start=False, callback=None):
+        super().__init__(C, algorithm=algorithm, discount=discount, tol=tol, max_iter=max_iter,
+                         prune_after=prune_after, solver=solver, empty=empty, verbose=verbose,
+                         warm_start=warm_start, callback=callback)
 
     def score(self, X, y, qid=None):
         """Mean NDCG with binary relevance and this model's discount (gathered as in

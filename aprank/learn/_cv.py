@@ -338,7 +338,7 @@ _CV_ATTRIBUTES = """
 _PASSED_DOC = """
     tol, max_iter, prune_after, solver, empty
         As the estimator's, for every fit (its defaults: ``solver`` is "dual-cd" for
-        ``BinarySVMCV``, "ocas" for the others).
+        ``BinarySVMCV``, "multi-cut" for the others).
 """
 
 
@@ -355,8 +355,7 @@ class APSVMCV(_SVMCV):
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
-                 solver="ocas",
-                 empty="skip"):
+                 solver="multi-cut", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
@@ -388,7 +387,7 @@ class NDCGSVMCV(_SVMCV):
 
     def __init__(self, Cs=5, *, cv=None, scoring=None, refit=True, n_jobs=None,
                  warm_path=False, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
-                 prune_after=50, solver="ocas", empty="skip"):
+                 prune_after=50, solver="multi-cut", empty="skip"):
         self.Cs = Cs
         self.cv = cv
         self.scoring = scoring
