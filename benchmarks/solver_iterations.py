@@ -3,8 +3,8 @@
 set).
 
 Every problem of ``fit_times`` (the same tasks, tol, max_iter = 1000 and pruning), every C of
-its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"`` (the rank SVMs'
-default), ``"multi-cut"`` and, for BinarySVM's 0-1 loss only (elsewhere it is OCAS),
+its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"``, ``"multi-cut"`` (the rank SVMs'
+default) and, for BinarySVM's 0-1 loss only (elsewhere it is OCAS),
 ``"dual-cd"`` (BinarySVM's default). Per cell: the mean iterations over the tasks (one
 inference call each; for dual-cd, its rounds of epochs, one gap evaluation each, plus OCAS's
 iterations after a hand-over) and the summed fit milliseconds (the faster of two runs, one
@@ -126,11 +126,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="write the Markdown table here too")
     parser.add_argument("--experiments", action="store_true",
-                        help="instead: dual-cd's BinarySVM objectives against the plain loop's "
-                        "on the experiments' problems (issue 27 c; about a minute)")
+                        help="instead: a solver's objectives against the plain loop's on the "
+                        "experiments' problems (issue 27 c; about a minute for BinarySVM)")
+    parser.add_argument("--solver", default="dual-cd", choices=SOLVERS[1:],
+                        help="with --experiments: the solver (default dual-cd)")
+    parser.add_argument("--method", default="BinarySVM", choices=("BinarySVM", "APSVM", "NDCGSVM"),
+                        help="with --experiments: the estimator (default BinarySVM)")
     args = parser.parse_args(argv)
     if args.experiments:
-        print(experiment_objectives())
+        print(experiment_objectives(args.solver, args.method))
         return
     t0 = time.perf_counter()
     rows = measure()
