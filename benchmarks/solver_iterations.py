@@ -3,8 +3,8 @@
 set).
 
 Every problem of ``fit_times`` (the same tasks, tol, max_iter = 1000 and pruning), every C of
-its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"``, ``"multi-cut"`` (the rank SVMs'
-default) and, for BinarySVM's 0-1 loss only (elsewhere it is OCAS),
+its grid, fitted by ``solver="cutting-plane"`` (the plain loop), ``"ocas"``, ``"multi-cut"``
+(the rank SVMs' default) and, for BinarySVM's 0-1 loss only (elsewhere it is OCAS),
 ``"dual-cd"`` (BinarySVM's default). Per cell: the mean iterations over the tasks (one
 inference call each; for dual-cd, its rounds of epochs, one gap evaluation each, plus OCAS's
 iterations after a hand-over) and the summed fit milliseconds (the faster of two runs, one

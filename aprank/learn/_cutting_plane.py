@@ -16,9 +16,10 @@ than ``tol``. Upper bounds on w (HOB-SVM's w2 <= 0) are hard constraints held in
 from the first QP on. The primal objective uses the slack of exact inference at the current w, so it
 is the true objective of that w, not the working-set approximation.
 
-That is the plain loop, ``solver="cutting-plane"``. ``solver="ocas"`` (this function's default) seeks each
-cut between the best point so far and the working set's optimum instead (:func:`_ocas`): the
-same problem, working set and gap, and the same stopping rule stated as one test on the gap.
+That is the plain loop, ``solver="cutting-plane"``. ``solver="ocas"`` (this function's
+default) seeks each cut between the best point so far and the working set's optimum instead
+(:func:`_ocas`): the same problem, working set and gap, and the same stopping rule stated as one
+test on the gap.
 ``solver="multi-cut"`` is OCAS with the cut split over blocks of the risk's separate terms,
 each block with its own slack xi_k (the objective C sum_k xi_k; the dual's soft constraints
 sum to at most C per block). The solvers are the entries of ``SOLVERS``.
