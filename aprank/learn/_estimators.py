@@ -428,7 +428,7 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd" is OCAS. See',
     '"dual-cd" is OCAS. "multi-cut" is the rank SVMs\' default: on the fit\n'
     '        benchmark it needs the fewest iterations at C >= 100 (Yahoo LTR at C = 1e4: 150\n'
-    '        to 160 against 958 to 1000 for OCAS), at up to 1.3 x the time of OCAS at\n'
+    '        to 160 against 958 to 1000 for OCAS), at up to 1.2 x the time of OCAS at\n'
     '        C <= 100; on one query it is OCAS (``docs/learning.md``).\n        See')
 
 
