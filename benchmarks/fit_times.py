@@ -247,9 +247,14 @@ def measure(data_sets=None, C_values=C_VALUES, liblinear=True, repeats: int = 3,
 _PARTS = ("products", "qp", "inference", "other")
 
 
+def _select(rows, data, C, method) -> list:
+    """The rows of one cell: a data set's tasks at C fitted by method."""
+    return [r for r in rows if r["data"] == data and r["C"] == C and r["method"] == method]
+
+
 def _cells(rows, data, C, method):
     """Sums over a data set's tasks: (seconds, parts, iterations (mean), all converged)."""
-    sel = [r for r in rows if r["data"] == data and r["C"] == C and r["method"] == method]
+    sel = _select(rows, data, C, method)
     if not sel:
         return None
     return {"seconds": sum(r["seconds"] for r in sel),
@@ -323,8 +328,7 @@ def format_table(after: list, before: list | None = None) -> str:
 def _plain_cells(rows, data, C, method) -> list:
     """The plain cutting plane's cells of a data set, C and method (sums and mean over the
     tasks, as :func:`_cells`); blank for LinearSVC."""
-    sel = [r["plain"] for r in rows
-           if r["data"] == data and r["C"] == C and r["method"] == method and "plain" in r]
+    sel = [r["plain"] for r in _select(rows, data, C, method) if "plain" in r]
     if not sel:
         return ["", "", ""]
     return [f"{1e3 * sum(p['seconds'] for p in sel):.1f}",
@@ -371,8 +375,7 @@ def _iteration_ratios(rows) -> list:
     for data in dict.fromkeys(r["data"] for r in rows):
         for C in sorted({r["C"] for r in rows if r["data"] == data and r["C"] >= 100}):
             for method in methods_of(data):
-                sel = [r for r in rows if r["data"] == data and r["C"] == C
-                       and r["method"] == method and "plain" in r]
+                sel = [r for r in _select(rows, data, C, method) if "plain" in r]
                 if sel:
                     out.append((np.mean([r["plain"]["n_iter"] for r in sel])
                                 / np.mean([r["n_iter"] for r in sel]),
