@@ -4,7 +4,10 @@ Forward + backward of the AP hinge for a (256, 1000) score matrix (1000 rankings
 samples) and for one query of 10^6 samples, through the compiled kernels, through the
 torch-ops implementation and (on a GPU, or when asked) through the torch-ops implementation
 compiled by ``torch.compile``, each as a ratio to ``torch.sort`` of the same tensor on the same
-device, timed in one run.
+device, timed in one run. For scale, one more row per input: the same step with PyTorch's
+binary cross-entropy (``binary_cross_entropy_with_logits``, mean), the cheapest loss a network
+trains with, whose forward + backward is a few elementwise kernels: what any loss called eagerly
+costs on that device at least, launches and autograd included.
 """
 from __future__ import annotations
 
@@ -13,7 +16,10 @@ import torch
 from aprank.torch import ap_hinge_loss
 from benchmarks.bench import median_time
 
-__all__ = ["bench", "format_bench", "describe_devices"]
+__all__ = ["bench", "format_bench", "describe_devices", "REFERENCE"]
+
+#: The backend column of the rows timing binary cross-entropy on the same tensor, for scale.
+REFERENCE = "BCE (for scale)"
 
 
 def _sync(device):
@@ -55,7 +61,8 @@ def _backends(device_type, dtype, compiled):
 
 
 def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool = False):
-    """Rows (device, case, dtype, backend, seconds, seconds of torch.sort, ratio).
+    """Rows (device, case, dtype, backend, seconds, seconds of torch.sort, ratio), the last row
+    of each (device, case, dtype) the binary cross-entropy's (backend :data:`REFERENCE`).
 
     ``compiled``: time the "torch-compiled" backend on the CPU too (it is always timed on a
     GPU); its first call, which compiles, is left out of the timing as every backend's is.
@@ -85,6 +92,17 @@ def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool =
                     t = median_time(step, repeats, budget)
                     rows.append((name, case, str(dtype).replace("torch.", ""), backend, t, t_sort,
                                  t / t_sort))
+                target = labels.to(dtype)
+
+                def bce(x=x, target=target, device=device):
+                    s = x.detach().requires_grad_()
+                    torch.nn.functional.binary_cross_entropy_with_logits(s, target).backward()
+                    _sync(device)
+
+                bce()
+                t = median_time(bce, repeats, budget)
+                rows.append((name, case, str(dtype).replace("torch.", ""), REFERENCE, t, t_sort,
+                             t / t_sort))
     return rows
 
 
