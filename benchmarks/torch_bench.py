@@ -6,8 +6,8 @@ torch-ops implementation and (on a GPU, or when asked) through the torch-ops imp
 compiled by ``torch.compile``, each as a ratio to ``torch.sort`` of the same tensor on the same
 device, timed in one run. For scale, one more row per input: the same step with PyTorch's
 binary cross-entropy (``binary_cross_entropy_with_logits``, mean), the cheapest loss a network
-trains with, whose forward + backward is a few elementwise kernels: what any loss called eagerly
-costs on that device at least, launches and autograd included.
+trains with, whose forward + backward is a few elementwise kernels: near the least that a loss
+called eagerly costs on that device (its launches and autograd), for reading the ratios against.
 """
 from __future__ import annotations
 
