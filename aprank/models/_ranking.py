@@ -230,7 +230,7 @@ class RankingModel(StructuredModel):
             # checks: X's structure is checked once per block count (_blocks), and
             # here every counted row lies in a block
             rows = np.ascontiguousarray(nonzero, dtype=np.int64)
-            if rows.size and (block[rows].min() < 0 or rows.max() >= coef.shape[0]):
+            if rows.size and (rows.max() >= coef.shape[0] or block[rows].min() < 0):
                 raise ValueError("a cut's part has a sample outside the used queries")
             G = np.zeros((k, self.X.shape[1]))
             block_row_sums(self.X.data, self.X.indices, self.X.indptr, rows, block,

@@ -91,6 +91,16 @@ def _per_group(group: torch.Tensor, values: torch.Tensor, n_groups: int,
         0, group, values)
 
 
+def _query_counts(is_pos: torch.Tensor, group: torch.Tensor, n_groups: int, blocks: bool):
+    """(P, N): the positives and negatives of each query. Equal consecutive blocks: one sum per
+    row of the labels, and the rest of a row is negatives."""
+    if blocks:
+        P = is_pos.view(n_groups, -1).sum(1)
+        return P, is_pos.numel() // n_groups - P
+    return (_per_group(group, is_pos.long(), n_groups, blocks),
+            _per_group(group, (~is_pos).long(), n_groups, blocks))
+
+
 def _sort_by_query(s: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
                    blocks: bool):
     """Permutation grouping samples by query, positives before negatives, each in rank order
@@ -128,8 +138,7 @@ class _Queries:
         self.s = s[self.perm]
         self.group = group[self.perm]
         self.is_pos = is_pos[self.perm]
-        self.P = _per_group(group, is_pos.long(), n_groups, blocks)
-        self.N = _per_group(group, (~is_pos).long(), n_groups, blocks)
+        self.P, self.N = _query_counts(is_pos, group, n_groups, blocks)
         self.pos_start = _segment_starts(self.P + self.N)
         self.neg_start = self.pos_start + self.P
         # the centre of a query: its (P // 2)-th positive, as the kernels' finish() uses

@@ -34,7 +34,8 @@ import torch
 import triton
 import triton.language as tl
 
-from aprank.torch._ops import HingeTerms, _Loss, _per_group, _segment_starts, _sort_by_query
+from aprank.torch._ops import (HingeTerms, _Loss, _per_group, _query_counts, _segment_starts,
+                               _sort_by_query)
 
 __all__ = ["hinge_terms", "INTERPRETED"]
 
@@ -248,12 +249,7 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     perm = _sort_by_query(x, is_pos, group, n_groups, blocks)
     s = x.to(torch.float64)[perm]
     sorted_group = group if blocks else group[perm]
-    if blocks:     # one sum per row; the rest of a row is negatives
-        P = is_pos.view(n_groups, -1).sum(1)
-        N = n // n_groups - P
-    else:
-        P = _per_group(group, is_pos.long(), n_groups, blocks)
-        N = _per_group(group, (~is_pos).long(), n_groups, blocks)
+    P, N = _query_counts(is_pos, group, n_groups, blocks)
     pos_start = _segment_starts(P + N)
     neg_start = pos_start + P
     if code == "ap":
