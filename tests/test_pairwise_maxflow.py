@@ -174,3 +174,19 @@ def test_pymaxflow_agrees_on_the_minimum_cut_when_installed():
     flow = g.maxflow()
     r = max_marginals(s, edges, c, algorithm="graphcut-dynamic")
     assert np.maximum(s, 0.0).sum() - flow == pytest.approx(r.value, abs=1e-9 * 2000)
+
+
+def test_graphcut_is_exact_on_two_components_above_the_dense_size():
+    """Two chains of DENSE_MAX + 1 samples: each is re-cut by one tree, and the second's cut
+    must not run in the first's one-tree mode (graphcut once reported 0.0 here)."""
+    from aprank.inference.pairwise._maxflow_cy import DENSE_MAX
+    L = DENSE_MAX + 1
+    e = np.array([(q * L + i, q * L + i + 1) for q in range(2) for i in range(L - 1)])
+    s = np.zeros(2 * L)
+    s[L // 2] = s[L + L // 2] = 1.0
+    fast = max_marginals(s, e, -1.0, algorithm="graphcut")
+    ref = max_marginals(s, e, -1.0, algorithm="graphcut-static")
+    assert fast.value == ref.value == 2.0
+    np.testing.assert_array_equal(fast.labelling, ref.labelling)
+    np.testing.assert_allclose(fast.m_plus, ref.m_plus, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.m_minus, ref.m_minus, rtol=0, atol=1e-12)

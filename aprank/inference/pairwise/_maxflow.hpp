@@ -75,6 +75,9 @@ struct Graph {
     // capacities t[i] (source minus sink).
     void build(i64 k_, const double* t, i64 m, const i64* ea, const i64* eb, const double* w) {
         k = k_;
+        // one Graph serves many components: a component's one-tree re-cuts must not leave
+        // the next one's cut growing a single tree inside the last one's sides
+        one_tree = false;
         first.assign(k + 1, 0);
         for (i64 e = 0; e < m; ++e) { ++first[ea[e] + 1]; ++first[eb[e] + 1]; }
         for (i64 i = 0; i < k; ++i) first[i + 1] += first[i];
