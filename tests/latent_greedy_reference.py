@@ -1,5 +1,7 @@
-"""The latent SSVM greedy as it was before its compiled kernel (issue 24 item 1), the reference
-of ``latent-greedy`` in the tests (same values; same rows but for ties). Every pattern's
+"""The latent SSVM greedy as it was before its compiled kernel, the reference of
+``latent-greedy`` in the tests: the same values and rows where no scores tie; where some do,
+its exact comparisons (whichever rank rounds higher, else the lowest place) break ties
+otherwise than the kernel's rule, and the kernel must then reach at least its value. Every pattern's
 assignments by ``scipy.optimize.linear_sum_assignment``, kept up to date along a slot's scan by
 augmenting paths (Bellman-Ford longest paths, O(n^2) per pass, up to n passes)."""
 from __future__ import annotations

@@ -33,7 +33,8 @@ def run_latent_ap(call) -> None:
 def run_latent_greedy(call) -> None:
     """003 appendix A: start from the ground-truth pattern and move the negative slots up one
     at a time (the highest first), each to the rank that maximises the loss-augmented score
-    with the others fixed (ties, within a rounding tolerance: the lowest place); every pattern
+    with the others fixed (ties, within a rounding tolerance at the scale of the score
+    differences: the highest place, and a move that ties with staying is taken); every pattern
     is scored with its best placement of bags and latent choices, an assignment per side of
     the gains of eqs. A.6-A.9. Compiled (``_greedy_cy``): each side's assignment is a split of
     the bags between the slots of coefficient >= 0 and the others (sorted matchings within
@@ -50,9 +51,16 @@ def run_latent_greedy(call) -> None:
         call.h[:] = call.argmax
         return
     high, low = s[call.argmax], s[call.argmin]
-    # values differ from one way of summing them to another by a few ulps of the largest
-    # term per bag; two ranks closer than that are a tie
-    tol = 1e-11 * (1.0 + float(np.abs(high).max()) + float(np.abs(low).max()))
+    # A constant added to every score changes no value (each side's coefficients sum to
+    # zero), so the kernel works on scores less their midrange: its sums then round at the
+    # scale of the score differences, and so does its tie tolerance. Values differ from one
+    # way of summing them to another by a few ulps of the largest term, a loss term (at most
+    # 1) or a score difference; two ranks closer than that are a tie.
+    top, bottom = float(high.max()), float(low.min())
+    centre = 0.5 * top + 0.5 * bottom
+    half_spread = 0.5 * top - 0.5 * bottom            # (no overflow near DBL_MAX)
+    high, low = high - centre, low - centre
+    tol = 1e-11 + 2e-11 * half_spread
     neg_ranks, pos_coef, neg_coef = latent_greedy(
         np.ascontiguousarray(high[pos_b]), np.ascontiguousarray(low[pos_b]),
         np.ascontiguousarray(high[neg_b]), np.ascontiguousarray(low[neg_b]), tol)

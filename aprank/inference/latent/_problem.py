@@ -413,12 +413,16 @@ class LatentProblem(Problem):
             np.add.at(coef, call.h, per_bag)
             np.add.at(truth, truth_h, np.where(pos, 1.0 / P, -1.0 / N))
             loss = float(_AP.from_pattern(np.sort(call.ranks[pos] - 1), P, N))
-        truth_value = float(truth @ s)
+        # coef and truth each sum to zero, so both terms are sums of score differences:
+        # summed from the scores less their midrange, they round at that scale, and a
+        # constant added to every score changes neither
+        d = s - (0.5 * float(s.max()) + 0.5 * float(s.min()))
+        truth_value = float(truth @ d)
         if call.ranking is not None:
             loss, objective = call.ranking.loss, call.ranking.objective
             value = objective + truth_value
         else:
-            value = loss + float(coef @ s)
+            value = loss + float(coef @ d)
             objective = value - truth_value
         return LatentResult(bags.ids, call.ranks.copy(), call.h.copy(), truth_h, coef, truth,
                             loss, value, objective, name)
