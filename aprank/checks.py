@@ -1,5 +1,7 @@
 """Cross-checks between inference algorithms, for users: ``aprank.crosscheck`` and
-``python -m aprank check``.
+``python -m aprank check``; the deep check at realistic sizes, across every switch of the fast
+paths and with the relations that must hold: :func:`deep_check` and ``python -m aprank check
+--deep`` (in ``_deep_check.py``).
 
 Algorithms are grouped by (problem kind, loss). Every exact algorithm of a loss (built-in or
 registered by a user) is run on seeded random instances of its kind (the kind's
@@ -16,11 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from aprank._deep_check import (DeepCheckReport, DeepDisagreement, DeepRow, check_relation,
+                                deep_check, deep_instance)
 from aprank.inference import algorithms, get_kind
 from aprank.losses import LOSSES, get_loss
 
 __all__ = ["crosscheck", "make_instance", "random_instance", "bench_instance", "solve_instance",
-           "CrosscheckReport", "Disagreement"]
+           "CrosscheckReport", "Disagreement", "deep_check", "deep_instance", "check_relation",
+           "DeepCheckReport", "DeepRow", "DeepDisagreement"]
 
 
 def random_instance(kind: str, seed: int, trial: int, max_n: int = 2000):

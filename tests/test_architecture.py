@@ -24,7 +24,7 @@ LAYERS = {
     "aprank.validation": 0, "aprank._validation_cy": 0, "aprank._metrics_cy": 0, "aprank.losses": 0, "aprank.metrics": 0, "aprank.datasets": 0,
     "aprank.inference": 1, "aprank.models": 2, "aprank.learn": 3, "aprank.torch": 3,
     "aprank.dask": 4,     # the estimators on a Dask cluster, over models and learners
-    "aprank.checks": 4, "aprank._quick_bench": 4,
+    "aprank.checks": 4, "aprank._deep_check": 4, "aprank._quick_bench": 4,
     "aprank.__main__": 5, "aprank": 6,
 }
 

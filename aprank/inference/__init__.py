@@ -19,6 +19,7 @@ except ImportError as err:   # a source tree whose kernels were never compiled
 
 from aprank.inference import _builtin  # noqa: F401  (fills the registry)
 from aprank.inference._base import BatchResult, InferenceResult, Instance, QueryProblem
+from aprank.inference._deep import DeepCase, Relation
 from aprank.inference._infer import infer, infer_batch
 from aprank.inference._protocol import Instances, Problem
 from aprank.inference._registry import (
@@ -35,7 +36,7 @@ from aprank.inference.ranking import (SIMD_LEVELS, RankingProblem, set_simd, sim
 from aprank.inference.topk import TopKInstance, TopKProblem
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "Problem", "Instances",
-           "QueryProblem", "RankingProblem", "LabellingProblem", "Instance",
+           "QueryProblem", "DeepCase", "Relation", "RankingProblem", "LabellingProblem", "Instance",
            "TopKProblem", "TopKInstance", "PairwiseProblem", "PairwiseInstance", "PairwiseGraph",
            "PairwiseResult", "max_marginals", "group_pairs",
            "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",

@@ -19,6 +19,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Optional
 
+import numpy as np
+
 __all__ = ["Problem", "Instances"]
 
 
@@ -146,6 +148,95 @@ class Instances(ABC):
         instance : Instance
             What both solved.
         """
+
+    # ------------------------------------------------------------------ the deep check
+    # A kind takes part in :func:`aprank.checks.deep_check` by overriding these; by default it
+    # has no cases there (its algorithms are still cross-checked by ``crosscheck``).
+
+    def switches(self) -> dict:
+        """The named thresholds of the kind's fast paths, ``{name: value}``, read from the
+        constants of the code: the deep cases are built around them, so that moving one moves
+        the cases with it.
+
+        Returns
+        -------
+        dict of str to int
+        """
+        return {}
+
+    def deep_cases(self, seed: int, max_n: int) -> list:
+        """The kind's cases of the deep check: instance families built to cross every switch
+        of :meth:`switches`, none of more than ``max_n`` samples.
+
+        Parameters
+        ----------
+        seed : int
+            Seed of the instances.
+        max_n : int
+            Largest number of samples (rows for the latent kind).
+
+        Returns
+        -------
+        list of DeepCase
+        """
+        return []
+
+    def deep_instance(self, family: str, **params):
+        """The instance of a :class:`~aprank.inference.DeepCase`: a function of its arguments
+        only.
+
+        Parameters
+        ----------
+        family : str
+            The case's family.
+        **params
+            The case's parameters.
+        """
+        raise ValueError(f"the {self.kind!r} kind has no deep-check family {family!r}")
+
+    def deep_reference(self, loss) -> Optional[str]:
+        """The exact algorithm the others of ``loss`` are compared with in the deep check: a
+        slower exact algorithm of the zoo than the fast paths, which reaches their sizes (not
+        the brute-force oracle). None: only the relations are checked.
+
+        Parameters
+        ----------
+        loss : Loss
+            A loss of the kind.
+        """
+        return None
+
+    def paths(self, instance, algorithm: str) -> tuple:
+        """The internal paths of ``algorithm`` that ``instance`` takes, as named in the deep
+        check's table (e.g. "components of k > DENSE_MAX = 64").
+
+        Parameters
+        ----------
+        instance : Instance
+        algorithm : str
+        """
+        return ("every instance",)
+
+    def tolerance(self, instance) -> float:
+        """How far two exact objectives of ``instance`` may differ: a rounding margin at the
+        scale of its decisions (score differences and loss steps), never of the scores'
+        magnitude.
+
+        Parameters
+        ----------
+        instance : Instance
+        """
+        return 1e-9 * (1.0 + (float(np.ptp(instance.scores)) if instance.size else 0.0))
+
+    def relations(self) -> tuple:
+        """The metamorphic relations of the kind (:class:`~aprank.inference.Relation`):
+        changes of the input whose effect on the answer is known.
+
+        Returns
+        -------
+        tuple of Relation
+        """
+        return ()
 
     def reproducer(self, instance, loss: str, algorithm: str) -> str:
         """One line of Python (given ``import aprank``) that rebuilds ``instance`` and solves

@@ -6,10 +6,16 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 from aprank.inference._base import Instance, random_size, with_ties
+from aprank.inference._deep import DeepCase, Relation, around, close_within
 from aprank.inference._protocol import Instances
-from aprank.inference.pairwise._problem import PairwiseProblem, PairwiseResult, group_pairs
+from aprank.inference.pairwise._maxflow_cy import DENSE_MAX, RESTORE_EVERY
+from aprank.inference.pairwise._problem import (ENUMERATE_UP_TO, PairwiseProblem, PairwiseResult,
+                                                group_pairs, max_marginals)
 
 __all__ = ["PairwiseInstance", "PairwiseInstances", "group_instance"]
 
@@ -72,15 +78,127 @@ class PairwiseInstances(Instances):
                    edge_scores=instance.edge_scores).solve_one(instance.scores, algorithm)
 
     def compare(self, result, reference, instance) -> Optional[str]:
-        """Exact algorithms share the max-marginals (labellings may differ only under ties)."""
-        scale = max(1.0, float(np.abs(reference.m_plus).max()), float(np.abs(reference.m_minus).max()))
+        """Exact algorithms share the max-marginals (labellings may differ only under ties),
+        each within :func:`_marginal_tolerance` of the reference's."""
         for name in ("m_plus", "m_minus"):
-            diff = np.abs(getattr(result, name) - getattr(reference, name))
-            if diff.max() > 1e-9 * scale:
-                i = int(np.argmax(diff))
-                return (f"{name}[{i}] = {getattr(result, name)[i].item()!r} != "
-                        f"{getattr(reference, name)[i].item()!r}")
+            what = _same_marginals(getattr(result, name), getattr(reference, name), instance)
+            if what:
+                return f"{name}{what}"
         return None
+
+    # ------------------------------------------------------------------ the deep check
+    def switches(self) -> dict:
+        """Components of at most ENUMERATE_UP_TO samples are enumerated, of at most DENSE_MAX
+        cut on a dense matrix, larger ones re-cut by one tree per sample, going back to the
+        optimum's flow every RESTORE_EVERY samples ("graphcut")."""
+        return {"ENUMERATE_UP_TO": ENUMERATE_UP_TO, "DENSE_MAX": int(DENSE_MAX),
+                "RESTORE_EVERY": int(RESTORE_EVERY)}
+
+    def deep_cases(self, seed: int, max_n: int) -> list:
+        """Components of every shape with sizes on both sides of every switch, several of each
+        size in one graph (components interleaved by a permutation of the samples), pair/unary
+        scale ratios from 1e-300 to 1e300, zero and tied pairs, and up to ``max_n`` samples in
+        components of 65-200 (several above DENSE_MAX in one call)."""
+        sw = self.switches()
+        small = tuple(around(sw["ENUMERATE_UP_TO"], sw["DENSE_MAX"]))
+        large = tuple(around(sw["RESTORE_EVERY"]))
+        loss = ("pairwise-zero-one",)
+        cases = []
+        for s, shape in enumerate(SHAPES):
+            for ratio in (1.0, 1e-8, 1e8):
+                cases.append(DeepCase("components", dict(shape=shape, sizes=(1,) + small,
+                                                         copies=3, ratio=ratio, seed=seed + s),
+                                      loss))
+            if shape != "clique":          # (a clique of a thousand: half a million pairs)
+                cases.append(DeepCase("components", dict(shape=shape, sizes=large, copies=1,
+                                                         ratio=1.0, seed=seed + s), loss))
+        cases.append(DeepCase("components", dict(shape="knn", sizes=(2 * sw["RESTORE_EVERY"] + 3,),
+                                                 copies=2, ratio=1.0, seed=seed), loss))
+        for ratio in (1e-300, 1e300):
+            cases.append(DeepCase("components", dict(shape="random", sizes=small, copies=2,
+                                                     ratio=ratio, seed=seed), loss))
+        for ties in ("unary", "pairs", "both", "zero pairs"):
+            cases.append(DeepCase("components", dict(shape="clique", sizes=small, copies=2,
+                                                     ratio=1.0, ties=ties, seed=seed), loss))
+            cases.append(DeepCase("components", dict(shape="grid", sizes=small, copies=2,
+                                                     ratio=1.0, ties=ties, seed=seed + 1), loss))
+        n = 2_000
+        while n <= max_n:
+            for shape in ("chain", "knn", "clique"):
+                cases.append(DeepCase("random sizes", dict(shape=shape, n=n, low=65, high=200,
+                                                           seed=seed), loss,
+                                      relations=n <= 20_000))
+            n *= 5 if n < 10_000 else 10
+        return [c for c in cases if _case_size(c) <= max_n]
+
+    def deep_instance(self, family: str, **params) -> PairwiseInstance:
+        """``"components"``: ``copies`` components of each of ``sizes`` of one ``shape``;
+        ``"random sizes"``: ``n`` samples in components of ``low``-``high`` samples. Unary
+        scores ~ N(0, 1), pair scores -|N(0, 1)| times ``ratio``; ``ties``: unary scores,
+        pair scores or both rounded to integers, or a fifth of the pairs 0."""
+        rng = np.random.default_rng([params.get("seed", 0), 37])
+        if family == "components":
+            sizes = np.repeat(np.asarray(params["sizes"], dtype=np.int64), params["copies"])
+        elif family == "random sizes":
+            sizes = []
+            left = int(params["n"])
+            while left > 0:
+                k = min(left, int(rng.integers(params["low"], params["high"] + 1)))
+                sizes.append(k)
+                left -= k
+            sizes = np.asarray(sizes, dtype=np.int64)
+        else:
+            return super().deep_instance(family, **params)
+        return _component_instance(rng, params["shape"], sizes, params.get("ratio", 1.0),
+                                   params.get("ties", "none"),
+                                   f"{family} {_describe(params)}", params.get("seed", 0))
+
+    def deep_reference(self, loss) -> Optional[str]:
+        """Cuts from scratch (``graphcut-static``): no kept flow, trees or dense paths."""
+        return "graphcut-static"
+
+    def paths(self, instance, algorithm: str) -> tuple:
+        """The component sizes the instance has, on each side of the switches of
+        ``algorithm`` ("graphcut": enumeration, dense cuts, one-tree re-cuts, restores), and
+        its pair/unary scale."""
+        k = _component_sizes(instance)
+        sw = self.switches()
+        tags = []
+        if algorithm == "graphcut":
+            e, d, r = sw["ENUMERATE_UP_TO"], sw["DENSE_MAX"], sw["RESTORE_EVERY"]
+            for test, tag in ((k == 1, "single samples"),
+                              ((k >= 2) & (k <= e), f"enumerated (k <= ENUMERATE_UP_TO = {e})"),
+                              ((k > e) & (k <= d), f"dense cuts ({e} < k <= DENSE_MAX = {d})"),
+                              (k > d, f"one-tree re-cuts (k > {d})"),
+                              (k > r, f"restored flows (k > RESTORE_EVERY = {r})")):
+                if np.any(test):
+                    tags.append(tag)
+            if np.sum(k > d) >= 2:
+                tags.append(f"two or more components of k > {d}")
+        else:
+            tags += [tag for test, tag in ((k == 1, "single samples"), (k >= 2, "cuts (k >= 2)"))
+                     if np.any(test)]
+        scale = _pair_scale(instance)
+        if scale is not None:
+            tags.append(scale)
+        return tuple(tags)
+
+    def tolerance(self, instance) -> float:
+        """The objective is a sum over samples and cut pairs: rounding at the scale of the
+        sum of their magnitudes (the max-marginals are compared entry by entry, more
+        tightly, by :meth:`compare`)."""
+        return 1e-9 * (1.0 + float(np.abs(instance.scores).sum())
+                       + float(np.abs(instance.edge_scores).sum()))
+
+    def relations(self) -> tuple:
+        """Samples permuted; pairs reordered and their ends swapped; the graph split into
+        parts of whole components; every score scaled by a power of two; the graph and a
+        copy of it as one problem."""
+        return (Relation("samples permuted", _samples_permuted),
+                Relation("pairs reordered and flipped", _pairs_reordered),
+                Relation("split into its components", _split),
+                Relation("scaled by a power of two", _scaled),
+                Relation("graph duplicated", _duplicated))
 
 
 def _random_edges(rng, n):
@@ -115,3 +233,209 @@ def group_instance(P: int, N: int, shift: float, seed: int = 0, group_size: int 
     c = -np.abs(rng.standard_normal(edges.shape[0])) / 4
     return PairwiseInstance(scores, labels, f"P={P} N={N} groups={sizes.size}", seed, 0, n,
                             edges=edges, edge_scores=c)
+
+
+# ---------------------------------------------------------------------------- deep check
+#: The shapes of the deep check's components.
+SHAPES = ("chain", "star", "clique", "grid", "knn", "expander", "random")
+
+
+def _case_size(case) -> int:
+    p = case.params
+    return int(p["n"]) if "n" in p else int(np.sum(p["sizes"]) * p["copies"])
+
+
+def _describe(params) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
+
+
+def _shape_pairs(rng, shape: str, k: int) -> np.ndarray:
+    """The pairs of one connected component of k samples (local indices) of ``shape``."""
+    chain = np.column_stack([np.arange(k - 1), np.arange(1, k)])
+    if k < 2:
+        return np.zeros((0, 2), dtype=np.int64)
+    if shape == "chain":
+        e = chain
+    elif shape == "star":
+        e = np.column_stack([np.zeros(k - 1, dtype=np.int64), np.arange(1, k)])
+    elif shape == "clique":
+        e = np.column_stack(np.triu_indices(k, 1))
+    elif shape == "grid":
+        cols = max(1, int(np.sqrt(k)))
+        i = np.arange(k)
+        right = i[(i % cols < cols - 1) & (i + 1 < k)]
+        down = i[i + cols < k]
+        e = np.r_[np.column_stack([right, right + 1]), np.column_stack([down, down + cols])]
+        if cols == 1:
+            e = chain
+    elif shape == "knn":
+        x = rng.standard_normal((k, 2))
+        nn = min(5, k - 1)
+        _, idx = cKDTree(x).query(x, nn + 1)
+        e = np.r_[np.column_stack([np.repeat(np.arange(k), nn), idx[:, 1:].ravel()]), chain]
+    elif shape == "expander":
+        # three random matchings over a chain: every set of samples has many pairs leaving it
+        e = np.r_[chain] if k < 4 else np.r_[
+            chain, *[np.column_stack([np.arange(k), rng.permutation(k)]) for _ in range(3)]]
+    elif shape == "random":
+        m = 2 * k
+        e = np.r_[chain, rng.integers(0, k, (m, 2))]
+    else:
+        raise ValueError(f"unknown shape {shape!r}; one of {SHAPES}")
+    e = e[e[:, 0] != e[:, 1]]
+    return np.unique(np.sort(e, axis=1), axis=0).astype(np.int64)
+
+
+def _component_instance(rng, shape, sizes, ratio, ties, description, seed) -> PairwiseInstance:
+    """Components of ``sizes`` of one shape, their samples spread over the index range by a
+    permutation (so that no component's samples are contiguous)."""
+    offsets = np.r_[0, np.cumsum(sizes)]
+    n = int(offsets[-1])
+    edges = np.concatenate([_shape_pairs(rng, shape, int(k)) + a
+                            for k, a in zip(sizes, offsets[:-1])] or [np.zeros((0, 2), int)])
+    perm = rng.permutation(n)
+    edges = perm[edges].astype(np.int64)
+    s = rng.standard_normal(n)
+    c = -np.abs(rng.standard_normal(edges.shape[0]))
+    if ties in ("unary", "both"):
+        s = np.round(s)
+    if ties in ("pairs", "both"):
+        c = np.round(c)
+    if ties == "zero pairs":
+        c[rng.random(c.size) < 0.2] = 0.0
+    c = c * ratio
+    labels = rng.random(n) < 0.3
+    labels[int(rng.integers(n))] = True
+    labels[(int(np.flatnonzero(labels)[0]) + 1) % n] = False
+    return PairwiseInstance(s, labels, f"{description} n={n} m={edges.shape[0]}", seed, 0, n,
+                            edges=edges, edge_scores=c)
+
+
+def _component_sizes(instance) -> np.ndarray:
+    """The sizes of the components that the instance's non-zero pairs link."""
+    n = instance.size
+    e = instance.edges[instance.edge_scores != 0]
+    adjacency = sp.csr_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(n, n))
+    _, comp = connected_components(adjacency, directed=False)
+    return np.bincount(comp)
+
+
+def _pair_scale(instance) -> Optional[str]:
+    c = np.abs(instance.edge_scores[instance.edge_scores != 0])
+    if not c.size:
+        return None
+    ratio = float(np.median(c)) / max(float(np.median(np.abs(instance.scores))), 1e-300)
+    if ratio >= 1e8:
+        return "pair scores >= 1e8 x unary"
+    if ratio <= 1e-8:
+        return "pair scores <= 1e-8 x unary"
+    return None
+
+
+def _marginal_tolerance(a, b, instance):
+    """Rounding margin of two max-marginals: a sum over samples and cut pairs rounds at the
+    scale of its own terms (the larger of the two values cannot hide a difference, as a
+    forced cut of a pair of 1e300 against none would)."""
+    return 1e-12 * (1.0 + float(np.abs(instance.scores).sum())) + 1e-9 * np.minimum(
+        np.abs(a), np.abs(b))
+
+
+def _same_marginals(a, b, instance) -> Optional[str]:
+    return close_within(a, b, _marginal_tolerance(a, b, instance))
+
+
+def _solve_graph(instance, algorithm, scores=None, edges=None, edge_scores=None):
+    """The plain maximisation (no labels, no loss) of the instance's graph, or of the given
+    parts of it."""
+    return max_marginals(instance.scores if scores is None else scores,
+                         instance.edges if edges is None else edges,
+                         instance.edge_scores if edge_scores is None else edge_scores,
+                         algorithm=algorithm)
+
+
+def _samples_permuted(instances, instance, loss, algorithm, rng):
+    """The loss-augmented problem with its samples renumbered: the same max-marginals,
+    renumbered."""
+    perm = rng.permutation(instance.size)            # new sample j is old sample perm[j]
+    where = np.argsort(perm)
+    moved = PairwiseInstance(instance.scores[perm], instance.labels[perm], instance.description,
+                             instance.seed, instance.trial, instance.max_n,
+                             edges=where[instance.edges], edge_scores=instance.edge_scores)
+    a = instances.solve(instance, loss, algorithm)
+    b = instances.solve(moved, loss, algorithm)
+    for name in ("m_plus", "m_minus"):
+        what = _same_marginals(getattr(b, name), getattr(a, name)[perm], instance)
+        if what:
+            return f"{name}{what}"
+    return None
+
+
+def _pairs_reordered(instances, instance, loss, algorithm, rng):
+    order = rng.permutation(instance.edges.shape[0])
+    edges = instance.edges[order]
+    flip = rng.random(order.size) < 0.5
+    edges[flip] = edges[flip][:, ::-1]
+    a = _solve_graph(instance, algorithm)
+    b = _solve_graph(instance, algorithm, edges=edges, edge_scores=instance.edge_scores[order])
+    return _both_marginals(b.m_plus, b.m_minus, a.m_plus, a.m_minus, instance)
+
+
+def _both_marginals(plus, minus, want_plus, want_minus, instance):
+    for name, x, y in (("m_plus", plus, want_plus), ("m_minus", minus, want_minus)):
+        what = _same_marginals(x, y, instance)
+        if what:
+            return f"{name}{what}"
+    return None
+
+
+def _split(instances, instance, loss, algorithm, rng):
+    """The graph as three parts of whole components, each solved alone: the whole's value is
+    the parts' sum, a sample's max-marginal its part's plus the other parts' maxima."""
+    n = instance.size
+    e, c = instance.edges, instance.edge_scores
+    linked = e[c != 0]
+    adjacency = sp.csr_matrix((np.ones(linked.shape[0]), (linked[:, 0], linked[:, 1])),
+                              shape=(n, n))
+    n_comp, comp = connected_components(adjacency, directed=False)
+    part = rng.integers(0, 3, n_comp)[comp]
+    whole = _solve_graph(instance, algorithm)
+    plus, minus = np.empty(n), np.empty(n)
+    values = []
+    for p in range(3):
+        nodes = np.flatnonzero(part == p)
+        if not nodes.size:
+            continue
+        local = np.full(n, -1)
+        local[nodes] = np.arange(nodes.size)
+        keep = (part[e[:, 0]] == p) & (part[e[:, 1]] == p)
+        r = _solve_graph(instance, algorithm, scores=instance.scores[nodes],
+                         edges=local[e[keep]], edge_scores=c[keep])
+        values.append(r.value)
+        plus[nodes], minus[nodes] = r.m_plus - r.value, r.m_minus - r.value
+    total = float(np.sum(values))
+    what = close_within(whole.value, total, _marginal_tolerance(whole.value, total, instance))
+    if what:
+        return f"value {what}"
+    return _both_marginals(whole.m_plus, whole.m_minus, plus + total, minus + total, instance)
+
+
+def _scaled(instances, instance, loss, algorithm, rng):
+    """Every unary and pair score times 2^e: the maximum and max-marginals times 2^e."""
+    e = int(rng.integers(1, 9)) * (1 if rng.random() < 0.5 else -1)
+    f = 2.0 ** e
+    a = _solve_graph(instance, algorithm)
+    b = _solve_graph(instance, algorithm, scores=instance.scores * f,
+                     edge_scores=instance.edge_scores * f)
+    return _both_marginals(b.m_plus / f, b.m_minus / f, a.m_plus, a.m_minus, instance)
+
+
+def _duplicated(instances, instance, loss, algorithm, rng):
+    """The graph and a copy of it, as one problem: each sample's max-marginal plus the
+    copy's maximum, twice."""
+    n = instance.size
+    a = _solve_graph(instance, algorithm)
+    b = _solve_graph(instance, algorithm, scores=np.r_[instance.scores, instance.scores],
+                     edges=np.r_[instance.edges, instance.edges + n],
+                     edge_scores=np.r_[instance.edge_scores, instance.edge_scores])
+    return _both_marginals(b.m_plus, b.m_minus, np.r_[a.m_plus, a.m_plus] + a.value,
+                           np.r_[a.m_minus, a.m_minus] + a.value, instance)

@@ -89,7 +89,8 @@ cdef double _value(Graph& g, const char* lab, const double* s) noexcept nogil:
 
 #: One-tree re-cuts keep each re-cut's flow for the next and go back to the optimum's flow
 #: every this many samples, so that the rounding of the kept flows cannot pile up without end.
-cdef i64 RESTORE_EVERY = 1024
+RESTORE_EVERY = 1024
+cdef i64 _RESTORE_EVERY = RESTORE_EVERY
 
 
 cdef void _breadth_first(Graph& g, vector[i64]& order) noexcept nogil:
@@ -186,7 +187,7 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     for t in range(k):
         check_signals(next_check)
         i = order[t] if one_tree else t
-        if one_tree and t % RESTORE_EVERY == 0:
+        if one_tree and t % _RESTORE_EVERY == 0:
             g.restore_rest()
         if not dynamic:
             g.reset()

@@ -1,0 +1,127 @@
+"""What the kinds' deep checks share: the description of one deep case, a metamorphic
+relation, and the helpers that put sizes on both sides of a switch and draw scores whose sums
+are exact.
+
+The deep check (:func:`aprank.checks.deep_check`) runs every algorithm of a kind against a
+slower exact algorithm of the zoo at sizes beyond brute force, on instance families built to
+cross every internal switch of the fast paths, and checks the relations that must hold. Each
+kind's :class:`~aprank.inference.Instances` says which: its named switches (read from the
+constants of its code), its cases, the reference at scale, the paths an instance takes and its
+relations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+__all__ = ["DeepCase", "Relation", "around", "dyadic", "close_within"]
+
+
+@dataclass(frozen=True)
+class DeepCase:
+    """One instance of a kind's deep check, as the arguments that rebuild it.
+
+    Parameters
+    ----------
+    family : str
+        The instance family (e.g. "chains", "queries"): what
+        :meth:`Instances.deep_instance` builds from ``params``.
+    params : dict
+        Keyword arguments of :meth:`Instances.deep_instance` (numbers, strings and tuples of
+        them, so that a reproducer can write them out).
+    losses : tuple of str
+        The losses the instance is solved for.
+    relations : bool
+        Whether the kind's relations are checked on it too (each costs a few more solves).
+    """
+
+    family: str
+    params: dict = field(default_factory=dict)
+    losses: tuple = ()
+    relations: bool = True
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation every (exact, or every) algorithm of a kind must satisfy.
+
+    Parameters
+    ----------
+    name : str
+        What is changed, e.g. "constant added to every score".
+    check : callable
+        ``check(instances, instance, loss, algorithm, rng)`` -> None when the relation holds,
+        else what differs (one line). It solves what it needs through ``instances``.
+    exact_only : bool
+        True when only exact algorithms must satisfy it (an approximate one may break ties,
+        and so land, otherwise on a changed input).
+    """
+
+    name: str
+    check: Callable
+    exact_only: bool = True
+
+
+def around(*thresholds: int, low: int = 1) -> list:
+    """Sizes on both sides of each threshold t (t - 1, t, t + 1), at least ``low``, sorted.
+
+    Parameters
+    ----------
+    *thresholds : int
+        The switch values (a path taken up to t, another above).
+    low : int, default 1
+        The smallest size kept.
+
+    Returns
+    -------
+    list of int
+    """
+    sizes = {max(low, t + d) for t in thresholds for d in (-1, 0, 1)}
+    return sorted(sizes)
+
+
+def dyadic(rng, n: int, bits: int = 16, span: float = 4.0) -> np.ndarray:
+    """n normal-looking scores on the grid of 2^-bits, within about +-``span`` sigma: sums
+    and differences of a few of them, and shifts by a power of two up to 2^(52 - bits - 8),
+    are exact in float64 (what the shift relations need to compare answers exactly).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    n : int
+    bits : int, default 16
+    span : float, default 4.0
+
+    Returns
+    -------
+    ndarray of float64 (n,)
+    """
+    x = np.clip(rng.standard_normal(n), -span, span)
+    return np.round(x * 2.0 ** bits) / 2.0 ** bits
+
+
+def close_within(a, b, tol) -> Optional[str]:
+    """None when arrays (or numbers) ``a`` and ``b`` agree within ``tol`` (a number or an
+    array broadcast against them) everywhere, else where and by how much they differ first.
+
+    Parameters
+    ----------
+    a, b : float or ndarray
+    tol : float or ndarray
+
+    Returns
+    -------
+    str or None
+    """
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), np.broadcast_shapes(a.shape, b.shape))
+    same = (a == b) | (np.abs(a - b) <= tol)
+    if np.all(same):
+        return None
+    if a.ndim == 0:
+        return f"{a.item()!r} != {b.item()!r} (tolerance {tol.item():.3g})"
+    i = int(np.flatnonzero(~same.ravel())[0])
+    return (f"[{i}] {a.ravel()[i].item()!r} != {b.ravel()[i].item()!r} (tolerance "
+            f"{tol.ravel()[i].item():.3g}; {int((~same).sum())} of {same.size} differ)")
