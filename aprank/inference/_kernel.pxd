@@ -45,6 +45,9 @@ cdef enum:
     GUIDED_MIN = 4096
     GUIDE_SAMPLE = 128
     GUIDE_MARGIN = 4
+    # scan_from bisects for the first positive below the negative's score over more than
+    # this many candidates; fewer are scanned straight.
+    SCAN_BISECT_MIN = 32
 
 cdef struct LossSpec:
     int kind
@@ -114,7 +117,7 @@ cdef inline i64 scan_from(const LossSpec* L, const double* pos, double s, i64 j,
     """
     cdef i64 i, a, b, m
     cdef double gain = 0.0
-    if stop_early and hi - best > 32:
+    if stop_early and hi - best > SCAN_BISECT_MIN:
         # first candidate i in (best, hi] with pos[i - 1] < s (positives are sorted)
         a = best
         b = hi

@@ -23,7 +23,8 @@ import numpy as np
 
 from aprank.inference._kernel cimport (
     LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
-    cpu_simd_level, SIMD_PORTABLE, solve_capsule,
+    cpu_simd_level, SIMD_PORTABLE, solve_capsule, BINARY_SEARCH_MIN, SCAN_BISECT_MIN,
+    GUIDED_MIN,
 )
 
 #: The losses the kernels compute, by the code of their KernelSpec (aprank.losses). Any other
@@ -127,6 +128,11 @@ cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* di
 #: twice it (a step, P = N = 1) and a search's running sums of steps stay finite.
 cdef double SAFE_SCORE = 2.0 ** 1020
 cdef double DBL_MAX = 1.7976931348623157e308
+
+#: The size switches of the kernels' shared search (_kernel.pxd) and the score magnitude from
+#: which the driver scales a query: the ranking kind's deep check builds cases around them.
+SWITCHES = {"BINARY_SEARCH_MIN": BINARY_SEARCH_MIN, "SCAN_BISECT_MIN": SCAN_BISECT_MIN,
+            "GUIDED_MIN": GUIDED_MIN, "SAFE_SCORE": SAFE_SCORE}
 
 # Outcomes of one query (rank_queries raises after the loop for the last two).
 cdef enum:

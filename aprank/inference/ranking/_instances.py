@@ -8,7 +8,9 @@ from typing import Optional
 import numpy as np
 
 from aprank.inference._base import InferenceResult, Instance
+from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic
 from aprank.inference._protocol import Instances
+from aprank.inference.ranking import _driver_cy, _optranks_cy, _select_cy
 from aprank.inference.ranking._problem import RankingProblem
 
 __all__ = ["RankingInstances", "REGIMES", "TIES"]
@@ -22,6 +24,8 @@ class RankingInstances(Instances):
     """Instances of one query of scores and binary labels (the labelling kind uses them too)."""
 
     kind = "ranking"
+    #: The problem type its instances are solved with (the labelling kind's is its own).
+    problem_type = RankingProblem
 
     def random_instance(self, seed: int, trial: int, max_n: int = 2000) -> Instance:
         """The seeded random one-query instance number ``trial``.
@@ -82,7 +86,7 @@ class RankingInstances(Instances):
     def solve(self, instance: Instance, loss, algorithm) -> InferenceResult:
         """The instance's query solved for ``loss`` with ``algorithm`` (see
         :meth:`Instances.solve`)."""
-        return RankingProblem(instance.labels, loss).solve_one(instance.scores, algorithm)
+        return self.problem_type(instance.labels, loss).solve_one(instance.scores, algorithm)
 
     def compare(self, result: InferenceResult, reference: InferenceResult,
                 instance: Instance) -> Optional[str]:
@@ -105,3 +109,223 @@ class RankingInstances(Instances):
         return (f"i = aprank.checks.random_instance({self.kind!r}, seed={instance.seed}, "
                 f"trial={instance.trial}, max_n={instance.max_n}); scores, labels = i.scores, "
                 f"i.labels; {call}")
+
+    # ------------------------------------------------------------------ the deep check
+    #: The losses the deep cases are solved for, and the exact algorithm of each that the
+    #: others are checked against at scale (an O(PN) scan: no partition, pivot or search).
+    DEEP_REFERENCES = {"ap": "yue", "ndcg": "ndcg-greedy"}
+    #: The switches on the negatives' count (N), the positives' count (P) and the scores'
+    #: magnitude that each algorithm's fast path crosses (the table's paths).
+    _SWITCHED_BY = {"N": ("WINDOW_MIN", "SMALL_RANGE", "GUIDED_MIN"),
+                    "P": ("BINARY_SEARCH_MIN", "SCAN_BISECT_MIN")}
+
+    def switches(self) -> dict:
+        """The kernels' size switches: binary search over at least BINARY_SEARCH_MIN ranks,
+        bisected scans over more than SCAN_BISECT_MIN, pivots guided by a sample in ranges of
+        at least GUIDED_MIN negatives, qs's ranges of at most SMALL_RANGE and select's window
+        of at most WINDOW_MIN sorted and swept; queries with a score beyond SAFE_SCORE
+        scaled by a power of two."""
+        return {**_select_cy.SWITCHES, **_optranks_cy.SWITCHES, **_driver_cy.SWITCHES}
+
+    def deep_losses(self) -> tuple:
+        """The losses of the deep cases."""
+        return tuple(self.DEEP_REFERENCES)
+
+    def deep_cases(self, seed: int, max_n: int) -> list:
+        """One query per (P, N), P and N on both sides of every switch and up to 10^6
+        negatives (while P N stays within 10^8, the reference's scan), in turn overlapping,
+        separated and reversed, without ties, with some, heavy or all tied; scores on a
+        dyadic grid (so that shifts are exact), a few scaled beyond SAFE_SCORE or to 2^-1000."""
+        sw = self.switches()
+        Ps = sorted({1, 2, 100, 1000, *around(sw["BINARY_SEARCH_MIN"], sw["SCAN_BISECT_MIN"])})
+        Ns = sorted({1, 2, 100_000, 1_000_000,
+                     *around(sw["WINDOW_MIN"], sw["SMALL_RANGE"], sw["GUIDED_MIN"])})
+        cases = self.query_cases(Ps, Ns, seed, max_n)
+        for i, (P, N) in enumerate(((3, 40), (20, 5000), (200, 2000))):
+            for scale in (1019, -1000):
+                if P + N <= max_n:
+                    cases.append(DeepCase("query", dict(P=P, N=N, regime="overlapping",
+                                                        ties="none", scale=scale,
+                                                        seed=seed + i), self.deep_losses()))
+        return cases
+
+    def query_cases(self, Ps, Ns, seed: int, max_n: int) -> list:
+        """A "query" case per (P, N) of at most ``max_n`` samples and P N <= 10^8 (the
+        reference's scan), in turn overlapping, separated and reversed, without ties, with
+        some, heavy or all tied; the relations checked up to 10^5 negatives.
+
+        Parameters
+        ----------
+        Ps, Ns : iterable of int
+            The numbers of positives and negatives.
+        seed, max_n : int
+            As for :meth:`deep_cases`.
+
+        Returns
+        -------
+        list of DeepCase
+        """
+        regimes, ties = list(REGIMES), ("none", "some", "heavy", "none", "all")
+        cases = []
+        for i, (P, N) in enumerate((P, N) for P in Ps for N in Ns):
+            if P + N > max_n or P * N > 10 ** 8:
+                continue
+            params = dict(P=P, N=N, regime=regimes[i % 3], ties=ties[i % 5], scale=0,
+                          seed=seed + i)
+            cases.append(DeepCase("query", params, self.deep_losses(),
+                                  relations=N <= 100_000))
+        return cases
+
+    def tolerance(self, instance) -> float:
+        """Objectives are sums of score differences weighted by coefficients of total
+        magnitude at most 2, plus a loss of at most 1: rounding at the scale of the scores'
+        spread (halved first: the spread of scores near DBL_MAX overflows)."""
+        s = instance.scores
+        half = 0.5 * float(s.max()) - 0.5 * float(s.min()) if s.size else 0.0
+        return 1e-9 + 2e-9 * half
+
+    def deep_instance(self, family: str, **params) -> Instance:
+        """``"query"``: P positives and N negatives, scores of ``regime`` on a dyadic grid of
+        2^-30 (``ties`` "none"), 2^-3 ("some"), 1 ("heavy") or all 0 ("all"), times
+        2^``scale``."""
+        if family != "query":
+            return super().deep_instance(family, **params)
+        rng = np.random.default_rng([params["seed"], 4])
+        P, N = int(params["P"]), int(params["N"])
+        labels = np.zeros(P + N, dtype=bool)
+        labels[rng.choice(P + N, P, replace=False)] = True
+        bits = {"none": 30, "some": 3, "heavy": 0, "all": 0}[params["ties"]]
+        scores = dyadic(rng, P + N, bits) + np.round(REGIMES[params["regime"]] * labels)
+        if params["ties"] == "all":
+            scores[:] = 0.0
+        scores = np.ldexp(scores, int(params["scale"]))
+        desc = " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
+        return Instance(scores, labels, desc, int(params["seed"]), 0, P + N)
+
+    def deep_reference(self, loss) -> Optional[str]:
+        """The O(PN) scan of the loss: ``yue`` for AP, ``ndcg-greedy`` for NDCG."""
+        return self.DEEP_REFERENCES.get(loss.name)
+
+    def paths(self, instance, algorithm: str) -> tuple:
+        """The side of each size switch the instance's P and N are on, whether a score is
+        beyond SAFE_SCORE, and whether scores tie."""
+        sw = self.switches()
+        P = int(instance.labels.sum())
+        counts = {"P": P, "N": instance.size - P}
+        tags = [f"{dim} {'<=' if counts[dim] <= sw[name] else '>'} {name} = {sw[name]}"
+                for dim, names in self._SWITCHED_BY.items() for name in names]
+        if np.abs(instance.scores).max(initial=0.0) > sw["SAFE_SCORE"]:
+            tags.append("scores beyond SAFE_SCORE (scaled)")
+        distinct = np.unique(instance.scores).size
+        if distinct == 1:
+            tags.append("every score equal")
+        elif distinct < instance.size:
+            tags.append("tied scores")
+        return tuple(tags)
+
+    def relations(self) -> tuple:
+        """A constant added to every score (exactly: a power of two, on the deep cases' dyadic
+        grid); the samples permuted; the query duplicated in one call; the query in one call
+        with others; every partition path of this CPU."""
+        return (Relation("constant added to every score", _shifted),
+                Relation("samples permuted", _permuted),
+                Relation("query duplicated", _duplicated),
+                Relation("query among others", _among_others),
+                Relation("every partition path", _partition_paths))
+
+
+def _no_ties(scores) -> bool:
+    return np.unique(scores).size == scores.size
+
+
+def _shifted(instances, instance, loss, algorithm, rng):
+    """A power of two added to every score, chosen so that every shifted score is exact:
+    the same ranks, bit for bit (every comparison and step sees the same differences), and
+    the objective within the tolerance."""
+    s = instance.scores
+    top = float(np.abs(s).max(initial=0.0))
+    e = (int(np.frexp(top)[1]) if top > 0 else 0) + int(rng.integers(1, 11))
+    c = np.ldexp(1.0 if rng.random() < 0.5 else -1.0, min(e, 1021))
+    moved = s + c
+    if not (np.all(np.isfinite(moved)) and np.array_equal(moved - c, s)):
+        return f"the shift by {c!r} is not exact on these scores (the case is not dyadic)"
+    a = instances.solve(instance, loss, algorithm)
+    b = instances.solve(Instance(moved, instance.labels, "", 0, 0, 0), loss, algorithm)
+    if not np.array_equal(a.ranks, b.ranks):
+        i = int(np.flatnonzero(a.ranks != b.ranks)[0])
+        return f"shift {c!r}: ranks differ at sample {i}: {int(b.ranks[i])} != {int(a.ranks[i])}"
+    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    return f"shift {c!r}: objective {what}" if what else None
+
+
+def _permuted(instances, instance, loss, algorithm, rng):
+    """The samples permuted: the same objective; the same ranks, permuted, without ties (the
+    tie rule orders tied samples by index)."""
+    perm = rng.permutation(instance.size)
+    a = instances.solve(instance, loss, algorithm)
+    b = instances.solve(Instance(instance.scores[perm], instance.labels[perm], "", 0, 0, 0),
+                        loss, algorithm)
+    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    if what:
+        return f"objective {what}"
+    if _no_ties(instance.scores) and not np.array_equal(b.ranks, a.ranks[perm]):
+        return "ranks differ from the permuted ranks"
+    return None
+
+
+def _riffle(rng, sizes):
+    """qid of samples of len(sizes) queries interleaved at random, each query's own samples
+    in their order."""
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    return qid[rng.permutation(qid.size)]
+
+
+def _batch_against_alone(instances, parts, loss, algorithm, rng):
+    """Queries ``parts`` (instances) in one call, riffled: each query's ranks (in its own
+    sample order) and objective as solved alone."""
+    qid = _riffle(rng, [p.size for p in parts])
+    scores, labels = np.empty(qid.size), np.empty(qid.size, dtype=bool)
+    for q, part in enumerate(parts):
+        scores[qid == q], labels[qid == q] = part.scores, part.labels
+    batch = instances.problem_type(labels, loss, qid=qid).solve(scores, algorithm)
+    for q, part in enumerate(parts):
+        alone = instances.solve(part, loss, algorithm)
+        if not np.array_equal(batch.ranks[qid == q], alone.ranks):
+            return f"query {q} of {len(parts)}: ranks differ from the query solved alone"
+        what = close_within(batch.objective[q], alone.objective, instances.tolerance(part))
+        if what:
+            return f"query {q} of {len(parts)}: objective {what}"
+    return None
+
+
+def _duplicated(instances, instance, loss, algorithm, rng):
+    return _batch_against_alone(instances, [instance, instance], loss, algorithm, rng)
+
+
+def _among_others(instances, instance, loss, algorithm, rng):
+    # no larger than the instance, which the algorithm takes (brute force's limit)
+    others = [instances.random_instance(int(rng.integers(2 ** 31)), t, min(300, instance.size))
+              for t in range(2)]
+    others = [o for o in others if o.labels.any()]
+    return _batch_against_alone(instances, [others[0], instance, *others[1:]] if others
+                                else [instance], loss, algorithm, rng)
+
+
+def _partition_paths(instances, instance, loss, algorithm, rng):
+    """Every partition path this CPU runs (portable, AVX2, AVX-512): the same ranks and
+    objective, bit for bit."""
+    before = _driver_cy.simd_level()
+    try:
+        _driver_cy.set_simd("portable")
+        reference = instances.solve(instance, loss, algorithm)
+        for level in _driver_cy.SIMD_LEVELS[1:]:
+            try:
+                _driver_cy.set_simd(level)
+            except ValueError:          # this CPU lacks it
+                break
+            r = instances.solve(instance, loss, algorithm)
+            if not np.array_equal(r.ranks, reference.ranks) or r.objective != reference.objective:
+                return f"the {level} path differs from the portable one"
+    finally:
+        _driver_cy.set_simd(before)
+    return None

@@ -79,3 +79,6 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
 
 
 SOLVE = solve_capsule(solve)
+#: Its size switch (ranges of at most SMALL_RANGE negatives are sorted and swept), for the
+#: ranking kind's deep check.
+SWITCHES = {"SMALL_RANGE": SMALL_RANGE}

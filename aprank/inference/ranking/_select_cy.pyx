@@ -42,3 +42,6 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
 
 
 SOLVE = solve_capsule(solve)
+#: Its size switch (a window of at most WINDOW_MIN negatives is sorted and swept), for the
+#: ranking kind's deep check.
+SWITCHES = {"WINDOW_MIN": WINDOW_MIN}
