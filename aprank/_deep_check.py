@@ -245,10 +245,6 @@ def _against_reference(algo, res, ref, instance, instances) -> str | None:
     return None
 
 
-def _fits(algo, instance) -> bool:
-    return algo.max_samples is None or instance.size <= algo.max_samples
-
-
 class _Run:
     """One deep check's state: the report and how each result lands in it."""
 
@@ -267,7 +263,7 @@ class _Run:
 
     def compare(self, kind, instances, case, instance, loss):
         """Every algorithm of ``loss`` that takes the instance against the kind's reference."""
-        ref_name = instances.deep_reference(loss)
+        ref_name = instances.deep_reference(loss, instance)
         if ref_name is None:
             return
         rebuild = _rebuild(kind, case)
@@ -280,7 +276,7 @@ class _Run:
                         f"{ref_name!r})")
             return
         for algo in algorithms(loss=loss):
-            if algo.name == ref_name or not _fits(algo, instance):
+            if algo.name == ref_name or not instances.accepts(instance, algo):
                 continue
             t0 = time.perf_counter()
             res, what = _solve(instances, instance, loss, algo.name)
@@ -289,20 +285,24 @@ class _Run:
             seconds = time.perf_counter() - t0
             reproducer = (f"{rebuild}; aprank.checks.solve_instance(i, {loss.name!r}, "
                           f"{algo.name!r})  # against {ref_name!r}")
-            for path in instances.paths(instance, algo.name):
+            for path in instances.paths(instance, algo.name, res):
                 self.record(kind, algo.name, f"vs {ref_name}: {path}", instance, seconds,
                             what, reproducer)
                 seconds = 0.0         # the time is counted once, on its first path
 
     def relations(self, kind, instances, case, instance, loss, seed):
         rebuild = _rebuild(kind, case)
-        ref_name = instances.deep_reference(loss)
+        ref_name = instances.deep_reference(loss, instance)
         for r, rel in enumerate(instances.relations()):
             for algo in algorithms(loss=loss):
-                if (rel.exact_only and not algo.exact) or not _fits(algo, instance):
+                if ((rel.exact_only and not algo.exact) or not instances.accepts(instance, algo)
+                        or not rel.holds_for(instance, algo.name)):
                     continue
-                if algo.name == ref_name and instance.size > 200:
-                    continue      # the slow reference: its relations are checked where small
+                # the oracles (size-limited) are the crosscheck's subject; the slow reference's
+                # relations are checked where it is quick
+                if algo.max_samples is not None or (algo.name == ref_name
+                                                    and instance.size > 200):
+                    continue
                 rel_seed = int(np.random.default_rng([*seed, r]).integers(2 ** 31))
                 t0 = time.perf_counter()
                 try:

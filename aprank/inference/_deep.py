@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["DeepCase", "Relation", "around", "dyadic", "close_within"]
+__all__ = ["DeepCase", "Relation", "around", "dyadic", "exact_shift", "close_within"]
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,19 @@ class Relation:
     exact_only : bool
         True when only exact algorithms must satisfy it (an approximate one may break ties,
         and so land, otherwise on a changed input).
+    applies : callable, optional
+        ``applies(instance, algorithm)`` -> whether it is checked there (default: everywhere
+        ``exact_only`` allows).
     """
 
     name: str
     check: Callable
     exact_only: bool = True
+    applies: Callable = None
+
+    def holds_for(self, instance, algorithm: str) -> bool:
+        """Whether it is checked for ``algorithm`` on ``instance`` (``applies``, else yes)."""
+        return self.applies is None or bool(self.applies(instance, algorithm))
 
 
 def around(*thresholds: int, low: int = 1) -> list:
@@ -100,6 +108,33 @@ def dyadic(rng, n: int, bits: int = 16, span: float = 4.0) -> np.ndarray:
     """
     x = np.clip(rng.standard_normal(n), -span, span)
     return np.round(x * 2.0 ** bits) / 2.0 ** bits
+
+
+def exact_shift(s: np.ndarray, rng, most: int = 40) -> Optional[float]:
+    """A power of two c, of either sign, such that ``s + c`` is exact and finite: drawn up to
+    2^``most`` times the largest |s|, then halved until exact (None when none from an
+    eighth of the largest |s| up is exact, as for scores that use every bit of their
+    mantissa).
+
+    Parameters
+    ----------
+    s : ndarray of float64
+    rng : numpy.random.Generator
+    most : int, default 40
+
+    Returns
+    -------
+    float or None
+    """
+    top = float(np.abs(s).max(initial=0.0))
+    low = (int(np.frexp(top)[1]) if top > 0 else 0) - 2
+    sign = 1.0 if rng.random() < 0.5 else -1.0
+    for e in range(min(low + int(rng.integers(0, most)), 1021), low - 1, -1):
+        c = np.ldexp(sign, e)
+        moved = s + c
+        if np.all(np.isfinite(moved)) and np.array_equal(moved - c, s):
+            return c
+    return None
 
 
 def close_within(a, b, tol) -> Optional[str]:

@@ -194,7 +194,7 @@ class Instances(ABC):
         """
         raise ValueError(f"the {self.kind!r} kind has no deep-check family {family!r}")
 
-    def deep_reference(self, loss) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> Optional[str]:
         """The exact algorithm the others of ``loss`` are compared with in the deep check: a
         slower exact algorithm of the zoo than the fast paths, which reaches their sizes (not
         the brute-force oracle). None: only the relations are checked.
@@ -203,10 +203,12 @@ class Instances(ABC):
         ----------
         loss : Loss
             A loss of the kind.
+        instance : Instance
+            The case's instance.
         """
         return None
 
-    def paths(self, instance, algorithm: str) -> tuple:
+    def paths(self, instance, algorithm: str, result=None) -> tuple:
         """The internal paths of ``algorithm`` that ``instance`` takes, as named in the deep
         check's table (e.g. "components of k > DENSE_MAX = 64").
 
@@ -214,8 +216,21 @@ class Instances(ABC):
         ----------
         instance : Instance
         algorithm : str
+        result : the kind's result type, optional
+            What the algorithm returned, for paths that depend on the answer.
         """
         return ("every instance",)
+
+    def accepts(self, instance, algorithm) -> bool:
+        """Whether ``algorithm`` (an :class:`~aprank.inference.Algorithm`) takes ``instance``:
+        within its ``max_samples`` (a kind whose oracle has other limits says so here).
+
+        Parameters
+        ----------
+        instance : Instance
+        algorithm : Algorithm
+        """
+        return algorithm.max_samples is None or instance.size <= algorithm.max_samples
 
     def tolerance(self, instance) -> float:
         """How far two exact objectives of ``instance`` may differ: a rounding margin at the

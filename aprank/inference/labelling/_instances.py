@@ -28,12 +28,12 @@ class LabellingInstances(RankingInstances):
         """The weighted 0-1 loss."""
         return ("zero-one",)
 
-    def deep_reference(self, loss):
+    def deep_reference(self, loss, instance):
         """None: ``zero-one`` is the kind's one algorithm beside brute force, so at scale its
         relations are what is checked."""
         return None
 
-    def paths(self, instance, algorithm: str) -> tuple:
+    def paths(self, instance, algorithm: str, result=None) -> tuple:
         """The kernel has no switch: every instance takes its one path."""
         return ("every instance",)
 

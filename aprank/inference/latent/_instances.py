@@ -8,8 +8,12 @@ from typing import Optional
 import numpy as np
 
 from aprank.inference._base import Instance, with_ties
+from aprank.inference._deep import DeepCase, Relation, close_within, dyadic, exact_shift
 from aprank.inference._protocol import Instances
+from aprank.inference._registry import algorithms
+from aprank.inference.latent._oracle import MAX_BAGS
 from aprank.inference.latent._problem import LatentProblem, LatentResult
+from aprank.inference.ranking import RankingProblem
 
 __all__ = ["LatentInstance", "LatentInstances"]
 
@@ -91,3 +95,199 @@ class LatentInstances(Instances):
         if abs(result.value - reference.value) > 1e-9 * scale:
             return f"value {result.value!r} != {reference.value!r}"
         return None
+
+    # ------------------------------------------------------------------ the deep check
+    def switches(self) -> dict:
+        """The brute-force oracle's limit (MAX_BAGS): the deep cases are larger. The greedy's
+        switches depend on the data, not on a size: the positive side past half the
+        negatives moved (coefficients of both signs), a split not certified at once (a swap
+        search), bags of one row; its cases are built to take each."""
+        return {"MAX_BAGS": MAX_BAGS}
+
+    def deep_cases(self, seed: int, max_n: int) -> list:
+        """Bags of 1-4 rows (or one row each) up to 10^4 bags, positives above the negatives,
+        among them or below them (most negatives then move above positives: the positive
+        side's coefficients of both signs), scores untied, on a coarse grid or all equal, a
+        known row in some bags."""
+        cases = []
+        sizes = [(1, 1), (1, 5), (5, 1), (3, 4), (3, 9), (30, 100), (100, 30), (200, 800),
+                 (1000, 3000), (2000, 8000)]
+        regimes = (("above", 2.0), ("among", 0.0), ("below", -2.0))
+        for i, (P, N) in enumerate(sizes):
+            for j, (where, shift) in enumerate(regimes):
+                for rows in (1, 4):
+                    ties = ("none", "coarse", "none", "equal")[(i + j + rows) % 4]
+                    params = dict(P=P, N=N, rows=rows, shift=shift, ties=ties,
+                                  known=0.3 if (i + j) % 2 else 0.0, seed=seed + 7 * i + j)
+                    if (P + N) * rows <= max_n:
+                        cases.append(DeepCase("bags", params, ("latent-ap", "latent-ssvm"),
+                                              relations=(P + N) * rows <= 20_000))
+        return cases
+
+    def deep_instance(self, family: str, **params) -> LatentInstance:
+        """``"bags"``: P positive and N negative bags of 1 to ``rows`` rows (exactly one when
+        ``rows`` is 1), scores ~ N(0, 1) on a dyadic grid plus ``shift`` on each positive
+        bag's witness row; ``ties`` "coarse" (a grid of 1/2) or "equal" (every score 0);
+        ``known``: the fraction of bags with a known row."""
+        if family != "bags":
+            return super().deep_instance(family, **params)
+        rng = np.random.default_rng([params["seed"], 3])
+        P, N, rows = int(params["P"]), int(params["N"]), int(params["rows"])
+        B = P + N
+        counts = np.ones(B, dtype=np.int64) if rows == 1 else rng.integers(1, rows + 1, B)
+        bag_pos = np.zeros(B, dtype=bool)
+        bag_pos[rng.choice(B, P, replace=False)] = True
+        bags = np.repeat(np.arange(B), counts)
+        first = np.r_[0, np.cumsum(counts)[:-1]]
+        witness = first + rng.integers(0, counts)
+        scores = dyadic(rng, bags.size, 1 if params["ties"] == "coarse" else 20)
+        scores[witness[bag_pos]] += params["shift"]
+        if params["ties"] == "equal":
+            scores[:] = 0.0
+        h = None
+        if params["known"] > 0:
+            h = np.zeros(bags.size, dtype=bool)
+            h[witness[rng.random(B) < params["known"]]] = True
+        desc = " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
+        return LatentInstance(scores, bag_pos[bags], desc, int(params["seed"]), 0, bags.size,
+                              bags=bags, h=h)
+
+    def deep_reference(self, loss, instance) -> Optional[str]:
+        """The oracle (``brute``) on cases of at most MAX_BAGS bags; None beyond: no other
+        exact latent algorithm reaches those sizes. There ``latent-ap``'s answer, Proposition
+        3's closed form plus exact AP inference, is checked by its relations (among them its
+        second step by every exact AP algorithm); ``latent-greedy``, approximate, against AP
+        inference on bags of one row, for what it promises (never below the ground truth)
+        and by its relations."""
+        return "brute" if np.unique(instance.bags).size <= MAX_BAGS else None
+
+    def paths(self, instance, algorithm: str, result=None) -> tuple:
+        """Bags of one row or of several, known rows, tied scores, and (from the result) a
+        positive side with slot coefficients of both signs (the greedy's split search)."""
+        tags = ["bags of one row" if np.unique(instance.bags).size == instance.size
+                else "bags of several rows"]
+        if instance.h is not None and instance.h.any():
+            tags.append("known rows")
+        if np.unique(instance.scores).size < instance.size:
+            tags.append("tied scores")
+        if result is not None and np.any(result.coef[instance.labels] < 0):
+            tags.append("positive slots of both signs")
+        return tuple(tags)
+
+    def accepts(self, instance, algorithm) -> bool:
+        """Within ``max_samples`` rows and, for the oracle, MAX_BAGS bags."""
+        if algorithm.max_samples is None:
+            return True
+        return (instance.size <= algorithm.max_samples
+                and np.unique(instance.bags).size <= MAX_BAGS)
+
+    def tolerance(self, instance) -> float:
+        """Values are sums of score differences (each side's coefficients sum to zero) plus
+        a loss of at most 1: rounding at the scale of the scores' spread."""
+        s = instance.scores
+        return 1e-9 + 2e-9 * (0.5 * float(s.max()) - 0.5 * float(s.min()))
+
+    def relations(self) -> tuple:
+        """A constant added to every score; bags and rows permuted (the greedy where no scores
+        tie: it orders tied bags by index); ``latent-ap``'s second step by every exact AP
+        algorithm; the greedy on bags of one row against AP inference; every objective at
+        least the ground truth's (0)."""
+        return (Relation("constant added to every score", _shifted, exact_only=False),
+                Relation("bags and rows permuted", _permuted),
+                Relation("bags and rows permuted (untied scores)", _permuted,
+                         exact_only=False, applies=_untied_approximate),
+                Relation("second step by every exact AP algorithm", _second_step,
+                         applies=lambda instance, algorithm: algorithm == "latent-ap"),
+                Relation("bags of one row: AP inference's optimum", _one_row,
+                         exact_only=False, applies=_one_row_bags),
+                Relation("objective at least the ground truth's", _at_least_truth,
+                         exact_only=False))
+
+
+def _untied_approximate(instance, algorithm) -> bool:
+    return algorithm == "latent-greedy" and np.unique(instance.scores).size == instance.size
+
+
+def _one_row_bags(instance, algorithm) -> bool:
+    return algorithm == "latent-greedy" and np.unique(instance.bags).size == instance.size
+
+
+def _with(instance, scores=None, order=None, bag_names=None) -> LatentInstance:
+    """The instance with new scores, or its rows in ``order`` and its bags renamed."""
+    if order is None:
+        return LatentInstance(scores, instance.labels, instance.description, instance.seed,
+                              instance.trial, instance.max_n, bags=instance.bags, h=instance.h)
+    return LatentInstance(instance.scores[order], instance.labels[order], instance.description,
+                          instance.seed, instance.trial, instance.max_n,
+                          bags=bag_names[instance.bags[order]],
+                          h=None if instance.h is None else instance.h[order])
+
+
+def _shifted(instances, instance, loss, algorithm, rng):
+    """A power of two added to every score (exact on the dyadic grid): the same objective
+    and rows."""
+    s = instance.scores
+    c = exact_shift(s, rng)
+    if c is None:
+        return "no shift by a power of two is exact on these scores (the case is not dyadic)"
+    a = instances.solve(instance, loss, algorithm)
+    b = instances.solve(_with(instance, s + c), loss, algorithm)
+    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    if what:
+        return f"shift {c!r}: objective {what}"
+    if not np.array_equal(a.h, b.h):
+        return f"shift {c!r}: rows differ"
+    return None
+
+
+def _permuted(instances, instance, loss, algorithm, rng):
+    """Rows in a random order and bags renamed (their sorted order changes too): the same
+    objective, and in each bag a row of the same score (rows of equal score are
+    interchangeable)."""
+    order = rng.permutation(instance.size)
+    names = rng.permutation(np.unique(instance.bags).size) * 3 + 1
+    moved = _with(instance, order=order, bag_names=names)
+    a = instances.solve(instance, loss, algorithm)
+    b = instances.solve(moved, loss, algorithm)
+    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    if what:
+        return f"objective {what}"
+    chosen = dict(zip(b.bag_ids.tolist(), moved.scores[b.h].tolist()))
+    for bag, score in zip(a.bag_ids.tolist(), instance.scores[a.h].tolist()):
+        if chosen[int(names[bag])] != score:
+            return (f"bag {bag}: the row chosen scores {chosen[int(names[bag])]!r} once "
+                    f"permuted, {score!r} before")
+    return None
+
+
+def _second_step(instances, instance, loss, algorithm, rng):
+    """latent-ap with each exact AP algorithm of the registry as its second step (qs by
+    default): the same objective and rows."""
+    base = instances.solve(instance, loss, algorithm)
+    for algo in algorithms(loss="ap", exact=True):
+        if algo.max_samples is not None:
+            continue
+        r = LatentProblem(instance.labels, loss, bags=instance.bags, h=instance.h,
+                          ranking_algorithm=algo.name).solve_one(instance.scores, algorithm)
+        what = close_within(r.objective, base.objective, instances.tolerance(instance))
+        if what:
+            return f"second step {algo.name}: objective {what}"
+        if not np.array_equal(r.h, base.h):
+            return f"second step {algo.name}: rows differ"
+    return None
+
+
+def _one_row(instances, instance, loss, algorithm, rng):
+    """Bags of one row: the greedy reaches AP inference's optimum of the bags' scores."""
+    r = instances.solve(instance, loss, algorithm)
+    exact = RankingProblem(instance.labels, "ap").solve_one(instance.scores)
+    what = close_within(r.objective, exact.objective, instances.tolerance(instance))
+    return f"objective {what} (AP inference's)" if what else None
+
+
+def _at_least_truth(instances, instance, loss, algorithm, rng):
+    """Every algorithm starts from or beats the ground truth, whose objective is 0."""
+    r = instances.solve(instance, loss, algorithm)
+    if r.objective < -instances.tolerance(instance):
+        return f"objective {r.objective!r} below the ground truth's 0"
+    return None

@@ -153,11 +153,11 @@ class PairwiseInstances(Instances):
                                    params.get("ties", "none"),
                                    f"{family} {_describe(params)}", params.get("seed", 0))
 
-    def deep_reference(self, loss) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> Optional[str]:
         """Cuts from scratch (``graphcut-static``): no kept flow, trees or dense paths."""
         return "graphcut-static"
 
-    def paths(self, instance, algorithm: str) -> tuple:
+    def paths(self, instance, algorithm: str, result=None) -> tuple:
         """The component sizes the instance has, on each side of the switches of
         ``algorithm`` ("graphcut": enumeration, dense cuts, one-tree re-cuts, restores), and
         its pair/unary scale."""

@@ -8,7 +8,8 @@ from typing import Optional
 import numpy as np
 
 from aprank.inference._base import InferenceResult, Instance
-from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic
+from aprank.inference._deep import (DeepCase, Relation, around, close_within, dyadic,
+                                    exact_shift)
 from aprank.inference._protocol import Instances
 from aprank.inference.ranking import _driver_cy, _optranks_cy, _select_cy
 from aprank.inference.ranking._problem import RankingProblem
@@ -202,11 +203,11 @@ class RankingInstances(Instances):
         desc = " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
         return Instance(scores, labels, desc, int(params["seed"]), 0, P + N)
 
-    def deep_reference(self, loss) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> Optional[str]:
         """The O(PN) scan of the loss: ``yue`` for AP, ``ndcg-greedy`` for NDCG."""
         return self.DEEP_REFERENCES.get(loss.name)
 
-    def paths(self, instance, algorithm: str) -> tuple:
+    def paths(self, instance, algorithm: str, result=None) -> tuple:
         """The side of each size switch the instance's P and N are on, whether a score is
         beyond SAFE_SCORE, and whether scores tie."""
         sw = self.switches()
@@ -243,12 +244,10 @@ def _shifted(instances, instance, loss, algorithm, rng):
     the same ranks, bit for bit (every comparison and step sees the same differences), and
     the objective within the tolerance."""
     s = instance.scores
-    top = float(np.abs(s).max(initial=0.0))
-    e = (int(np.frexp(top)[1]) if top > 0 else 0) + int(rng.integers(1, 11))
-    c = np.ldexp(1.0 if rng.random() < 0.5 else -1.0, min(e, 1021))
+    c = exact_shift(s, rng)
+    if c is None:
+        return "no shift by a power of two is exact on these scores (the case is not dyadic)"
     moved = s + c
-    if not (np.all(np.isfinite(moved)) and np.array_equal(moved - c, s)):
-        return f"the shift by {c!r} is not exact on these scores (the case is not dyadic)"
     a = instances.solve(instance, loss, algorithm)
     b = instances.solve(Instance(moved, instance.labels, "", 0, 0, 0), loss, algorithm)
     if not np.array_equal(a.ranks, b.ranks):
