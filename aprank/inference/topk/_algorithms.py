@@ -11,7 +11,7 @@ from aprank.inference.topk._instances import TopKInstances
 from aprank.inference.topk._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.topk._problem import TopKProblem
 
-__all__ = ["run_cstar", "KINDS", "ALGORITHMS"]
+__all__ = ["run_cstar", "run_cstar_plain", "KINDS", "ALGORITHMS"]
 
 
 def run_cstar(call) -> None:
@@ -22,8 +22,58 @@ def run_cstar(call) -> None:
 
 
 
+def run_cstar_plain(call) -> None:
+    """The c-star enumeration without its speed-ups, in NumPy: every core state's gains from
+    scratch (no Gray-code updates), the free items fully sorted (no selection), the first
+    best state in binary order; the chosen subset's value summed from its terms. The
+    reference of ``cstar`` at sizes beyond brute force."""
+    p = call.problem
+    core, W, Fcc = p.core, p.W, p.Fcc
+    in_core = p.in_core.astype(bool)
+    C = core.size
+    states = (np.arange(2 ** C)[:, None] >> np.arange(C)[None, :]) & 1 if C else \
+        np.zeros((1, 0), dtype=np.int64)
+    for q in range(call.n_queries):
+        a, b = int(call.offsets[q]), int(call.offsets[q + 1])
+        u, clamp, k = call.unary[a:b], call.clamp[a:b], int(call.k[q])
+        forced = ~in_core[:b - a] & (clamp > 0)
+        free = np.flatnonzero(~in_core[:b - a] & (clamp == 0))
+        best, chosen = -np.inf, None
+        for state in states.astype(bool):
+            cl = clamp[core]
+            if np.any(state & (cl < 0)) or np.any(~state & (cl > 0)):
+                continue
+            r = k - int(state.sum()) - int(forced.sum())
+            if r < 0 or r > free.size:
+                continue
+            g = u + state.astype(np.float64) @ W[:, :b - a] if C else u
+            top = free[np.argsort(-g[free], kind="stable")[:r]]
+            value = (float(u[core[state]].sum()) + float(Fcc[np.ix_(state, state)].sum())
+                     + float(g[forced].sum()) + float(g[top].sum()))
+            if value > best:
+                best, chosen = value, (state, top)
+        t = np.zeros(b - a, dtype=np.uint8)
+        if chosen is None:
+            call.t[a:b], call.value[q] = t, -np.inf
+            continue
+        state, top = chosen
+        t[core[state]] = 1
+        t[forced] = 1
+        t[top] = 1
+        tf = t.astype(np.float64)
+        value = float(tf @ u)
+        if C:
+            value += float(Fcc[np.ix_(state, state)].sum())
+            value += float((W[:, :b - a] @ (tf * ~in_core[:b - a]))[state].sum())
+        call.t[a:b], call.value[q] = t, value
+
+
 def _cstar_cost(P, N):
     return P + N      # per core state; the benchmark's instances have a core of 2
+
+
+def _plain_cost(P, N):
+    return (P + N) * np.log2(max(P + N, 2))     # per core state
 
 
 def _brute_subset_cost(P, N):
@@ -35,6 +85,18 @@ def _brute_subset_cost(P, N):
 #: 2e3, 2e4) and 0.05 us per item besides (C = 4, n = 1e6: the states no longer dominate); brute
 #: 1.0-2.6 us per unit of C(n, k) k (n = 12-16, a NumPy product per subset).
 _US_STATE, _US_ITEM, _US_SUBSET = 0.0012, 0.05, 2.5
+#: cstar-plain, per item and sort level of a state, and per state of a query (AMD EPYC, 2
+#: vCPUs: C = 10, n = 1e3 and 1e4; C = 14, n = 100).
+_US_PLAIN_ITEM, _US_PLAIN_STATE = 0.01, 40.0
+
+
+def _plain_seconds(call) -> float:
+    """2^C states, each a NumPy pass and a full sort of every item of every query (a few
+    microseconds of overhead a state besides)."""
+    C = call.problem.core.shape[0]
+    n, Q = float(call.offsets[-1]), call.n_queries
+    return 1e-6 * 2.0 ** C * (_US_PLAIN_ITEM * n * max(1.0, np.log2(max(n / Q, 2.0)))
+                              + _US_PLAIN_STATE * Q)
 
 
 def _cstar_seconds(call) -> float:
@@ -64,6 +126,10 @@ ALGORITHMS = (
     Algorithm("cstar", "topk", ("precision@k",), True, "O(2^C N), C = core size",
               "paper 001 sec. 4 (Gray-code core states, linear-time selection)",
               run_cstar, cost=_cstar_cost, seconds=_cstar_seconds),
+    Algorithm("cstar-plain", "topk", ("precision@k",), True, "O(2^C (C N + N log N))",
+              "the c-star enumeration without Gray-code updates or selection (NumPy): "
+              "cstar's reference at scale", run_cstar_plain, cost=_plain_cost,
+              seconds=_plain_seconds),
     Algorithm("brute", "topk", None, True, "O(C(n, k) k)",
               "exhaustive over k-subsets: the oracle", run_brute, cost=_brute_subset_cost,
               seconds=_brute_subset_seconds, max_samples=MAX_SAMPLES),
