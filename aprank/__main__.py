@@ -18,7 +18,7 @@ import sys
 import time
 
 import aprank
-from aprank import _quick_bench
+from aprank import _quick_bench, checks
 from aprank.datasets import ChecksumError, DataUnavailableError
 
 
@@ -28,12 +28,38 @@ def _cmd_algorithms(args) -> int:
 
 
 def _cmd_check(args) -> int:
+    if args.deep:
+        return _deep(args)
+    if args.kind or args.out:
+        args.parser.error("--kind and --out go with --deep")
     t0 = time.perf_counter()
-    report = aprank.crosscheck(args.loss, n_trials=args.n_trials, max_n=args.max_n,
+    report = aprank.crosscheck(args.loss, n_trials=200 if args.n_trials is None else args.n_trials,
+                               max_n=CHECK_MAX_N if args.max_n is None else args.max_n,
                                seed=args.seed)
     print(report)
     print(f"({time.perf_counter() - t0:.1f} s)")
     return 0 if report.ok else 1
+
+
+def _deep(args) -> int:
+    if args.loss or args.n_trials is not None:
+        args.parser.error("--loss and --n-trials are the plain check's; --deep takes --kind")
+    max_n = DEEP_MAX_N if args.max_n is None else args.max_n
+    report = checks.deep_check(args.kind, max_n=max_n, seed=args.seed,
+                               progress=sys.stderr.isatty())
+    print(report)
+    if args.out:
+        command = " ".join(["python -m aprank check --deep", f"--max-n {max_n}"]
+                           + ([f"--kind {' '.join(args.kind)}"] if args.kind else [])
+                           + ([f"--seed {args.seed}"] if args.seed else []))
+        with open(args.out, "w") as f:
+            f.write(f"Regenerate: `{command} --out FILE`. {report.summary()}.\n\n"
+                    f"{report.table()}\n")
+    return 0 if report.ok else 1
+
+
+#: The largest instance of the plain check and of the deep check, unless --max-n says.
+CHECK_MAX_N, DEEP_MAX_N = 2000, 100_000
 
 
 #: Where the tools that left the package live (issue 23): they are run from a checkout of the
@@ -115,12 +141,26 @@ def build_parser() -> argparse.ArgumentParser:
                 "Every algorithm against its kind's oracle and the others on seeded\n"
                 "random instances; exit status 1 if any disagree.\n"
                 "Needs no data; writes nothing; takes about 30 s with the defaults\n"
-                "(time grows with --n-trials and --max-n).")
-    p.add_argument("--n-trials", type=_at_least(1), default=200,
+                "(time grows with --n-trials and --max-n).\n"
+                "--deep: every algorithm against a slower exact one of the zoo up to\n"
+                f"--max-n samples (default {DEEP_MAX_N}), on instances built to cross every\n"
+                "switch of the fast paths, and the relations that must hold (a constant\n"
+                "added to the scores, permutations, a problem split or duplicated); prints\n"
+                "a table per algorithm, path and relation and a reproducer per\n"
+                "disagreement. Takes minutes (a progress bar on a terminal); --out FILE\n"
+                "also writes the table.")
+    p.add_argument("--deep", action="store_true",
+                   help="the deep check (minutes): switches, sizes and relations")
+    p.add_argument("--n-trials", type=_at_least(1), default=None,
                    help="random instances per loss (at least 1; default 200)")
-    p.add_argument("--max-n", type=_at_least(2), default=2000,
-                   help="largest instance size (at least 2: a positive and a negative; "
-                   "default 2000)")
+    p.add_argument("--max-n", type=_at_least(2), default=None,
+                   help=f"largest instance size (at least 2: a positive and a negative; "
+                   f"default {CHECK_MAX_N}, with --deep {DEEP_MAX_N})")
+    p.add_argument("--kind", nargs="+", default=None,
+                   choices=[k.name for k in aprank.kinds()], metavar="KIND",
+                   help="with --deep: the problem kinds to check, among "
+                   + ", ".join(k.name for k in aprank.kinds()) + " (default: every kind)")
+    p.add_argument("--out", help="with --deep: also write the table (Markdown) to this file")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--loss", nargs="+", default=None, choices=sorted(aprank.losses.LOSSES),
                    metavar="LOSS",      # the usage in an error line stays short

@@ -211,7 +211,8 @@ class DeepCheckReport:
     def __str__(self) -> str:
         switches = "; ".join(f"{kind}: " + ", ".join(f"{k} = {v}" for k, v in s.items())
                              for kind, s in self.switches.items() if s)
-        parts = [self.table(), "", f"Switches crossed: {switches}.", "", self.summary()]
+        parts = [self.table(), "", f"Named switches the cases are built around: {switches}.", "",
+                 self.summary()]
         parts += [str(d) for d in self.disagreements]
         return "\n".join(parts)
 
