@@ -59,7 +59,7 @@ def _deep(args) -> int:
 
 
 #: The largest instance of the plain check and of the deep check, unless --max-n says.
-CHECK_MAX_N, DEEP_MAX_N = 2000, 100_000
+CHECK_MAX_N, DEEP_MAX_N = 2000, 1_000_000
 
 
 #: Where the tools that left the package live (issue 23): they are run from a checkout of the

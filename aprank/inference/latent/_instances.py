@@ -121,7 +121,7 @@ class LatentInstances(Instances):
                                   known=0.3 if (i + j) % 2 else 0.0, seed=seed + 7 * i + j)
                     if (P + N) * rows <= max_n:
                         cases.append(DeepCase("bags", params, ("latent-ap", "latent-ssvm"),
-                                              relations=(P + N) * rows <= 20_000))
+                                              relations=(P + N) * rows <= 30_000))
         return cases
 
     def deep_instance(self, family: str, **params) -> LatentInstance:
