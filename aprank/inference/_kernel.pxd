@@ -19,7 +19,7 @@ from libc.stdint cimport int64_t
 from libc.math cimport log2
 from libcpp cimport bool as cbool
 
-from aprank.inference._interrupt cimport Poll, poll_stop, POLL_WORK
+from aprank.inference._interrupt cimport Poll, poll_stop
 
 ctypedef int64_t i64
 
@@ -219,8 +219,8 @@ cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double
 
 
 cdef enum:
-    # solve_sorted_polled's negatives between two reads of the clock: a block costs at most
-    # 256 scans of P steps (5 ms at P = 2e4), the clock some 20 ns.
+    # solve_sorted_polled's negatives between two questions to the poll: a block costs at most
+    # 256 scans of P steps (5 ms at P = 2e4).
     POLL_NEGATIVES = 256
 
 
@@ -235,10 +235,11 @@ cdef inline bint solve_sorted_polled(const LossSpec* L, const double* pos, const
     while a < hi:
         b = a + POLL_NEGATIVES if hi - a > POLL_NEGATIVES else hi
         solve_sorted(L, pos, neg_s, neg_x, a, b, rl, rh, ranks)
+        # counted at its worst, each negative's search a scan of P + 1 candidates
+        if poll_stop(L.poll, (b - a) * (L.P + 1)):
+            return True
         rl = ranks[neg_x[b - 1]]
         a = b
-        if poll_stop(L.poll, POLL_WORK):
-            return True
     return False
 
 
