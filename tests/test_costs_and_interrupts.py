@@ -4,8 +4,9 @@ Every kind warns (SlowAlgorithmWarning) before a call its algorithm's ``seconds`
 estimates over a minute: the tests hand ``infer``, ``infer_batch`` and ``max_marginals`` a copy
 of the registry entry whose ``run`` fails the test, so the warning, made an error, must come
 before the run (and the long call never runs). A SIGINT from a timer thread stops a long
-c-star call (the kernel polls for signals) and a long graph-cut call (the compiled max-marginal
-loop polls between cuts) within a second.
+c-star call (the kernel polls for signals), a long graph-cut call (the compiled max-marginal
+loop polls between cuts), the ranking kernels whose scans run for minutes (yue, ndcg-greedy;
+search's and select's P^2) and the pairwise enumeration of large components within a second.
 """
 from __future__ import annotations
 
@@ -197,6 +198,27 @@ def test_latent_greedy_estimate_grows_as_the_square_of_the_bags():
     assert 3.5 < estimates[1] / estimates[0] < 4.2    # N (N + P), P and N doubled
 
 
+def test_solve_seconds_estimates_the_call_the_solve_would_run_without_running_or_warning():
+    s, y, qid = _queries(10_000, 16, 8)
+    problem = aprank.inference.RankingProblem(y, qid=qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = aprank.inference.solve_seconds(problem, s, _guarded("brute", "ranking"))
+    call = type("Call", (), {"query_sizes": problem.query_sizes})()
+    assert got == _seconds("brute", "ranking", call) > _registry.SLOW_CALL_SECONDS
+    # the problem still warns before its own long call
+    with pytest.raises(SlowAlgorithmWarning):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SlowAlgorithmWarning)
+            problem.solve(s, _guarded("brute", "ranking"))
+    # the pairwise kind's estimate counts the components that non-zero pair scores link
+    sp_, e, c = _giant_component(20_000, 80_000)
+    pairwise = aprank.inference.PairwiseProblem(sp_ > 0, edges=e)
+    linked = aprank.inference.solve_seconds(pairwise, sp_, "graphcut", edge_scores=c)
+    apart = aprank.inference.solve_seconds(pairwise, sp_, "graphcut", edge_scores=0.0)
+    assert linked > 100 * apart
+
+
 # ------------------------------------------------------------------------------ Ctrl-C
 def _interrupted_after(call, delay: float = 0.3) -> float:
     """Seconds from a SIGINT raised by a timer thread ``delay`` s into ``call`` to the
@@ -256,6 +278,70 @@ def test_ctrl_c_stops_a_long_graph_cut_call_within_a_second():
     ref = max_marginals(s[:12], [[i, i + 1] for i in range(11)], -0.5, algorithm="brute")
     np.testing.assert_allclose(small.m_plus, ref.m_plus, atol=1e-12)
     np.testing.assert_allclose(small.m_minus, ref.m_minus, atol=1e-12)
+
+
+def _one_query(P: int, N: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(P + N), np.arange(P + N) < P
+
+
+#: (algorithm, loss, P, N, estimate at least): calls of many seconds in the kernels' P N (or,
+#: for search and select, P^2) scans, which ignored Ctrl-C until they returned
+LONG_RANKING_CALLS = [
+    ("yue", "ap", 20_000, 2_000_000, 60.0),
+    ("ndcg-greedy", "ndcg", 20_000, 2_000_000, 60.0),
+    ("search", "ap", 200_000, 200_000, 10.0),
+    ("select", "ap", 200_000, 200_000, 10.0),
+]
+
+
+@pytest.mark.parametrize("name, loss, P, N, at_least", LONG_RANKING_CALLS,
+                         ids=[c[0] for c in LONG_RANKING_CALLS])
+def test_ctrl_c_stops_a_long_ranking_kernel_within_a_second(name, loss, P, N, at_least):
+    s, y = _one_query(P, N)
+    problem = aprank.inference.RankingProblem(y, loss)
+    kept = s.copy()
+    assert aprank.inference.solve_seconds(problem, s, name) > at_least
+    assert _interrupted_after(lambda: problem.solve(s, name)) < 1.0
+    np.testing.assert_array_equal(s, kept)
+    # nothing is left half-done: the kernel solves again, and right (brute agrees)
+    small_s, small_y = _one_query(5, 7, seed=1)
+    got = aprank.infer(small_s, small_y, loss=loss, algorithm=name)
+    ref = aprank.infer(small_s, small_y, loss=loss, algorithm="brute")
+    assert got.objective == pytest.approx(ref.objective, abs=1e-12)
+
+
+def test_ctrl_c_stops_a_long_call_over_many_small_queries():
+    # a million queries of 20 by the greedy: the kernel and the driver share one poll
+    s, y, qid = _queries(1_000_000, 20, 5)
+    problem = aprank.inference.RankingProblem(y, "ap", qid=qid)
+    assert _interrupted_after(lambda: problem.solve(s, "yue"), delay=0.3) < 1.0
+
+
+@pytest.mark.parametrize("n_components, scale, bound", [(20, 0.1, 1.0), (1, 1e16, 0.5)],
+                         ids=["components", "one-component"])
+def test_ctrl_c_stops_the_pairwise_enumeration_within_a_second(n_components, scale, bound):
+    # cliques of 24 samples enumerated: 2^24 labellings each, 0.7 s; at pair scores 1e16 times
+    # the unary ones the exact walk, 1.2 s. The walks ask for signals every 4096 steps and the
+    # loop between components, so one component's walk is stopped well before it ends
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(n_components), 24)
+    e = aprank.inference.group_pairs(groups)
+    s, c = rng.standard_normal(groups.size), -scale * np.abs(rng.standard_normal(e.shape[0]))
+    kept = s.copy()
+    call = PairwiseCall(PairwiseGraph(s.size, e), s, c, enumerate_up_to=24)
+    assert _registry.estimated_seconds(_registry.get("graphcut", "pairwise"), call) > \
+        n_components
+    assert _interrupted_after(lambda: max_marginals(s, e, c, enumerate_up_to=24),
+                              delay=0.1) < bound
+    np.testing.assert_array_equal(s, kept)
+    # the enumeration still agrees with brute force afterwards
+    got = max_marginals(s[:6], [[i, j] for i in range(6) for j in range(i + 1, 6)], -0.3,
+                        enumerate_up_to=24)
+    ref = max_marginals(s[:6], [[i, j] for i in range(6) for j in range(i + 1, 6)], -0.3,
+                        algorithm="brute")
+    np.testing.assert_allclose(got.m_plus, ref.m_plus, atol=1e-12)
+    np.testing.assert_allclose(got.m_minus, ref.m_minus, atol=1e-12)
 
 
 def test_a_cost_model_that_is_not_callable_is_refused_when_registered():

@@ -163,6 +163,28 @@ def test_public_sources_are_used_without_a_mirror(monkeypatch, tmp_path):
     assert not (tmp_path / "musk").exists()
 
 
+@pytest.mark.parametrize("env, base_url, named", [
+    ("not a url", None, "APRANK_DATA_URL"),
+    ("127.0.0.1:8000/data", None, "APRANK_DATA_URL"),     # no scheme
+    ("https://example.org/data", "ftp://example.org/data", "base_url"),
+    ("", "http:///no-host", "base_url"),
+])
+def test_a_mirror_that_is_not_an_http_or_file_url_is_refused_by_name(env, base_url, named,
+                                                                     monkeypatch, tmp_path):
+    """urllib's "unknown url type" named neither the variable nor what it takes; nothing is
+    asked of the network nor written."""
+    import urllib.request
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: pytest.fail("urlopen ran"))
+    monkeypatch.setenv("APRANK_DATA_URL", env)
+    given = base_url if base_url is not None else env
+    with pytest.raises(ValueError, match=rf"^{named} must be the http\(s\) or file URL of a "
+                                         rf"mirror of the data folder .*got '{given}'$"):
+        datasets.fetch_file("mil/birds_hja/hja_birdsong_features.txt", data_home=tmp_path,
+                            base_url=base_url)
+    assert not any(tmp_path.iterdir())
+
+
 def test_unknown_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match="not a file aprank knows"):
         datasets.fetch_file("mil/nothing.txt", data_home=tmp_path)

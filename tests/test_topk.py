@@ -1,4 +1,6 @@
 """The top-k kind (paper 001): the c-star kernel against exhaustive search over k-subsets."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -228,6 +230,39 @@ def test_estimator_refuses_bad_input(kwargs, y, match):
         Y = Y[:, 0]
     with pytest.raises(ValueError, match=match):
         CStarPrecisionAtK(**kwargs).fit(X, Y)
+
+
+@pytest.mark.parametrize("k", ["bep", 2])
+@pytest.mark.parametrize("labels, which", [("ones", "all relevant"), ("zeros", "all irrelevant"),
+                                           ("rows", "all relevant or all irrelevant")])
+def test_labels_that_leave_nothing_to_rank_are_refused(labels, which, k):
+    # every subset of k labels then has the same precision: the fit returned an all-zero model
+    X, _ = tiny_multilabel()
+    Y = {"ones": np.ones((X.shape[0], 5), bool), "zeros": np.zeros((X.shape[0], 5), bool),
+         "rows": np.arange(X.shape[0])[:, None] % 2 == np.zeros((1, 5))}[labels]
+    with pytest.raises(ValueError, match=rf"every sample's labels are {which} .*nothing to "
+                                         "learn"):
+        CStarPrecisionAtK(n_core=2, k=k).fit(X, Y)
+
+
+@pytest.mark.parametrize("C", [1e3, 1e300])
+def test_a_large_C_learns_what_the_bound_alone_gives(C):
+    # at C = 1e3 every step of 0.1 overshoots on these data, at 1e300 the first overflows: the
+    # best iterate stayed w = 0 and the model came back all zero, without a word
+    X, Y = tiny_multilabel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = CStarPrecisionAtK(n_core=2, C=C, max_iter=100).fit(X, Y)
+    assert est.learning_rate_ < est.learning_rate
+    assert np.abs(est.coef_).max() > 0 and est.objective_.min() < 0.9 * est.objective_[0]
+    assert est.score(X, Y) > CStarPrecisionAtK(n_core=2, C=1.0, max_iter=5).fit(X, Y).score(X, Y)
+
+
+def test_a_C_whose_objective_overflows_is_refused():
+    X, Y = tiny_multilabel()
+    with pytest.raises(ValueError, match=r"C = 1e\+308 is too large: the objective at w = 0.*"
+                                         "overflows float64"):
+        CStarPrecisionAtK(n_core=2, C=1e308).fit(X, Y)
 
 
 def test_estimator_pickles():

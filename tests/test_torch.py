@@ -206,6 +206,51 @@ def test_unknown_loss_is_refused():
         at.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="zero-one")
 
 
+@pytest.mark.parametrize("function", ["ap_hinge_loss", "ndcg_hinge_loss"])
+def test_a_loss_keyword_to_the_hinge_of_one_loss_says_what_to_call(function):
+    # Python's own message was "hinge_loss() got multiple values for keyword argument 'loss'"
+    with pytest.raises(TypeError, match=rf"^{function}\(\) is the hinge of one loss and takes "
+                                        r"no loss= \(got 'zero-one'\); for another loss call "
+                                        r"aprank.torch.hinge_loss\(.*\['ap', 'ndcg'\]"):
+        getattr(at, function)(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="zero-one")
+
+
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_torch_func_grad_and_jacrev_give_the_backward_gradient(backend):
+    rng = np.random.default_rng(3)
+    s = torch.tensor(rng.standard_normal(40))
+    y, q = torch.tensor(rng.random(40) < 0.3), torch.tensor(rng.integers(0, 3, 40))
+    y[:3] = True
+    q[:3] = torch.arange(3)
+
+    def loss(scores, reduction="mean"):
+        return at.ap_hinge_loss(scores, y, q, reduction, backend=backend)
+
+    leaf = s.clone().requires_grad_(True)
+    loss(leaf).backward()
+    torch.testing.assert_close(torch.func.grad(loss)(s), leaf.grad)
+    rows = []
+    for k in range(3):
+        leaf = s.clone().requires_grad_(True)
+        loss(leaf, "none")[k].backward()
+        rows.append(leaf.grad)
+    torch.testing.assert_close(torch.func.jacrev(lambda t: loss(t, "none"))(s), torch.stack(rows))
+
+
+@pytest.mark.parametrize("transform", ["vmap", "vmap(grad)", "grad(vmap)"])
+def test_vmap_is_refused_saying_what_to_pass_instead(transform):
+    # torch said "Cannot access data pointer of Tensor that doesn't have storage"
+    y = torch.tensor([True, False, False, True])
+    S = torch.randn(3, 4)
+    one = lambda t: at.ap_hinge_loss(t, y)      # noqa: E731
+    call = {"vmap": lambda: torch.func.vmap(one)(S),
+            "vmap(grad)": lambda: torch.func.vmap(torch.func.grad(one))(S),
+            "grad(vmap)": lambda: torch.func.grad(lambda t: torch.func.vmap(one)(t).sum())(S)}
+    with pytest.raises(RuntimeError, match=r"do not support torch.func.vmap.*a \(B, L\) tensor "
+                                           r"is L queries"):
+        call[transform]()
+
+
 def test_caller_tensors_are_not_modified():
     s = torch.tensor([0.5, 2.0, 0.5, -1.0])
     y = torch.tensor([1, 0, 1, 0])

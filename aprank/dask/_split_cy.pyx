@@ -36,6 +36,7 @@ def opt_ranks(const double[::1] pos, str loss_code, const double[::1] discount, 
     L.simd = False
     L.inv_norm = 0.0
     L.loss_weight = 1.0     # optimal_ranks refuses scores that would need scaling
+    L.poll = NULL           # opt_rank never polls: each negative's search is short
     with nogil:
         if L.kind != LOSS_AP:
             for k in range(1, L.P + 1):

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,11 +219,24 @@ def _check(where, rel: str, actual: str) -> None:
 
 
 # --------------------------------------------------------------------------- fetching
+#: The URL schemes a mirror of the data folder may have (urllib reads them).
+MIRROR_SCHEMES = ("http", "https", "file")
+
+
 def _source_url(rel: str, base_url) -> str | None:
     """The URL of ``rel``: under ``base_url`` (or ``APRANK_DATA_URL``) when set, a mirror laid
-    out like the data folder; else its public URL."""
+    out like the data folder; else its public URL. ValueError, naming where it came from, for
+    a mirror that is not an http(s) or file URL (urllib's own words, "unknown url type", say
+    neither)."""
     base = base_url if base_url is not None else os.environ.get(URL_ENV_VAR)
     if base:
+        parts = urllib.parse.urlsplit(base)
+        if parts.scheme.lower() not in MIRROR_SCHEMES or (
+                parts.scheme.lower() != "file" and not parts.netloc):
+            where = "base_url" if base_url is not None else URL_ENV_VAR
+            raise ValueError(f"{where} must be the http(s) or file URL of a mirror of the data "
+                             f"folder (e.g. https://example.org/aprank-data or "
+                             f"file:///srv/aprank-data), got {base!r}")
         return f"{base.rstrip('/')}/{rel}"
     return _remote(rel).url
 

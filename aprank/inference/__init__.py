@@ -5,7 +5,9 @@ every kind has: the abstract :class:`Problem` and :class:`Instances`), ``_base.p
 kinds share: result types, :class:`QueryProblem`, :class:`Instance`), ``_infer.py``
 (:func:`infer`, :func:`infer_batch`), ``_user.py`` (user algorithms), ``_builtin.py`` (the
 kinds put in the registry), ``_exhaustive.py`` (what the query kinds' oracles share),
-``_kernel.pxd`` and ``_order.hpp`` (the compiled kernels' shared C++), and one folder per
+``_estimate.py`` (what a solve is estimated to cost before it runs: :func:`solve_seconds`),
+``_kernel.pxd`` and ``_order.hpp`` (the compiled kernels' shared C++), ``_interrupt.pxd``
+(Ctrl-C in the compiled loops), and one folder per
 problem kind with the same modules: ``ranking/``, ``labelling/``, ``topk/``, ``pairwise/``,
 ``latent/``.
 """
@@ -20,6 +22,7 @@ except ImportError as err:   # a source tree whose kernels were never compiled
 from aprank.inference import _builtin  # noqa: F401  (fills the registry)
 from aprank.inference._base import BatchResult, InferenceResult, Instance, QueryProblem
 from aprank.inference._deep import DeepCase, Relation
+from aprank.inference._estimate import slow_call_seconds, solve_seconds
 from aprank.inference._infer import infer, infer_batch
 from aprank.inference._protocol import Instances, Problem
 from aprank.inference._registry import (
@@ -42,4 +45,4 @@ __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "Problem", 
            "LatentProblem", "LatentInstance", "LatentBags", "LatentResult",
            "Algorithm", "AlgorithmTable", "ProblemKind", "algorithms", "get_algorithm", "kinds",
            "get_kind", "resolve", "SlowAlgorithmWarning", "register", "unregister", "set_simd",
-           "simd_active", "simd_level", "SIMD_LEVELS"]
+           "simd_active", "simd_level", "SIMD_LEVELS", "solve_seconds", "slow_call_seconds"]

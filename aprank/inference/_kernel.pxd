@@ -19,6 +19,8 @@ from libc.stdint cimport int64_t
 from libc.math cimport log2
 from libcpp cimport bool as cbool
 
+from aprank.inference._interrupt cimport Poll, poll_stop
+
 ctypedef int64_t i64
 
 cdef extern from "_order.hpp" namespace "aprank" nogil:
@@ -59,6 +61,8 @@ cdef struct LossSpec:
                               # scores (1 unless they come near DBL_MAX; see the driver)
     const double* discount    # NDCG: D(m) = discount[m - 1]; NULL means D(m) = 1 / log2(1 + m)
     int simd                  # the highest partition path allowed (SimdLevel in _order.hpp)
+    Poll* poll                # Ctrl-C: the driver's poll, which kernels whose work can run
+                              # long (P N steps) count their work in and stop on (NULL: none)
 
 
 cdef inline double discount_at(const LossSpec* L, i64 m) noexcept nogil:
@@ -215,6 +219,31 @@ cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double
     for t in range(lo, hi):
         r = opt_rank(L, pos, neg_s[t], t + 1, r, rh)
         set_rank(ranks, L.P, neg_x, t, r)
+
+
+cdef enum:
+    # solve_sorted_polled's negatives between two questions to the poll: a block costs at most
+    # 256 scans of P steps (5 ms at P = 2e4).
+    POLL_NEGATIVES = 256
+
+
+cdef inline bint solve_sorted_polled(const LossSpec* L, const double* pos, const double* neg_s,
+                                     const i64* neg_x, i64 lo, i64 hi, i64 rl, i64 rh,
+                                     i64* ranks) noexcept nogil:
+    """solve_sorted over blocks of POLL_NEGATIVES negatives, asking L.poll for a stop (Ctrl-C)
+    between blocks: True when stopped (the ranks are then partly written). Each block starts
+    at the rank of the block before, which the driver's pre-filled P+1 or set_rank left in
+    ``ranks``: the ranks are solve_sorted's."""
+    cdef i64 a = lo, b
+    while a < hi:
+        b = a + POLL_NEGATIVES if hi - a > POLL_NEGATIVES else hi
+        solve_sorted(L, pos, neg_s, neg_x, a, b, rl, rh, ranks)
+        # counted at its worst, each negative's search a scan of P + 1 candidates
+        if poll_stop(L.poll, (b - a) * (L.P + 1)):
+            return True
+        rl = ranks[neg_x[b - 1]]
+        a = b
+    return False
 
 
 # An algorithm: given the positives' scores in rank order and the negatives (scores neg_s,

@@ -413,9 +413,9 @@ SLOW_CALL_SECONDS = 60.0
 
 class SlowAlgorithmWarning(UserWarning):
     """A call predicted (by the registry's cost models) to take over SLOW_CALL_SECONDS, or far
-    longer than another exact algorithm would on the same input. It comes before the call:
-    some compiled kernels (the ranking and labelling kernels, the pairwise enumeration) do not
-    see Ctrl-C until they return."""
+    longer than another exact algorithm would on the same input. It comes before the call;
+    Ctrl-C stops a long call of any kind within about a second (the compiled kernels ask for
+    signals as they go)."""
 
 
 def _as_float(x) -> float:

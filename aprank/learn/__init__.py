@@ -4,7 +4,9 @@ the c-star precision@k model learned by subgradient descent, and the weakly supe
 of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
 by cross-validation. A fit that leaves out queries without a relevant sample (the default,
 ``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a rank SVM given no ``qid`` where
-queries matter says so in a :class:`OneQueryWarning`."""
+queries matter says so in a :class:`OneQueryWarning`. A fit estimated to take over a minute
+says so before its work in a :class:`SlowFitWarning`, and Ctrl-C stops any fit within about a
+second, leaving the estimator as it was."""
 from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
@@ -13,8 +15,9 @@ from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.learn._query_warnings import EmptyQueryWarning, OneQueryWarning
+from aprank.learn._slow_fits import SlowFitWarning
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV", "BinarySVMCV",
            "cutting_plane", "CuttingPlaneResult", "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
-           "OneQueryWarning"]
+           "OneQueryWarning", "SlowFitWarning"]

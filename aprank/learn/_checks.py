@@ -6,6 +6,8 @@
 * A fit that raises (a bad input found late, a KeyboardInterrupt in the loop) leaves the
   estimator as it was: ``atomic_fit`` restores its attributes, and the fits compute into
   locals and assign the fitted attributes at the end.
+* A fit estimated to take over a minute says so before the work: ``atomic_fit`` opens the
+  fit's scope of ``_slow_fits.py``, where the learners add up their estimates.
 * Sample weights (``positive_weights``) and the labels given to ``score``
   (``relevance``).
 """
@@ -18,6 +20,8 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import _check_sample_weight, column_or_1d
+
+from aprank.learn._slow_fits import fit_scope
 
 __all__ = ["NoBoolInterval", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT",
            "StrOptions", "validate_params", "atomic_fit", "positive_weights", "relevance"]
@@ -47,7 +51,8 @@ def atomic_fit(fit):
     The parameters are checked as scikit-learn's ``_fit_context`` does. On any exception,
     KeyboardInterrupt included, the estimator's attributes are put back as they were (a
     failed fit never leaves ``classes_`` or ``n_features_in_`` of new data beside a stale
-    ``coef_``), then the exception propagates.
+    ``coef_``), then the exception propagates. The fit runs in its scope of estimates
+    (``_slow_fits.fit_scope``): one :class:`SlowFitWarning` before it if they reach a minute.
 
     Parameters
     ----------
@@ -64,7 +69,8 @@ def atomic_fit(fit):
     def atomic(self, *args, **kwargs):
         before = self.__dict__.copy()
         try:
-            return fit(self, *args, **kwargs)
+            with fit_scope(f"{type(self).__name__}.fit"):
+                return fit(self, *args, **kwargs)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)

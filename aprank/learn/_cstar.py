@@ -2,16 +2,31 @@
 descent on its loss bound."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
                                   StrOptions, atomic_fit)
-from aprank.models import CStarModel, greedy_core
+from aprank.learn._slow_fits import duration, expect_seconds
+from aprank.models import CStarModel, greedy_core, product_seconds
 
 __all__ = ["CStarPrecisionAtK", "break_even_precision"]
+
+#: The subgradient loop's stopping rule compares the best objective with the one WINDOW
+#: iterations back, so a fit runs at least WINDOW + 1 iterations (unless ``max_iter`` is less).
+WINDOW = 20
+#: How many times a descent whose first WINDOW + 1 steps never improve on the start (steps too
+#: long for C and the features: each overshoots, and the best iterate stays w = 0) starts again
+#: with a shorter step before it gives up with a ConvergenceWarning.
+MAX_RESTARTS = 5
+#: Seconds of one empirical mutual information of ``greedy_core`` on n samples: about
+#: 100 us + 0.035 us n (AMD EPYC, 2 cores shared; n = 1e3 ... 1e5: 0.13-3.5 ms). Rounded up.
+_MI_SECONDS, _MI_SAMPLE_SECONDS = 150e-6, 0.05e-6
 
 
 def break_even_precision(Y, T) -> float:
@@ -34,6 +49,15 @@ def break_even_precision(Y, T) -> float:
     k = Y.sum(axis=1)
     used = k > 0
     return float(((Y & T).sum(axis=1)[used] / k[used]).mean())
+
+
+def _norm(*arrays) -> float:
+    """The Euclidean norm of the arrays' entries together, scaled so that squares of entries
+    near 1e300 (a subgradient at C = 1e300) do not overflow."""
+    largest = max(float(np.max(np.abs(a), initial=0.0)) for a in arrays)
+    if largest == 0.0 or not np.isfinite(largest):
+        return largest
+    return largest * float(np.sqrt(sum(np.sum((a / largest) ** 2) for a in arrays)))
 
 
 class CStarPrecisionAtK(BaseEstimator):
@@ -66,7 +90,11 @@ class CStarPrecisionAtK(BaseEstimator):
     gamma : float > 0 or None
         Kernel parameter (as pairwise_kernels), used by "rbf", "poly", ...
     learning_rate : float > 0
-        The subgradient step at iteration t is ``learning_rate / sqrt(t)``.
+        The subgradient step at iteration t is ``learning_rate / sqrt(t)``. Where none of the
+        first 21 steps improves on the start (each overshoots: C or the features too large
+        for the step; at C = 1e300 the first step overflows), the descent starts again with
+        the step divided by the first subgradient's norm, then by 10, up to 5 times
+        (``learning_rate_``), and warns (ConvergenceWarning) if it still cannot improve.
     max_iter : int >= 1
         The most subgradient steps.
     tol : float >= 0
@@ -86,9 +114,20 @@ class CStarPrecisionAtK(BaseEstimator):
     interactions_ : ndarray of shape (L, L)
         F.
     objective_ : list of float
-        The objective per iteration.
+        The objective per iteration (of the last start, see ``learning_rate``).
     n_iter_ : int
-        Iterations run.
+        Iterations run (of the last start).
+    learning_rate_ : float
+        The learning rate of the kept descent (``learning_rate`` unless it was shortened).
+
+    Notes
+    -----
+    Labels that give precision@k nothing to rank are refused (ValueError), as the other
+    estimators refuse a single class: every sample's labels all relevant, or none relevant.
+    A fit estimated to take over a minute (the c-star algorithm's cost model, 2^n_core L per
+    sample and iteration, and the core's mutual information) warns first
+    (``aprank.learn.SlowFitWarning``); Ctrl-C stops it within about a second and leaves the
+    estimator as it was.
     """
 
     _parameter_constraints: dict = {
@@ -138,6 +177,19 @@ class CStarPrecisionAtK(BaseEstimator):
             raise ValueError("y needs at least 2 labels to rank")
         return Y.astype(bool)
 
+    @staticmethod
+    def _check_informative(Y):
+        """ValueError for labels that give precision@k nothing to learn from: a sample whose
+        labels are all relevant, or none, scores every subset of k labels alike."""
+        mixed = Y.any(axis=1) & ~Y.all(axis=1)
+        if not mixed.any():
+            which = "relevant" if Y.all() else "irrelevant" if not Y.any() else \
+                "relevant or all irrelevant"
+            raise ValueError(f"every sample's labels are all {which} (y is {Y.shape[0]} x "
+                             f"{Y.shape[1]}), so every subset of k labels has the same "
+                             "precision and there is nothing to learn: CStarPrecisionAtK needs "
+                             "samples with both relevant and irrelevant labels")
+
     # ------------------------------------------------------------------------ model
     def _features(self, X, X_fit=None):
         """The features of X: X itself, or its kernel values against the training samples
@@ -159,42 +211,83 @@ class CStarPrecisionAtK(BaseEstimator):
         """Learn from samples X and their (n, L) 0/1 label matrix y."""
         X = validate_data(self, X, reset=True, dtype=np.float64)
         Y = self._check_Y(y, X.shape[0])
+        self._check_informative(Y)
         n, L = Y.shape
         self._check_params(L)
+        # greedy_core's mutual informations: per core item, one per candidate and other label
+        pairs = sum((L - c) * (L - c - 1) for c in range(min(self.n_core, L)))
+        # and a kernel's matrix, n^2 d multiply-adds
+        kernel = 1e-9 * n * n * X.shape[1] if self.kernel is not None else 0.0
+        expect_seconds(f"set-up (the core's {pairs:,} mutual informations)",
+                       pairs * (_MI_SECONDS + _MI_SAMPLE_SECONDS * n) + kernel)
         core = greedy_core(Y, self.n_core)
         model = CStarModel(Y, self.k, core)
         Phi = self._features(X, X)
         K = Phi if self.kernel is not None else None
-        W = np.zeros((L, Phi.shape[1]))
-        v = np.zeros(L)
-        F = np.zeros((L, L))
-        best = None
-        objectives = []
-        for it in range(1, self.max_iter + 1):
-            b = model.bound(self._scores(Phi, W, v), F)
-            obj = self._objective(W, F, b.bound, K)
-            objectives.append(obj)
-            if best is None or obj < best[0]:
-                best = (obj, W.copy(), v.copy(), F.copy())
-            if it > 20 and objectives[-21] - best[0] <= self.tol * max(1.0, abs(best[0])):
+        iterations = min(self.max_iter, WINDOW + 1)
+        # the bound's inference, and the products Phi W' and G' Phi
+        per_iteration = model.estimated_seconds() + product_seconds(Phi, 2 * L)
+        expect_seconds(f"{iterations} iterations of about {duration(per_iteration)}",
+                       iterations * per_iteration)
+        learning_rate = float(self.learning_rate)
+        for restart in range(MAX_RESTARTS + 1):
+            best, objectives, it, first_norm = self._descend(model, Phi, K, n, L, learning_rate)
+            if best[0] < objectives[0] or len(objectives) < 2:
                 break
-            scale = self.C / n
-            G = b.grad_scores * b.used[:, None]
-            # the kernel form steps in function space (the RKHS gradient is G + alpha)
-            gW = scale * G.T + W if K is not None else scale * (G.T @ Phi) + W
-            gv = scale * G.sum(axis=0)
-            gF = scale * b.grad_interactions + F
-            step = self.learning_rate / np.sqrt(it)
-            W, v, F = W - step * gW, v - step * gv, F - step * gF
+            # no step improved on the start: the steps overshoot; shorter ones from the start
+            learning_rate /= max(10.0, first_norm) if restart == 0 else 10.0
+        else:
+            warnings.warn(f"CStarPrecisionAtK: no subgradient step improved on the start (w = "
+                          f"0) at C = {self.C:g}, even at learning rate {learning_rate:.3g}; "
+                          "the model is all zero: lower C or rescale X", ConvergenceWarning)
         _, W, v, F = best
         fitted = {"core_": core, "n_iter_": it, "objective_": np.array(objectives),
-                  "intercept_": v, "interactions_": F, "n_labels_": L}
+                  "intercept_": v, "interactions_": F, "n_labels_": L,
+                  "learning_rate_": learning_rate}
         if self.kernel is None:
             fitted["coef_"] = W
         else:
             fitted.update(dual_coef_=W, X_fit_=X)
         self.__dict__.update(fitted)
         return self
+
+    def _descend(self, model, Phi, K, n, L, learning_rate):
+        """One subgradient descent from w = 0: (best (objective, W, v, F), objectives,
+        iterations, the first subgradient's norm)."""
+        W = np.zeros((L, Phi.shape[1]))
+        v = np.zeros(L)
+        F = np.zeros((L, L))
+        best = None
+        objectives = []
+        first_norm = 0.0
+        scale = self.C / n
+        for it in range(1, self.max_iter + 1):
+            # a step that overshoots may overflow: its objective (inf or NaN) never beats the
+            # best, and the fit starts again with shorter steps
+            with np.errstate(over="ignore", invalid="ignore"):
+                b = model.bound(self._scores(Phi, W, v), F) if np.isfinite(W).all() and \
+                    np.isfinite(v).all() and np.isfinite(F).all() else None
+                obj = np.inf if b is None else self._objective(W, F, b.bound, K)
+            if it == 1 and not np.isfinite(obj):
+                raise ValueError(f"C = {self.C:g} is too large: the objective at w = 0, C "
+                                 "times the mean loss bound, overflows float64; lower C")
+            objectives.append(obj)
+            if best is None or obj < best[0]:
+                best = (obj, W.copy(), v.copy(), F.copy())
+            if b is None or (it > WINDOW and objectives[-WINDOW - 1] - best[0] <=
+                             self.tol * max(1.0, abs(best[0]))):
+                break
+            G = b.grad_scores * b.used[:, None]
+            with np.errstate(over="ignore", invalid="ignore"):
+                # the kernel form steps in function space (the RKHS gradient is G + alpha)
+                gW = scale * G.T + W if K is not None else scale * (G.T @ Phi) + W
+                gv = scale * G.sum(axis=0)
+                gF = scale * b.grad_interactions + F
+                if it == 1:
+                    first_norm = _norm(gW, gv, gF)
+                step = learning_rate / np.sqrt(it)
+                W, v, F = W - step * gW, v - step * gv, F - step * gF
+        return best, objectives, it, first_norm
 
     def _weights(self):
         return self.coef_ if self.kernel is None else self.dual_coef_

@@ -37,6 +37,7 @@ from aprank.learn._checks import (NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrO
                                   validate_params)
 from aprank.learn._dual_cd import HingeDual
 from aprank.learn._qp import solve_dual
+from aprank.learn._slow_fits import duration, expect_seconds, fit_iterations
 from aprank.models import StructuredModel
 
 __all__ = ["cutting_plane", "CuttingPlaneResult", "WorkingSet", "SOLVERS"]
@@ -620,7 +621,16 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
     -----
     C, tol, max_iter, prune_after and solver are checked (scikit-learn's ``InvalidParameterError``)
     unless the caller has checked them already (an estimator's fit).
+
+    Before the first iteration, ``min(max_iter, 10)`` iterations at the model's estimate
+    (``model.estimated_seconds()``) join the fit's estimate, which warns once, with a
+    ``aprank.learn.SlowFitWarning``, when it reaches a minute.
     """
+    iterations = fit_iterations(max_iter)
+    per_iteration = model.estimated_seconds()
+    if per_iteration is not None:
+        expect_seconds(f"{iterations} iteration{'s' * (iterations > 1)} of about "
+                       f"{duration(per_iteration)}", iterations * per_iteration, "cutting_plane")
     dim = model.size_joint_feature
     ws = working_set if working_set is not None else WorkingSet(dim)
     w = np.zeros(dim) if w0 is None else np.asarray(w0, dtype=float).copy()

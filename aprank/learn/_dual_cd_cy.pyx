@@ -90,6 +90,9 @@ cdef int _epochs(const Rows* X, const double* sign, const double* bound, const d
         visits[0] += active
         t = 0
         while t < active:
+            if (t & 4095) == 4095:
+                # an epoch over a million dense rows takes seconds
+                check_signals(&next_check)
             i = units[t]
             work[0] += _length(X, i)
             G = sign[i] * _dot(X, i, w) - 1.0

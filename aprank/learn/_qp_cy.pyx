@@ -7,10 +7,15 @@ Arrays are checked and built by ``_qp.active_set`` (the augmented problem with t
 each block's sum); x and free are updated in place. ``group[i]`` is the block of variable i
 (its sum is fixed), -1 for a variable in no sum; ``j0[g]`` is the free member of block g
 eliminated from the reduced coordinates (p_j0 = -sum of the block's other free p).
+
+A multi-cut working set can hold thousands of constraints, whose steps cost O(n^2) each: the
+loop asks for Ctrl-C every step (at most every 0.1 s, ``_interrupt.pxd``).
 """
 from libc.math cimport fabs, sqrt, isfinite, INFINITY
 
 import numpy as np
+
+from aprank.inference._interrupt cimport check_signals, first_check
 
 cdef enum:
     OPTIMAL = 0
@@ -223,8 +228,10 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
     cdef double s, alpha, ratio, best, hmax = 0.0, d2
     cdef bint at_minimum = False, factored = False, restart = False
     cdef int status = LIMIT
+    cdef double next_check = first_check()
     with nogil:
         for steps in range(1, max_steps + 1):
+            check_signals(&next_check)
             if steps == 1:
                 # the gradient Kx - b in full once; then, where x moves by alpha p (p 0 off the
                 # free set), by alpha K p over the free columns only

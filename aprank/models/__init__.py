@@ -6,9 +6,12 @@ Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables): ``Laten
 ``HOBModel`` and ``HOAPModel`` are the high-order models of paper 002 on max-marginals of
 pairwise labellings. ``CStarModel`` is the top-k model with a c-star
 core of paper 001 (precision@k). ``query_weights`` checks that sample weights are query weights
-(what a weight means for each loss: ``_weights.py``).
+(what a weight means for each loss: ``_weights.py``). ``product_seconds`` is the estimate of
+a matrix's products with vectors that the models' ``estimated_seconds`` add to their
+inference's (what the learners warn by before a long fit).
 """
-from aprank.models._base import Constraint, HingeTerms, LatentModel, Model, StructuredModel
+from aprank.models._base import (Constraint, HingeTerms, LatentModel, Model, StructuredModel,
+                                product_seconds)
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
 from aprank.models._latent import (LatentBinaryCompleted, LatentBinaryModel,
                                    LatentRankingCompleted, LatentRankingModel, bag_max, bag_means)
@@ -20,4 +23,5 @@ from aprank.models._weights import query_weights
 __all__ = ["Constraint", "HingeTerms", "Model", "StructuredModel", "LatentModel", "RankingModel",
            "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
            "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
-           "LatentBinaryModel", "LatentBinaryCompleted", "bag_max", "bag_means", "query_weights"]
+           "LatentBinaryModel", "LatentBinaryCompleted", "bag_max", "bag_means", "query_weights",
+           "product_seconds"]

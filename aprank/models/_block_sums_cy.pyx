@@ -5,8 +5,11 @@ their blocks in range, the output zeroed and wide enough; nothing here allocates
 
 The multi-cut model splits a cut g = X'c into the sums of its blocks' rows. A sparse product
 of a block-by-sample matrix with X computes the same, but builds a sparse result twice over;
-copies of each block's rows would need a second X in memory."""
+copies of each block's rows would need a second X in memory. Ctrl-C is asked for every 4096
+rows."""
 from libc.stdint cimport int32_t, int64_t
+
+from aprank.inference._interrupt cimport check_signals, first_check
 
 ctypedef fused index_t:
     int32_t
@@ -19,8 +22,11 @@ def block_row_sums(const double[::1] data, const index_t[::1] indices,
     """out[block[i], :] += coef[i] * X[i, :] for every i in ``rows`` (X as CSR arrays)."""
     cdef Py_ssize_t r, i, b, k
     cdef double c
+    cdef double next_check = first_check()
     with nogil:
         for r in range(rows.shape[0]):
+            if (r & 4095) == 4095:
+                check_signals(&next_check)
             i = rows[r]
             b = block[i]
             c = coef[i]

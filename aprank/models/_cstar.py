@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aprank.inference import TopKProblem
+from aprank.inference import TopKProblem, solve_seconds
 from aprank.losses import PrecisionAtK
 
 __all__ = ["CStarModel", "CStarBound", "greedy_core"]
@@ -126,6 +126,12 @@ class CStarModel:
         F = None if core is None else np.where(self.mask, 0.0 if F is None else F, 0.0)
         return TopKProblem(Y.ravel(), loss, qid=np.repeat(np.arange(Y.shape[0]), self.n_labels),
                            empty="skip", interactions=F, core=core)
+
+    def estimated_seconds(self):
+        """Seconds one :meth:`bound` is estimated to take: two runs of the c-star algorithm
+        (the loss-augmented and the reference subsets) by its ``seconds`` model."""
+        one = solve_seconds(self.problem(), np.zeros(self.n_samples * self.n_labels), "cstar")
+        return 2.0 * one
 
     def bound(self, S, F) -> CStarBound:
         """Loss-augmented inference for every sample at label scores S (n, L)."""

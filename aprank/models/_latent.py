@@ -21,9 +21,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from aprank.inference import LatentProblem, get_kind, resolve
+from aprank.inference import LatentProblem, get_kind, resolve, solve_seconds
 from aprank.losses import ZeroOne, get_loss
-from aprank.models._base import Constraint, LatentModel, StructuredModel, digest
+from aprank.models._base import (Constraint, LatentModel, StructuredModel, digest,
+                                product_seconds)
 from aprank.models._ranking import RankingModel
 
 __all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel",
@@ -170,6 +171,14 @@ class LatentRankingCompleted(StructuredModel):
     @property
     def size_joint_feature(self) -> int:
         return self.parent.size_joint_feature
+
+    def estimated_seconds(self):
+        """Seconds of one :meth:`most_violated`: the latent kind's inference by its ``seconds``
+        model, and the products over the rows (see :meth:`StructuredModel.estimated_seconds`)."""
+        parent = self.parent
+        inference = solve_seconds(parent.problem, np.zeros(parent.problem.n_samples),
+                                  parent.algorithm, impute=self.impute)
+        return None if inference is None else inference + product_seconds(parent.X, 2)
 
     def most_violated(self, w) -> Constraint:
         parent = self.parent

@@ -25,9 +25,11 @@ from typing import Callable, Optional
 import numpy as np
 import scipy.sparse as sp
 
-from aprank.inference import PairwiseGraph, PairwiseProblem, RankingProblem, max_marginals, resolve
+from aprank.inference import (PairwiseGraph, PairwiseProblem, RankingProblem, max_marginals,
+                              resolve, solve_seconds)
 from aprank.losses import get_loss
-from aprank.models._base import Constraint, LatentModel, StructuredModel, digest
+from aprank.models._base import (Constraint, LatentModel, StructuredModel, digest,
+                                product_seconds)
 
 __all__ = ["HOBModel", "HOAPModel", "HOAPLinearised", "pair_features", "exp_similarity"]
 
@@ -138,6 +140,15 @@ class _Pairwise:
         dp = self.eta * (touched @ self.Phi)
         return np.hstack([du, np.asarray(dp)])
 
+    def _cut_seconds(self, problem: PairwiseProblem, **options):
+        """Seconds of one solve of ``problem`` on this graph with every pair live (non-zero
+        pair scores, as once w2 < 0: at w = 0 no pair links anything and the first cuts are
+        trivial), so that the largest components count, and of the products of Psi; None
+        where the algorithm has no ``seconds`` model."""
+        cut = solve_seconds(problem, np.zeros(self.graph.n), self.algorithm,
+                            edge_scores=-np.ones(self.graph.n_edges), **options)
+        return None if cut is None else cut + product_seconds(self.X) + product_seconds(self.Phi)
+
     def max_marginals(self, w, flips=False):
         return max_marginals(self.unary(w), edge_scores=self.pair(w), algorithm=self.algorithm,
                              flips=flips, graph=self.graph)
@@ -170,6 +181,11 @@ class HOBModel(_Pairwise, StructuredModel):
         self.problem = PairwiseProblem(labels, loss, edges=self.graph, n_samples=X.shape[0])
         self.Z = self.problem.normaliser
         self.psi_truth = self.psi(self.problem.is_pos)
+
+    def estimated_seconds(self):
+        """Seconds of one :meth:`most_violated`: one cut of every component, with every pair
+        live (see :meth:`StructuredModel.estimated_seconds`)."""
+        return self._cut_seconds(self.problem, marginals=False)
 
     def most_violated(self, w) -> Constraint:
         # the model's Psi is Psi / Z: scores and pair scores scale alike
@@ -302,6 +318,15 @@ class HOAPLinearised(StructuredModel):
     @property
     def upper(self) -> np.ndarray:
         return self.parent.upper
+
+    def estimated_seconds(self):
+        """Seconds of one :meth:`most_violated`: every max-marginal with its flips (every pair
+        live), then AP inference (see :meth:`StructuredModel.estimated_seconds`)."""
+        p = self.parent
+        marginals = p._cut_seconds(PairwiseProblem(p.is_pos, edges=p.graph), augmented=False,
+                                   flips=True)
+        ranking = solve_seconds(p.ranking, np.zeros(p.graph.n), p.ranking_algorithm)
+        return None if marginals is None or ranking is None else marginals + ranking
 
     def most_violated(self, w) -> Constraint:
         p = self.parent

@@ -13,8 +13,9 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-from aprank.inference import BatchResult, RankingProblem, resolve
-from aprank.models._base import Constraint, HingeTerms, StructuredModel, digest
+from aprank.inference import BatchResult, RankingProblem, resolve, solve_seconds
+from aprank.models._base import (Constraint, HingeTerms, StructuredModel, digest,
+                                product_seconds)
 from aprank.models._block_sums_cy import block_row_sums
 from aprank.models._weights import WEIGHTINGS, as_sample_weight
 
@@ -91,6 +92,13 @@ class RankingModel(StructuredModel):
                 return np.asarray(self.X[rows].T @ coef[rows]).ravel()
             return coef[rows] @ self.X[rows]
         return np.asarray(self.X.T @ coef).ravel()
+
+    def estimated_seconds(self) -> Optional[float]:
+        """Seconds of one :meth:`most_violated`: inference over every query by the algorithm's
+        ``seconds`` model, and the products X w and X'c (see
+        :meth:`StructuredModel.estimated_seconds`)."""
+        inference = solve_seconds(self.problem, np.zeros(self.problem.n_samples), self.algorithm)
+        return None if inference is None else inference + product_seconds(self.X, 2)
 
     def loss_augmented_inference(self, w: np.ndarray) -> BatchResult:
         return self.problem.solve(self.scores(w), self.algorithm)

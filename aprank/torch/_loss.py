@@ -276,21 +276,32 @@ _REDUCE = {
 class _StructuredHinge(torch.autograd.Function):
     """The reduced hinge of the queries; backward spreads the incoming gradient over the
     samples times coef(R_hat) - coef(R*). The reduction and the matrix's transposition happen
-    inside, so that a backward is one multiplication rather than a node per operation."""
+    inside, so that a backward is one multiplication rather than a node per operation.
+
+    In the form with ``setup_context`` (forward without ctx), which torch.func's transforms
+    need (``torch.func.grad``, ``jacrev``): forward returns the subgradient beside the value,
+    as an output that is not differentiable, and ``setup_context`` saves it."""
 
     @staticmethod
-    def forward(ctx, scores, is_pos, group, n_groups, loss, discount, blocks, run, n_threads,
+    def forward(scores, is_pos, group, n_groups, loss, discount, blocks, run, n_threads,
                 reduction, n_used):
         objective, grad = run(_flat(scores), is_pos, group, n_groups, loss, discount, blocks,
                               n_threads)
-        # the subgradient in the scores' shape and dtype: what autograd accumulates into .grad
-        ctx.save_for_backward(scores, _in_shape(grad, scores), group)
-        ctx.reduction, ctx.n_used = reduction, n_used
         value = _REDUCE[reduction][0](objective.to(scores.device), n_used)
-        return value.to(scores.dtype)
+        # the subgradient in the scores' shape and dtype: what autograd accumulates into .grad
+        return value.to(scores.dtype), _in_shape(grad, scores)
 
     @staticmethod
-    def backward(ctx, grad_output):
+    def setup_context(ctx, inputs, output):
+        scores, _, group = inputs[:3]
+        reduction, n_used = inputs[9:11]
+        _, grad = output
+        ctx.mark_non_differentiable(grad)
+        ctx.save_for_backward(scores, grad, group)
+        ctx.reduction, ctx.n_used = reduction, n_used
+
+    @staticmethod
+    def backward(ctx, grad_output, _):
         scores, grad, group = ctx.saved_tensors
         factor = _REDUCE[ctx.reduction][1](grad_output, scores, group, ctx.n_used)
         # _Spread only where a graph of this backward is built (create_graph=True): it is a
@@ -304,18 +315,58 @@ class _Spread(torch.autograd.Function):
     """grad * factor (the incoming gradient per sample), differentiable once more: the hinge is
     piecewise linear in the scores, so its second derivative with respect to them is zero
     wherever the gradient is defined (returned as zeros), and the gradient is linear in the
-    factor (autograd carries that on to the incoming gradient)."""
+    factor (autograd carries that on to the incoming gradient). Torch operations only, so
+    that vmap batches it by its own rules (``torch.func.jacrev`` vmaps the backward)."""
+
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx, scores, grad, factor):
+    def forward(scores, grad, factor):
+        return grad * factor
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        scores, grad, _ = inputs
         ctx.save_for_backward(grad)
         ctx.shape = scores.shape
-        return grad * factor
 
     @staticmethod
     def backward(ctx, gg):
         grad, = ctx.saved_tensors
         return gg.new_zeros(ctx.shape), None, gg * grad
+
+
+def _refuse_vmap(scores) -> None:
+    """RuntimeError, saying what to do instead, for scores batched by ``torch.func.vmap``:
+    the loss reads the batch's values (validation, and a compiled inference over them), which
+    vmap's batched tensors hide (torch said only that a tensor has no storage)."""
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is None or not hasattr(functorch, "is_batchedtensor"):
+        return
+    t = scores
+    # under grad(vmap(f)) or vmap(grad(f)) the batched tensor may be wrapped for grad
+    while True:
+        if functorch.is_batchedtensor(t):
+            raise RuntimeError(
+                "aprank.torch's hinge losses do not support torch.func.vmap: the loss-augmented "
+                "inference reads the batch's values (as its validation does), which vmap's "
+                "batched tensors do not give. Pass the batch whole instead: a (B, L) tensor is "
+                "L queries of B samples, one per column, and 1-D scores with qid= are any "
+                "queries, in one call (reduction='none' gives one value per query); "
+                "torch.func.grad and jacrev are supported")
+        if not functorch.is_functorch_wrapped_tensor(t):
+            return
+        t = functorch.get_unwrapped(t)
+
+
+def _refuse_loss(name: str, options: dict) -> None:
+    """TypeError for ``loss=`` given to the hinge of one loss (Python's own said only that
+    hinge_loss got the keyword twice)."""
+    if "loss" in options:
+        raise TypeError(f"{name}() is the hinge of one loss and takes no loss= (got "
+                        f"{options['loss']!r}); for another loss call "
+                        f"aprank.torch.hinge_loss(scores, labels, qid, loss=...), which takes "
+                        f"{_hinge_losses()} or a Loss of the ranking kind")
 
 
 # ---------------------------------------------------------------------------- public
@@ -406,6 +457,8 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         # before any other check: every rank then reaches the same collectives, and the
         # checks below run on the global batch, failing on every rank alike
         scores, labels, qid = gather_batch(scores, labels, qid, process_group)
+    if isinstance(scores, torch.Tensor):
+        _refuse_vmap(scores)
     scores = _as_score_tensor(scores)
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
@@ -439,9 +492,10 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         loss.kernel_spec(int(torch.bincount(group).max()))
         if discount is None:
             discount = torch.tensor(user_discount, dtype=torch.float64, device=scores.device)
-    return _StructuredHinge.apply(scores, is_pos, group, n_groups, loss, discount, blocks,
-                                  _run_for(backend, scores.device), int(n_threads), reduction,
-                                  n_used)
+    value, _ = _StructuredHinge.apply(scores, is_pos, group, n_groups, loss, discount, blocks,
+                                      _run_for(backend, scores.device), int(n_threads),
+                                      reduction, n_used)
+    return value
 
 
 def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) -> torch.Tensor:
@@ -460,13 +514,15 @@ def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) 
         "mean" over the queries that have positives, "sum", or "none" (one value per query,
         in the order of ``torch.unique(qid)``, or per column).
     **options
-        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss`.
+        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss` (a
+        ``loss=`` is a TypeError: :func:`hinge_loss` takes the others).
 
     Returns
     -------
     torch.Tensor
         A scalar, or with ``reduction="none"`` one value per query, in the scores' dtype.
     """
+    _refuse_loss("ap_hinge_loss", options)
     return hinge_loss(scores, labels, qid, reduction, loss="ap", **options)
 
 
@@ -490,13 +546,15 @@ def ndcg_hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, discou
     discount : array-like, optional
         The discount, as ``aprank.losses.NDCG`` takes it (default 1/log2(1 + i)).
     **options
-        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss`.
+        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss` (a
+        ``loss=`` is a TypeError: :func:`hinge_loss` takes the others).
 
     Returns
     -------
     torch.Tensor
         A scalar, or with ``reduction="none"`` one value per query, in the scores' dtype.
     """
+    _refuse_loss("ndcg_hinge_loss", options)
     return hinge_loss(scores, labels, qid, reduction, loss=_ndcg(discount), **options)
 
 

@@ -4,10 +4,12 @@ component (the pairwise kind).
 
 One compiled pass (union-find, then counting sorts) instead of a sparse matrix, a graph search
 and three sorts in NumPy: on the benchmark's 1e5 samples and 5e5 pairs that grouping cost more
-than the max-marginals themselves.
+than the max-marginals themselves. The union-find pass over the pairs, the longest, asks for
+Ctrl-C every 2^20 pairs (a clique of 3,000 samples has 4.5 million).
 """
 import numpy as np
 
+from aprank.inference._interrupt cimport check_signals, first_check
 from aprank.inference._kernel cimport i64
 
 
@@ -57,8 +59,11 @@ def group(i64 n, const i64[:, ::1] edges, const unsigned char[::1] active):
     comp_a = np.empty(n, dtype=np.int64)
     cdef i64[::1] root = root_a, count = count_a, order = order_a, comp = comp_a
     cdef i64 i, e, a, b, c, n_linked = 0, n_comp = 0, n_active = 0, single
+    cdef double next_check = first_check()
     with nogil:
         for e in range(m):
+            if (e & 0xFFFFF) == 0xFFFFF:
+                check_signals(&next_check)
             if active[e]:
                 n_active += 1
                 a = _root(&root[0], edges[e, 0])

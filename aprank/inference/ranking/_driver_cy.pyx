@@ -8,6 +8,11 @@ handed over in a capsule), and then computes the output from the interleaving ra
 (paper 004 Observation 2): coefficients of the joint feature vector, the loss from the
 +/- pattern, and the objective. All of it runs without the GIL.
 
+Ctrl-C: the loop counts each query's samples in a poll (``_interrupt.pxd``), which the kernels
+whose work can run long (P N steps: yue, ndcg-greedy; search's and select's P^2) count their
+steps in too; a signal stops the call within about 0.1 s with the handler's exception
+(KeyboardInterrupt), the outputs (the call's own arrays) partly written.
+
 Scores near DBL_MAX: the kernels subtract scores and sum weighted differences, which overflows
 once a query's scores exceed about 2^1020 in magnitude (or, in ``finish``, once P N times them
 nears DBL_MAX). Such a query is solved scaled by a power of two, and its loss steps by the
@@ -21,6 +26,7 @@ import threading
 
 import numpy as np
 
+from aprank.inference._interrupt cimport Poll, poll_stop, raise_pending, start_poll
 from aprank.inference._kernel cimport (
     LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
     cpu_simd_level, SIMD_PORTABLE, solve_capsule, BINARY_SEARCH_MIN, SCAN_BISECT_MIN,
@@ -107,9 +113,10 @@ def simd_level():
 
 
 cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount,
-                           int simd) noexcept nogil:
+                           int simd, Poll* poll) noexcept nogil:
     cdef i64 k
     cdef double norm = 0.0
+    L.poll = poll
     L.kind = kind
     L.P = P
     L.N = N
@@ -305,7 +312,7 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             own_table = False
     if own_table and kind == LOSS_NDCG and discount is None:
         table = np.empty(max(n_max, 1), dtype=np.float64)
-        make_spec(&L, LOSS_NDCG, 1, 1, NULL, False)     # L.discount NULL: the formula
+        make_spec(&L, LOSS_NDCG, 1, 1, NULL, False, NULL)     # L.discount NULL: the formula
         for m in range(1, n_max + 1):
             table[m - 1] = discount_at(&L, m)
         discount = table
@@ -340,10 +347,14 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef int status = QUERY_OK
     cdef double amax = 0.0
     cdef const double* discount_p = &discount[0] if discount is not None else NULL
+    cdef Poll poll
+    start_poll(&poll)
     with nogil:
         for q in range(n_queries):
             a = offsets[q]
             b = offsets[q + 1]
+            if poll_stop(&poll, b - a):
+                break
             P = 0
             N = 0
             amax = 0.0
@@ -374,7 +385,7 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                 for t in range(N):
                     ranks[neg_x[t]] = P + 1
             sort_keys(pos_s, pos_x, 0, P, simd)
-            make_spec(&L, kind, P, N, discount_p, simd)
+            make_spec(&L, kind, P, N, discount_p, simd, &poll)
             status = scale_query(&L, amax, pos_s, P, neg_s, N)
             if status != QUERY_OK:
                 bad_query = q
@@ -383,6 +394,8 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                 fn = fns[choice_p[q]]
             if fn != NULL:
                 fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
+                if poll.stopped:
+                    break
             status = finish(&L, pos_s, pos_x, scores, is_pos, order_p, a, b, &ranks[0],
                             &coef[0], count, suffix, amax * L.loss_weight, &loss[q],
                             &objective[q])
@@ -396,6 +409,8 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                     truth_p[pos_x[t]] = tp
                 for t in range(N):
                     truth_p[neg_x[t]] = tn
+    if poll.stopped:
+        raise_pending()
     if status == QUERY_INEXACT:
         raise ValueError(
             f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "

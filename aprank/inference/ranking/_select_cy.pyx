@@ -9,11 +9,13 @@ Pivots are placed where a small sorted sample predicts the boundary (see last_ra
 _kernel.pxd), falling back to medians, so the windows shrink fast and the search costs O(N)
 expected, typically little more than one pass. Only the negatives above
 the boundary are then sorted and solved with SEARCH (each search starting at the previous
-negative's rank); the suffix keeps rank P+1 untouched.
+negative's rank), in blocks between which the driver's poll is asked for a stop (Ctrl-C); the
+suffix keeps rank P+1 untouched.
 """
 
 from aprank.inference._kernel cimport (
-    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, partition_at, solve_sorted,
+    LossSpec, i64, solve_capsule, sort_keys, opt_rank, partition, partition_at,
+    solve_sorted_polled,
     last_rank_pivot, GUIDED_MIN,
 )
 
@@ -38,7 +40,7 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
         else:
             lo = m + 1
     sort_keys(neg_s, neg_x, 0, hi, L.simd)
-    solve_sorted(L, pos, neg_s, neg_x, 0, hi, 1, P + 1, ranks)
+    solve_sorted_polled(L, pos, neg_s, neg_x, 0, hi, 1, P + 1, ranks)
 
 
 SOLVE = solve_capsule(solve)
