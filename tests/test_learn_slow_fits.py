@@ -175,6 +175,20 @@ def test_the_pairs_of_a_large_group_are_estimated_before_they_are_built(monkeypa
             HOBSVM(max_iter=5).fit(X, X[:, 0] > 0, groups=np.zeros(3000, int))
 
 
+def test_one_large_clique_warns_at_the_real_threshold(stub):
+    # 4.5 million pairs whose single cut takes 14-36 s once the pairs are strong: the
+    # estimate (the cut's cost grows with the component's degree) passes the minute in five
+    # iterations, before any cut
+    stub("graphcut", "pairwise")
+    X = np.random.default_rng(0).standard_normal((3000, 5))
+    est = HOBSVM(max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlowFitWarning)
+        with pytest.raises(SlowFitWarning, match=r"^HOBSVM\.fit is estimated to take"):
+            est.fit(X, X[:, 0] > 0, groups=np.zeros(3000, int))
+    assert not hasattr(est, "coef_")
+
+
 def test_a_large_core_warns_at_the_real_threshold(stub):
     # 2^16 core states over 2,000 samples of 20 labels, twice per step: minutes per step
     stub("cstar", "topk")

@@ -10,7 +10,7 @@ from aprank.inference._registry import Algorithm, ProblemKind
 from aprank.inference.latent._greedy_cy import latent_greedy
 from aprank.inference.latent._instances import LatentInstances
 from aprank.inference.latent._oracle import MAX_SAMPLES, run_brute
-from aprank.inference.latent._problem import LatentProblem
+from aprank.inference.latent._problem import LatentProblem, greedy_tolerance
 from aprank.inference.ranking import qs_cost
 from aprank.losses import AveragePrecision
 
@@ -51,16 +51,15 @@ def run_latent_greedy(call) -> None:
         call.h[:] = call.argmax
         return
     high, low = s[call.argmax], s[call.argmin]
+    tol = greedy_tolerance(np.r_[high, low])
     # A constant added to every score changes no value (each side's coefficients sum to
     # zero), so the kernel works on scores less their midrange: its sums then round at the
     # scale of the score differences, and so does its tie tolerance. Values differ from one
     # way of summing them to another by a few ulps of the largest term, a loss term (at most
     # 1) or a score difference; two ranks closer than that are a tie.
     top, bottom = float(high.max()), float(low.min())
-    centre = 0.5 * top + 0.5 * bottom
-    half_spread = 0.5 * top - 0.5 * bottom            # (no overflow near DBL_MAX)
+    centre = 0.5 * top + 0.5 * bottom                 # (no overflow near DBL_MAX)
     high, low = high - centre, low - centre
-    tol = 1e-11 + 2e-11 * half_spread
     neg_ranks, pos_coef, neg_coef = latent_greedy(
         np.ascontiguousarray(high[pos_b]), np.ascontiguousarray(low[pos_b]),
         np.ascontiguousarray(high[neg_b]), np.ascontiguousarray(low[neg_b]), tol)

@@ -44,7 +44,7 @@ from aprank.inference._registry import as_algorithm, warn_if_slow_call
 from aprank.inference.ranking import RankingProblem
 from aprank.losses import AveragePrecision, get_loss
 
-__all__ = ["LatentBags", "LatentCall", "LatentProblem", "LatentResult"]
+__all__ = ["LatentBags", "LatentCall", "LatentProblem", "LatentResult", "greedy_tolerance"]
 
 _AP = AveragePrecision()
 
@@ -426,3 +426,20 @@ class LatentProblem(Problem):
             objective = value - truth_value
         return LatentResult(bags.ids, call.ranks.copy(), call.h.copy(), truth_h, coef, truth,
                             loss, value, objective, name)
+
+
+def greedy_tolerance(scores) -> float:
+    """The greedy's tie tolerance for these row scores: values within it are ties (a slot
+    may so land up to it below its best rank). At the scale of a value's terms, a loss term
+    (at most 1) and score differences (the scores' spread, halved first: it overflows near
+    DBL_MAX), never of the scores' magnitude.
+
+    Parameters
+    ----------
+    scores : ndarray of float64
+
+    Returns
+    -------
+    float
+    """
+    return 1e-11 + 2e-11 * (0.5 * float(scores.max()) - 0.5 * float(scores.min()))

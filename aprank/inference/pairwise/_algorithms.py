@@ -179,13 +179,23 @@ _US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 0.6, 0.08, 0.45, 0.005, 0.
 _US_DENSE, _US_ONE_TREE = 0.1, 0.05
 
 
+#: The average degree from which one cut of a component costs more per sample and pair: on
+#: cliques of 2,000 and 3,000 samples with pair scores about 1 / k of the unary ones, one cut
+#: took 3-8 us per pair (2e6 pairs: 1-17 s; 4.5e6: 14-36 s; AMD EPYC, 2 vCPUs), against
+#: 0.24-0.58 on kNN graphs; so the cut's microseconds per unit grow as the degree over this.
+_DENSE_DEGREE = 250.0
+
+
 def _cuts_seconds(k, e, want_marginals: bool, recut: float) -> float:
     """Components of k samples and e pairs (arrays) by graph cuts: one cut of each for the
-    maximum, O(k + e) in practice; for the max-marginals k re-cuts, each of which may search
-    the whole component (dynamic, one-tree) or 2k cuts from scratch (static): O(k (k + e)),
-    ``recut`` microseconds per unit."""
+    maximum, O(k + e) in practice on sparse components, growing with the average degree 2e/k
+    past _DENSE_DEGREE (the augmenting paths of a dense component cross many pairs); for the
+    max-marginals k re-cuts, each of which may search the whole component (dynamic,
+    one-tree) or 2k cuts from scratch (static): O(k (k + e)), ``recut`` microseconds per
+    unit."""
     k, e = k.astype(np.float64), e.astype(np.float64)
-    us = _US_CUT * float(np.sum(k + e))
+    density = np.maximum(1.0, 2.0 * e / np.maximum(k, 1.0) / _DENSE_DEGREE)
+    us = _US_CUT * float(np.sum((k + e) * density))
     if want_marginals:
         us += recut * float(np.sum(k * (k + e)))
     return us

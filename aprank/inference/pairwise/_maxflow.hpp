@@ -67,17 +67,38 @@ struct Graph {
     double pushed = 0.0;                    // flow augmented since the clamp
     double tr_clamped = 0.0;                // the clamped node's residual before its clamp
     std::vector<double> rcap_rest, tr_rest; // the optimum's flow (one-tree re-cuts)
+    // A check for a pending stop (Ctrl-C) every POLL_WORK arcs scanned: one cut of a dense
+    // component can take seconds. ``pending`` is the caller's (the Cython wrapper asks
+    // PyErr_CheckSignals; this header knows nothing of Python); a stopped solve returns at
+    // once with ``stopped`` set, its flow and trees to be discarded.
+    bool (*pending)(void*) = nullptr;
+    void* pending_arg = nullptr;
+    i64 work = 0;
+    bool stopped = false;
     std::vector<std::pair<i64, double>> undo_rcap, undo_tr;
     std::vector<std::pair<i64, i64>> undo_parent;
     std::vector<std::pair<i64, char>> undo_tree;
 
     // Pairs (ea[e], eb[e]) with symmetric capacities w[e] >= 0 among k nodes, net terminal
     // capacities t[i] (source minus sink).
+    static const i64 POLL_WORK = (i64)1 << 20;
+
+    // Count ``w`` arcs scanned; true once a check has found a stop pending.
+    inline bool poll(i64 w) {
+        if (pending == nullptr || stopped) return stopped;
+        work += w;
+        if (work < POLL_WORK) return false;
+        work = 0;
+        stopped = pending(pending_arg);
+        return stopped;
+    }
+
     void build(i64 k_, const double* t, i64 m, const i64* ea, const i64* eb, const double* w) {
         k = k_;
         // one Graph serves many components: a component's one-tree re-cuts must not leave
         // the next one's cut growing a single tree inside the last one's sides
         one_tree = false;
+        work = 0; stopped = false;
         first.assign(k + 1, 0);
         for (i64 e = 0; e < m; ++e) { ++first[ea[e] + 1]; ++first[eb[e] + 1]; }
         for (i64 i = 0; i < k; ++i) first[i + 1] += first[i];
@@ -284,6 +305,7 @@ struct Graph {
         ++time;
         while (!orphans.empty()) {
             i64 p = orphans.front(); orphans.pop_front();
+            if (poll(first[p + 1] - first[p] + 1)) return;
             // re-rooted by set_terminal since it was orphaned: nothing to adopt
             if (parent[p] == ORPHAN && tree[p] != FREE) adopt(p);
         }
@@ -295,6 +317,7 @@ struct Graph {
         if (!orphans.empty()) adopt_all();
         while (!active.empty()) {
             i64 p = active.front();
+            if (poll(first[p + 1] - first[p] + 1)) return paths;
             if (tree[p] == FREE || (one_tree && tree[p] != grow)) {
                 active.pop_front(); queued[p] = 0; continue;
             }

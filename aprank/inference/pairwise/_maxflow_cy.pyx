@@ -24,12 +24,14 @@ samples whose label differs from y, kept as a set updated from the nodes whose t
 the re-solve). Labellings that maximise never cut a pair worth more than all the unary scores,
 so these sums are of terms of the unary scale, whatever the scale of the pairs.
 
-Everything runs without the GIL, checking for Ctrl-C about every 0.1 s between two cuts.
+Everything runs without the GIL, checking for Ctrl-C about every 0.1 s, between two cuts and
+inside one (a cut of a dense component of thousands of samples can take seconds).
 """
+from libcpp cimport bool as cpp_bool
 from libcpp.vector cimport vector
 import numpy as np
 
-from aprank.inference._interrupt cimport check_signals, first_check
+from aprank.inference._interrupt cimport check_signals, first_check, now_seconds
 from aprank.inference._kernel cimport i64
 
 cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
@@ -42,6 +44,9 @@ cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
                    const double* w) except +
         void reset() except +
         i64 solve() except +
+        cpp_bool (*pending)(void*) noexcept nogil
+        void* pending_arg
+        bint stopped
         char grow
         void clamp(i64 i, int label) except +
         void unclamp() except +
@@ -70,6 +75,30 @@ cdef extern from "_smallcut.hpp" namespace "aprank::smallcut" nogil:
 #: Components of at most this many samples can be cut on a dense residual matrix with 64-bit
 #: node sets (_smallcut.hpp).
 DENSE_MAX = MAX_NODES
+
+
+cdef extern from "Python.h":
+    # declared without "except": a KeyboardInterrupt it raises stays set for _solve to return
+    int PyErr_CheckSignals()
+
+
+cdef cpp_bool _pending(void* next_check) noexcept nogil:
+    """Graph's check for a stop inside one cut: at most every 0.1 s (the clock of
+    ``check_signals``), whether a signal handler raised (KeyboardInterrupt for Ctrl-C); the
+    error stays set for the caller to return."""
+    cdef double* when = <double*>next_check
+    cdef double now = now_seconds()
+    if now < when[0]:
+        return False
+    when[0] = now + 0.1
+    with gil:
+        return PyErr_CheckSignals() != 0
+
+
+cdef inline int _solve(Graph& g) except -1 nogil:
+    """One (re-)cut; -1, with the signal's error set, when a stop was found inside it."""
+    g.solve()
+    return -1 if g.stopped else 0
 
 
 cdef double _value(Graph& g, const char* lab, const double* s) noexcept nogil:
@@ -169,8 +198,10 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     cdef vector[i64] d_list, order
     cdef i64 i, j, p, q, r, arc, t
     cdef double base, delta, cut_change
+    g.pending = _pending
+    g.pending_arg = next_check
     g.build(k, s, m, ea, eb, w)
-    g.solve()
+    _solve(g)
     for i in range(k):
         y[i] = g.tree[i] == SRC
     base = _value(g, y, s)
@@ -192,7 +223,7 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
         if not dynamic:
             g.reset()
         g.clamp(i, 1 - y[i])
-        g.solve()
+        _solve(g)
         if dynamic:
             # the samples whose label differs from y: among those whose tree changed (one
             # tree: those left in the tree grown from i; the rest keep their labels)
@@ -243,7 +274,7 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
             # the naive method cuts the other clamp of the sample too (its max-marginal is best)
             g.reset()
             g.clamp(i, y[i])
-            g.solve()
+            _solve(g)
     return 0
 
 
