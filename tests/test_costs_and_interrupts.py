@@ -11,9 +11,6 @@ search's and select's P^2) and the pairwise enumeration of large components with
 from __future__ import annotations
 
 import dataclasses
-import signal
-import threading
-import time
 import warnings
 
 import numpy as np
@@ -27,6 +24,8 @@ from aprank.inference import (LatentProblem, PairwiseGraph, PairwiseProblem,
 from aprank.inference import _registry
 from aprank.inference.pairwise._problem import PairwiseCall
 from aprank.inference.topk._problem import TopKCall
+
+from signals import interrupted_after
 
 
 def _never_run(call):
@@ -220,28 +219,6 @@ def test_solve_seconds_estimates_the_call_the_solve_would_run_without_running_or
 
 
 # ------------------------------------------------------------------------------ Ctrl-C
-def _interrupted_after(call, delay: float = 0.3) -> float:
-    """Seconds from a SIGINT raised by a timer thread ``delay`` s into ``call`` to the
-    KeyboardInterrupt that must end it."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    fired = []
-    timer = threading.Timer(delay, lambda: (fired.append(time.perf_counter()),
-                                            signal.raise_signal(signal.SIGINT)))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SlowAlgorithmWarning)
-            timer.start()
-            with pytest.raises(KeyboardInterrupt):
-                call()
-            stopped = time.perf_counter()
-    finally:
-        timer.cancel()
-        timer.join()
-        signal.signal(signal.SIGINT, previous)
-    assert fired, "the call ended before the signal"
-    return stopped - fired[0]
-
-
 def test_ctrl_c_stops_a_long_cstar_call_within_a_second():
     s, y, F, core = _core_problem(20_000, 20)         # about a minute: 2^20 states x 2e4 items
     problem = TopKProblem(y, interactions=F, core=core)
@@ -249,7 +226,7 @@ def test_ctrl_c_stops_a_long_cstar_call_within_a_second():
     assert _registry.estimated_seconds(_registry.get("cstar", "topk"),
                                        TopKCall(problem, s, np.zeros(s.size, np.int8),
                                                 problem.k)) > 10
-    assert _interrupted_after(lambda: problem.solve(s)) < 1.0
+    assert interrupted_after(lambda: problem.solve(s)) < 1.0
     np.testing.assert_array_equal(s, kept)
     # nothing is left half-done: the kernel solves again, and right (brute agrees)
     small_s, small_y, small_F, small_core = _core_problem(14, 4)
@@ -269,7 +246,7 @@ def test_ctrl_c_stops_a_long_graph_cut_call_within_a_second():
     for name in ("graphcut-dynamic", "graphcut-static"):
         assert _registry.estimated_seconds(_registry.get(name, "pairwise"),
                                            PairwiseCall(graph, s, c)) > 10
-        assert _interrupted_after(
+        assert interrupted_after(
             lambda: max_marginals(s, edge_scores=c, graph=graph, algorithm=name)) < 1.0, name
     np.testing.assert_array_equal(s, kept)
     # nothing is left half-done: the kernel cuts again, and right (brute agrees)
@@ -302,7 +279,7 @@ def test_ctrl_c_stops_a_long_ranking_kernel_within_a_second(name, loss, P, N, at
     problem = aprank.inference.RankingProblem(y, loss)
     kept = s.copy()
     assert aprank.inference.solve_seconds(problem, s, name) > at_least
-    assert _interrupted_after(lambda: problem.solve(s, name)) < 1.0
+    assert interrupted_after(lambda: problem.solve(s, name)) < 1.0
     np.testing.assert_array_equal(s, kept)
     # nothing is left half-done: the kernel solves again, and right (brute agrees)
     small_s, small_y = _one_query(5, 7, seed=1)
@@ -315,7 +292,7 @@ def test_ctrl_c_stops_a_long_call_over_many_small_queries():
     # a million queries of 20 by the greedy: the kernel and the driver share one poll
     s, y, qid = _queries(1_000_000, 20, 5)
     problem = aprank.inference.RankingProblem(y, "ap", qid=qid)
-    assert _interrupted_after(lambda: problem.solve(s, "yue"), delay=0.3) < 1.0
+    assert interrupted_after(lambda: problem.solve(s, "yue"), delay=0.3) < 1.0
 
 
 @pytest.mark.parametrize("n_components, scale, bound", [(20, 0.1, 1.0), (1, 1e16, 0.5)],
@@ -332,7 +309,7 @@ def test_ctrl_c_stops_the_pairwise_enumeration_within_a_second(n_components, sca
     call = PairwiseCall(PairwiseGraph(s.size, e), s, c, enumerate_up_to=24)
     assert _registry.estimated_seconds(_registry.get("graphcut", "pairwise"), call) > \
         n_components
-    assert _interrupted_after(lambda: max_marginals(s, e, c, enumerate_up_to=24),
+    assert interrupted_after(lambda: max_marginals(s, e, c, enumerate_up_to=24),
                               delay=0.1) < bound
     np.testing.assert_array_equal(s, kept)
     # the enumeration still agrees with brute force afterwards
@@ -362,7 +339,7 @@ def test_ctrl_c_stops_one_cut_of_a_dense_component_within_a_second():
     problem = PairwiseProblem(rng.random(k) < 0.3, edges=e)
     s = rng.standard_normal(k)
     c = -1e-3 * np.abs(rng.standard_normal(e.shape[0]))
-    assert _interrupted_after(lambda: problem.solve(s, "graphcut", edge_scores=c,
+    assert interrupted_after(lambda: problem.solve(s, "graphcut", edge_scores=c,
                                                     marginals=False), delay=0.5) < 1.0
     # the graph is built afresh for the next call, which cuts right
     small = max_marginals(s[:12], [[i, i + 1] for i in range(11)], -0.5, algorithm="graphcut")

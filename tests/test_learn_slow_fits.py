@@ -28,6 +28,8 @@ from aprank.inference import _registry, slow_call_seconds
 from aprank.learn import (APSVM, APSVMCV, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM,
                           CStarPrecisionAtK, LatentAPSVM, LatentSSVM, LatentSVM, SlowFitWarning)
 
+from signals import interrupted_after
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -322,30 +324,6 @@ def test_ctrl_c_stops_a_long_fit_within_a_second_and_leaves_the_estimator_as_it_
     assert out["refit_unchanged"], f"{kind}: an interrupted refit changed the estimator"
 
 
-def _interrupted_after(call, delay: float) -> float:
-    """Seconds from a SIGINT raised by a timer thread ``delay`` s into ``call`` (in this
-    process) to the KeyboardInterrupt that must end it."""
-    import signal
-    import threading
-    import time
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    fired = []
-    timer = threading.Timer(delay, lambda: (fired.append(time.perf_counter()),
-                                            signal.raise_signal(signal.SIGINT)))
-    try:
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            call()
-        stopped = time.perf_counter()
-    finally:
-        timer.cancel()
-        timer.join()
-        signal.signal(signal.SIGINT, previous)
-    assert fired, "the call ended before the signal"
-    return stopped - fired[0]
-
-
 def test_ctrl_c_stops_a_large_working_set_qp_within_a_second():
     # 2,200 constraints (a multi-cut working set can hold thousands): one compiled active-set
     # solve of some 5 s, O(n^2) a step; the steps ask for signals
@@ -355,5 +333,5 @@ def test_ctrl_c_stops_a_large_working_set_qp_within_a_second():
     G = rng.standard_normal((2200, 4400)) / np.sqrt(4400)
     K, b = G @ G.T, rng.random(2200)
     kept = K.copy()
-    assert _interrupted_after(lambda: solve_dual(K, b, np.ones(2200, bool), 1e4), 0.5) < 1.0
+    assert interrupted_after(lambda: solve_dual(K, b, np.ones(2200, bool), 1e4), 0.5) < 1.0
     np.testing.assert_array_equal(K, kept)

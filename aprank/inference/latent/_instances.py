@@ -232,11 +232,16 @@ def _shifted(instances, instance, loss, algorithm, rng):
         return "no shift by a power of two is exact on these scores (the case is not dyadic)"
     a = instances.solve(instance, loss, algorithm)
     b = instances.solve(_with(instance, s + c), loss, algorithm)
-    what = close_within(b.objective, a.objective, instances.tolerance(instance))
-    if what:
-        return f"shift {c!r}: objective {what}"
+    return _same_answer(instances, instance, a, b, f"shift {c!r}")
+
+
+def _same_answer(instances, instance, a, b, what) -> Optional[str]:
+    """Where two results of the same problem differ (objective, then rows), or None."""
+    differs = close_within(b.objective, a.objective, instances.tolerance(instance))
+    if differs:
+        return f"{what}: objective {differs}"
     if not np.array_equal(a.h, b.h):
-        return f"shift {c!r}: rows differ"
+        return f"{what}: rows differ"
     return None
 
 
@@ -269,11 +274,9 @@ def _second_step(instances, instance, loss, algorithm, rng):
             continue
         r = LatentProblem(instance.labels, loss, bags=instance.bags, h=instance.h,
                           ranking_algorithm=algo.name).solve_one(instance.scores, algorithm)
-        what = close_within(r.objective, base.objective, instances.tolerance(instance))
+        what = _same_answer(instances, instance, base, r, f"second step {algo.name}")
         if what:
-            return f"second step {algo.name}: objective {what}"
-        if not np.array_equal(r.h, base.h):
-            return f"second step {algo.name}: rows differ"
+            return what
     return None
 
 
