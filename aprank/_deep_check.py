@@ -114,7 +114,12 @@ class DeepDisagreement:
 
     Attributes
     ----------
-    kind, algorithm, check, what : str
+    kind, algorithm : str
+    check : str
+        The rows it counts in ("vs REFERENCE: PATH" for each path the instance took, joined
+        by "; ", or "relation: NAME").
+    what : str
+        What differed, or what was raised.
     reproducer : str
         Lines of Python (given ``import aprank``) that rebuild the instance and rerun it.
     """
@@ -261,15 +266,20 @@ class _Run:
     def __init__(self, report: DeepCheckReport):
         self.report = report
 
-    def record(self, kind, algorithm, check, instance, seconds, what, reproducer):
-        row = self.report.row(kind, algorithm, check)
-        row.cases += 1
-        row.largest = max(row.largest, int(instance.size))
-        row.seconds += seconds
+    def record(self, kind, algorithm, checks, instance, seconds, what, reproducer):
+        """One result counted in the row of each of ``checks`` (the paths it took, or a
+        relation), and listed once if it disagreed."""
+        for check in checks:
+            row = self.report.row(kind, algorithm, check)
+            row.cases += 1
+            row.largest = max(row.largest, int(instance.size))
+            row.seconds += seconds
+            seconds = 0.0         # the time is counted once, on its first row
+            if what:
+                row.disagreements += 1
         if what:
-            row.disagreements += 1
             self.report.disagreements.append(
-                DeepDisagreement(kind, algorithm, check, what, reproducer))
+                DeepDisagreement(kind, algorithm, "; ".join(checks), what, reproducer))
 
     def compare(self, kind, instances, case, instance, loss):
         """Every algorithm of ``loss`` that takes the instance against the kind's reference."""
@@ -281,7 +291,7 @@ class _Run:
         ref, failure = _solve(instances, instance, loss, ref_name)
         ref_seconds = time.perf_counter() - t0
         if failure:
-            self.record(kind, ref_name, "as the reference", instance, ref_seconds, failure,
+            self.record(kind, ref_name, ["as the reference"], instance, ref_seconds, failure,
                         f"{rebuild}; aprank.checks.solve_instance(i, {loss.name!r}, "
                         f"{ref_name!r})")
             return
@@ -295,10 +305,9 @@ class _Run:
             seconds = time.perf_counter() - t0
             reproducer = (f"{rebuild}; aprank.checks.solve_instance(i, {loss.name!r}, "
                           f"{algo.name!r})  # against {ref_name!r}")
-            for path in instances.paths(instance, algo.name, res):
-                self.record(kind, algo.name, f"vs {ref_name}: {path}", instance, seconds,
-                            what, reproducer)
-                seconds = 0.0         # the time is counted once, on its first path
+            paths = instances.paths(instance, algo.name, res)
+            self.record(kind, algo.name, [f"vs {ref_name}: {path}" for path in paths], instance,
+                        seconds, what, reproducer)
 
     def relations(self, kind, instances, case, instance, loss, seed):
         rebuild = _rebuild(kind, case)
@@ -319,7 +328,7 @@ class _Run:
                                      np.random.default_rng(rel_seed))
                 except Exception as err:    # noqa: BLE001 -- a failure is a finding
                     what = f"raised {type(err).__name__}: {err}"
-                self.record(kind, algo.name, f"relation: {rel.name}", instance,
+                self.record(kind, algo.name, [f"relation: {rel.name}"], instance,
                             time.perf_counter() - t0, what,
                             f"{rebuild}; aprank.checks.check_relation(i, {loss.name!r}, "
                             f"{algo.name!r}, {rel.name!r}, seed={rel_seed})")
