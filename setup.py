@@ -37,18 +37,20 @@ def compiled(module: str, *include_dirs: str) -> Extension:
     )
 
 
-extensions = [compiled(f"{folder.replace('/', '.')}.{name}", folder, SHARED)
+extensions = [
+    # Cython's utility code (typed memoryviews above all, a megabyte of C++ per module), compiled
+    # once here and imported by the others instead of once into each of them; first, as the
+    # longest compile, so that the other cores take the kernels meanwhile
+    Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", "/") + ".cpp"],
+              extra_compile_args=["-O2"],
+              extra_link_args=["-s"] if sys.platform.startswith("linux") else []),
+] + [compiled(f"{folder.replace('/', '.')}.{name}", folder, SHARED)
               for folder, names in KERNELS.items() for name in names] + [
     compiled("aprank._validation_cy"),      # the counting sort of query ids (validation.py)
     compiled("aprank._metrics_cy", SHARED),  # every query's metric value (metrics.py)
     compiled("aprank.learn._qp_cy"),        # the working-set QP's active-set steps (learn/_qp.py)
     compiled("aprank.learn._dual_cd_cy"),   # dual coordinate descent's epochs (learn/_dual_cd.py)
     compiled("aprank.models._block_sums_cy"),  # a multi-cut's block sums of rows (models/_ranking.py)
-    # Cython's utility code (typed memoryviews above all, a megabyte of C++ per module), compiled
-    # once here and imported by the others instead of once into each of them
-    Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", "/") + ".cpp"],
-              extra_compile_args=["-O2"],
-              extra_link_args=["-s"] if sys.platform.startswith("linux") else []),
 ]
 
 #: Both the translation to C++ and the compilation run on every core.
