@@ -278,7 +278,7 @@ def iteration_overhead(n: int = 1_000_000, n_queries: int = 1000, d: int = 16,
             "rest": float(np.median(rest)), "iterations": len(h)}
 
 
-#: Core sizes and query sizes of the c-star scaling (paper 001: O(2^C (N + k log k))).
+#: Core sizes and query sizes of the c-star scaling (Mensink et al. 2011: O(2^C (N + k log k))).
 CSTAR_CORES = (0, 2, 5, 8)
 CSTAR_SIZES = (10_000, 100_000, 1_000_000)
 

@@ -1,4 +1,4 @@
-"""The top-k kind (paper 001): the c-star kernel against exhaustive search over k-subsets."""
+"""The top-k kind (Mensink et al. 2011): the c-star kernel against exhaustive search over k-subsets."""
 import warnings
 
 import numpy as np

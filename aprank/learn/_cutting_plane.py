@@ -1,4 +1,4 @@
-"""1-slack cutting-plane training with margin rescaling (Joachims, Finley & Yu 2009; paper 003
+"""1-slack cutting-plane training with margin rescaling (Joachims, Finley & Yu 2009; Behl 2015
 Algorithm 3).
 
     min_w 1/2 ||w||^2 + C xi   s.t.  w'g(R) >= Delta(R) - xi  for every ranking R,

@@ -1,4 +1,4 @@
-"""HOB-SVM and HOAP-SVM (paper 002): ranking with pairs of samples that tend to share a label.
+"""HOB-SVM and HOAP-SVM (Dokania et al. 2014): ranking with pairs of samples that tend to share a label.
 
 Both take the pairs at ``fit`` and at prediction: ``groups`` (every pair of samples with the
 same group is linked, e.g. segments of one recording; this survives cross-validation, since a
@@ -155,7 +155,7 @@ _PAIR_DOC = """
 
 
 class HOBSVM(_HighOrder):
-    __doc__ = """HOB-SVM (paper 002 sec. 3): a structural SVM over labellings with pair terms,
+    __doc__ = """HOB-SVM (Dokania et al. 2014, sec. 3): a structural SVM over labellings with pair terms,
     ranking by max-marginal differences.
 
     The joint feature has a unary block (a bias included) and a pair block summing Phi over the
@@ -211,7 +211,7 @@ class HOBSVM(_HighOrder):
 
 
 class HOAPSVM(_HighOrder):
-    __doc__ = """HOAP-SVM (paper 002 sec. 4): AP loss over the ranking by max-marginal
+    __doc__ = """HOAP-SVM (Dokania et al. 2014, sec. 4): AP loss over the ranking by max-marginal
     differences, learned by CCCP (Algorithm 1).
 
     Each outer iteration fixes, at w_t, the max-marginal labelling of every sample's true label
@@ -219,7 +219,7 @@ class HOAPSVM(_HighOrder):
     whose most violated ranking is exact AP inference on the scores of Proposition 5; w2 <= 0
     throughout. The objective F(w) = 1/2 ||w||^2 + C max_R [Delta + S(R) - S(R*)] never
     increases by more than the inner tolerance ``tol``; stops when it decreases by less than
-    ``tol``. The ranking's score uses paper 004's normalisation 1 / (P N), so with eta = 0 the
+    ``tol``. The ranking's score uses Mohapatra et al.'s (2018) normalisation 1 / (P N), so with eta = 0 the
     problem is APSVM's.
 
     Parameters

@@ -1,6 +1,6 @@
 # distutils: language = c++
 """The maximum and every max-marginal of small linked components by enumeration (the
-pairwise kind; paper 002 eqs. 9-10).
+pairwise kind; Dokania et al. (2014), eqs. 9-10).
 
 A component of k samples has 2^k labellings. Walking them in Gray-code order changes one label
 per step, so a step updates the score in O(degree of that sample) and the 2k running
