@@ -4,8 +4,8 @@ Notation (as in docs/references.md): P positives, N negatives; positives and neg
 each taken in rank order; the *interleaving rank* of a negative is 1 + the number of positives
 ranked above it (1 ... P+1).
 
-Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (Mohapatra et al. 2018, section
-4.1): the loss of a ranking is sum_j delta_j(rank of the j-th negative). Each exposes
+Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (Mohapatra et al. 2018,
+section 4.1): the loss of a ranking is sum_j delta_j(rank of the j-th negative). Each exposes
 
 * :meth:`~RankingLoss.delta` -- delta_j(i), from the definition;
 * :meth:`~RankingLoss.increment` -- delta_j(i+1) - delta_j(i) in O(1), condition (C4);
@@ -13,8 +13,8 @@ Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (Mohap
 
 The compiled kernels evaluate the same increments in C (``aprank/inference/_kernel.pxd``); the
 NumPy versions here are the readable reference that the tests and the brute-force oracle use.
-They share the joint feature map of Mohapatra et al. (2018), eq. 1, whose coefficients for the ground-truth
-ranking are 1/P for a positive and -1/N for a negative.
+They share the joint feature map of Mohapatra et al. (2018), eq. 1, whose coefficients for the
+ground-truth ranking are 1/P for a positive and -1/N for a negative.
 
 Each loss names the *problem kind* it belongs to (``kind``: "ranking" or "labelling"), which
 decides the algorithms of the registry that may serve it, and hands the compiled driver its own
@@ -22,11 +22,11 @@ kernel specification (:meth:`RankingLoss.kernel_spec`). A ranking loss the kerne
 has none, so no compiled algorithm can run it by mistake; the brute-force oracle and user
 algorithms that work from its Python methods still can.
 
-:class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (Dokania et al. 2014, eq. 7). Its
-output is a labelling, not a ranking, and its joint feature map is its own.
+:class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (Dokania et al. 2014, eq. 7).
+Its output is a labelling, not a ranking, and its joint feature map is its own.
 
-:class:`PrecisionAtK` is 1 - precision@k of a subset of k items (Mensink et al. 2011, kind "topk"); its
-score function is the c-star model's t's + t'Ft.
+:class:`PrecisionAtK` is 1 - precision@k of a subset of k items (Mensink et al. 2011, kind "topk");
+its score function is the c-star model's t's + t'Ft.
 
 :class:`LatentAP` and :class:`LatentSSVMAP` are the AP loss of a ranking of bags with latent
 rows (Behl 2015, kind "latent"), one per formulation of the constraint.
@@ -74,8 +74,8 @@ class Loss:
     @property
     def class_mean_truth(self) -> bool:
         """Whether :meth:`truth_coef` is 1/P for a positive and -1/N for a negative of its
-        query (0 where a class is missing): the joint feature map of Mohapatra et al. (2018), eq. 1, which the
-        compiled driver writes in its own pass instead of calling :meth:`truth_coef`."""
+        query (0 where a class is missing): the joint feature map of Mohapatra et al. (2018), eq. 1,
+        which the compiled driver writes in its own pass instead of calling :meth:`truth_coef`."""
         return False
 
     def truth_coef(self, is_pos, n_pos=None, n_neg=None) -> np.ndarray:
@@ -159,7 +159,8 @@ class RankingLoss(Loss):
 
 
 class AveragePrecision(RankingLoss):
-    """1 - AP (non-interpolated average precision) of a ranking, Mohapatra et al. (2018), section 2.2."""
+    """1 - AP (non-interpolated average precision) of a ranking, Mohapatra et al. (2018), section
+    2.2."""
 
     name = "ap"
 
@@ -204,8 +205,8 @@ class NDCG(RankingLoss):
     discount : array-like, optional
         ``discount[m-1]`` is D(m), the discount at position m. Default D(m) = 1/log2(1+m).
         A user discount must be finite, non-negative, non-increasing and convex with D(1) > 0:
-        the exact algorithms rely on convexity (docs/references.md; Mohapatra et al. 2018, Remark 1 shows the
-        greedy failing without it). It must cover every position of the queries it scores.
+        the exact algorithms rely on convexity (docs/references.md; Mohapatra et al. 2018, Remark 1
+        shows the greedy failing without it). It must cover every position of the queries it scores.
     """
 
     name = "ndcg"
@@ -417,9 +418,9 @@ class PrecisionAtK(Loss):
     """1 - precision@k of a subset of k items (Mensink et al. 2011).
 
     Delta(t, z) = <t, 1 - z> / k, with t the indicator of the k chosen items and z the
-    relevance (Mensink et al. 2011, section 4). The output is a subset, not a ranking (kind "topk"): the loss
-    depends only on which items are in the top k, and the score function of Mensink et al. (2011), eq. 6 is
-    invariant to the order within and outside the top k.
+    relevance (Mensink et al. 2011, section 4). The output is a subset, not a ranking (kind "topk"):
+    the loss depends only on which items are in the top k, and the score function of Mensink et al.
+    (2011), eq. 6 is invariant to the order within and outside the top k.
 
     Parameters
     ----------

@@ -5,16 +5,17 @@ README includes (the latent ones: ``experiments.latent``; the torch loss: ``expe
     python -m experiments birds       # HJA birdsong segments, one species vs the rest
     python -m experiments yahoo       # Yahoo LTR sample, per-query ranking with qid
     python -m experiments cstar       # HJA recordings: c-star precision@k (Mensink et al. 2011)
-    python -m experiments high-order  # HJA segments linked by recording: HOB/HOAP-SVM (Dokania et al. 2014)
+    python -m experiments high-order  # HJA segments linked by recording: HOB/HOAP-SVM (Dokania et
+    al. 2014)
 
-Digits and birds are the analogue of Mohapatra et al. (2014), Tables 1-3 / Mohapatra et al. (2018), Table 1: per class, the
-test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by 5-fold
-cross-validation on the training split (mean AP), the loss-augmented inference time of the
+Digits and birds are the analogue of Mohapatra et al. (2014), Tables 1-3 / Mohapatra et al. (2018),
+Table 1: per class, the test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by
+5-fold cross-validation on the training split (mean AP), the loss-augmented inference time of the
 final trainings (per call and in total, and for APSVM with each exact AP algorithm, which must
 all learn the same w), and the training time next to scikit-learn's LinearSVC. Yahoo reports
 mean per-query AP and NDCG on the test file for BinarySVM, APSVM and NDCGSVM, with relevance
->= 2 (and >= 1) as positive. Cstar is the analogue of Mensink et al. (2011), Table 1: break-even precision
-of the independent and the c-star (core of 5) models, automatic and after Q = 1, 5, 10
+>= 2 (and >= 1) as positive. Cstar is the analogue of Mensink et al. (2011), Table 1: break-even
+precision of the independent and the c-star (core of 5) models, automatic and after Q = 1, 5, 10
 questions. High-order is the analogue of Dokania et al. (2014), Table 1: per species, the test AP of
 BinarySVM, APSVM, HOBSVM and HOAPSVM on HJA segments, segments of one recording linked, C and
 eta by cross-validation on the training recordings. Whatever wins is reported.

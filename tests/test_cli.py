@@ -241,7 +241,7 @@ def test_a_benchmark_section_writes_its_results_file_headed_by_its_command(tmp_p
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
 def test_an_unknown_option_shows_the_usage_of_the_command_it_was_given_to(tool, argv, command,
                                                                          capsys):
-    """Issue 25: `python -m aprank check --nope` pointed to the top-level help; the line names
+    """`python -m aprank check --nope` once pointed to the top-level help; the line names
     the option and shows the usage and the help of the command that refused it."""
     code, err = _usage_error(MAINS[tool], argv, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err

@@ -106,7 +106,7 @@ def test_pytest_reports_why_a_test_skipped(tmp_path):
     assert "SKIPPED" in out.stdout and "no data here" in out.stdout
 
 
-#: the README section of issue 25's acceptance (b): real data, defaults, a grid search, Dask
+#: the README section that shows a real use: real data, defaults, a grid search, Dask
 YAHOO = "Learning to rank: the Yahoo sample"
 
 

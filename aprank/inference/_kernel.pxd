@@ -5,8 +5,9 @@
 #     and input indices. Positives are sorted once in rank order (descending score, ties by
 #     index: the tie rule, see _order.hpp); each algorithm orders the negatives as much as it
 #     needs to, with the partition and sort of _order.hpp.
-#   * Loss-augmented inference for a QS-suitable loss (Mohapatra et al. 2018, section 4) decomposes over the
-#     negatives: the j-th negative in rank order, with score s, gets the interleaving rank
+#   * Loss-augmented inference for a QS-suitable loss (Mohapatra et al. 2018, section 4)
+#     decomposes over the negatives: the j-th negative in rank order, with score s, gets the
+#     interleaving rank
 #     opt_j = the largest maximiser over i in 1..P+1 of
 #         f_j(i) = sum_{k < i} step(j, k),
 #         step(j, k) = f_j(k+1) - f_j(k) = 2 (s+_k - s) / (P N) + delta_j(k+1) - delta_j(k).
@@ -100,8 +101,8 @@ cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
     AP only. The score part of step(j, i) does not increase with i (positives are sorted) and
     the loss part -(1/P) i/((j+i)(j+i-1)) does not increase while i <= j-1, because
     (i+1)(j+i-1) >= i(j+i+1) iff i <= j-1. So steps 1..min(j, P) are non-increasing and f_j is
-    concave on candidates 1..min(j, P)+1: one more candidate than Mohapatra et al. (2018), Prop. 5 states
-    (docs/references.md, printing errors); tests/test_oracle.py checks the claim against
+    concave on candidates 1..min(j, P)+1: one more candidate than Mohapatra et al. (2018), Prop. 5
+    states (docs/references.md, printing errors); tests/test_oracle.py checks the claim against
     exhaustive search.
     """
     if L.kind == LOSS_AP:
@@ -148,7 +149,8 @@ cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
 
     Where f_j is concave (AP, see concave_end) and the range is wide enough to pay, the
     maximiser is the first candidate whose step is negative: a binary search (Mohapatra et al. 2014
-    Algorithm 2, Mohapatra et al. (2018), section 5). Candidates past the concave part are scanned linearly.
+    Algorithm 2, Mohapatra et al. (2018), section 5). Candidates past the concave part are scanned
+    linearly.
     """
     cdef i64 c = concave_end(L, j)
     cdef i64 top, a, b, m
@@ -173,8 +175,8 @@ cdef inline i64 last_rank_pivot(const LossSpec* L, const double* pos, const doub
     """Position in [lo, hi) of a pivot just past where rank P+1 is predicted to start, or -1.
 
     For a range of negatives whose ranks lie in rl..P+1. Late in training most negatives sit
-    below every positive (Mohapatra et al. 2014, Figure 1), so halving a range with median pivots would
-    partition that block again and again. Instead, a sorted sample of GUIDE_SAMPLE evenly
+    below every positive (Mohapatra et al. 2014, Figure 1), so halving a range with median pivots
+    would partition that block again and again. Instead, a sorted sample of GUIDE_SAMPLE evenly
     spaced keys, each given the position its sample quantile predicts, locates where rank P+1
     starts (Floyd & Rivest's sampling idea, applied to SELECT's binary search over order
     statistics); a pivot a little past that point usually has rank P+1, so one partition
@@ -213,8 +215,8 @@ cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double
                               i64* ranks) noexcept nogil:
     """Ranks of the sorted negatives [lo, hi), known to lie in rl..rh.
 
-    opt_j does not decrease with j (Mohapatra et al. 2018, Observation 4; Mohapatra et al. 2014, section 3.2 states it
-    too), so each search starts at the previous negative's rank.
+    opt_j does not decrease with j (Mohapatra et al. 2018, Observation 4; Mohapatra et al. 2014,
+    section 3.2 states it too), so each search starts at the previous negative's rank.
     """
     cdef i64 t
     cdef i64 r = rl

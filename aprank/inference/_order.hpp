@@ -2,8 +2,8 @@
 //
 // Samples of one class live in two parallel arrays: s[] (scores) and x[] (input indices).
 // They are ranked by descending score; equal scores are broken by ascending input index. This
-// is the deterministic tie rule of aprank (docs/references.md, ties): with it every exact algorithm works
-// on the same strict total order, so all of them return the same ranking, ties included.
+// is the deterministic tie rule of aprank (docs/references.md, ties): with it every exact algorithm
+// works on the same strict total order, so all of them return the same ranking, ties included.
 //
 // partition() is where the time goes (OptRanks partitions ~N keys per level, log P levels), so
 // it has three implementations that give identical results:

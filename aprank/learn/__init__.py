@@ -1,6 +1,6 @@
 """Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
-the scikit-learn estimators built on them (HOBSVM and HOAPSVM of Dokania et al. 2014 among them), and
-the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
+the scikit-learn estimators built on them (HOBSVM and HOAPSVM of Dokania et al. 2014 among them),
+and the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
 of Behl (2015) (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
 by cross-validation. A fit that leaves out queries without a relevant sample (the default,
 ``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a rank SVM given no ``qid`` where

@@ -1,5 +1,5 @@
-"""``CStarPrecisionAtK``: the c-star precision@k model of Mensink et al. (2011), learned by subgradient
-descent on its loss bound."""
+"""``CStarPrecisionAtK``: the c-star precision@k model of Mensink et al. (2011), learned by
+subgradient descent on its loss bound."""
 from __future__ import annotations
 
 import warnings
@@ -324,8 +324,8 @@ class CStarPrecisionAtK(BaseEstimator):
 
     def interactive_labelling(self, X, y, questions=(1, 5, 10)):
         """Break-even precision after asking for the truth of ``max(questions)`` labels, one at a
-        time (Mensink et al. 2011, section 5): each round asks, per sample, the free label whose best
-        scores clamped in and clamped out of the top k are closest, clamps it to its true
+        time (Mensink et al. 2011, section 5): each round asks, per sample, the free label whose
+        best scores clamped in and clamped out of the top k are closest, clamps it to its true
         value and infers again. Returns {0: automatic, q: after q questions}."""
         S = self.decision_function(X)
         Y = self._check_Y(y, S.shape[0])

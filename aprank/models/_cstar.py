@@ -1,4 +1,5 @@
-"""The c-star precision@k model of Mensink et al. (2011): per-label scores plus label interactions on a core.
+"""The c-star precision@k model of Mensink et al. (2011): per-label scores plus label interactions
+on a core.
 
 For a sample with label scores s (one per label, L labels) the score of a subset t of k labels
 is f(t) = t's + t'Ft (eq. 6), F non-zero only in the rows and columns of a core of C labels.

@@ -10,8 +10,8 @@ the completed convex model that CCCP's inner learner trains:
   inference on the bag scores).
 * :class:`LatentRankingModel` with loss "latent-ssvm" -- latent SSVM with the AP loss (Behl
   2015, appendix A); its most violated constraint is approximate (``latent-greedy``).
-* :class:`LatentBinaryModel` -- the latent binary SVM baseline (Felzenszwalb et al. 2010; Behl 2015, sec.
-  4): the imputed positive rows against every candidate row of the negative bags, weighted 0-1
+* :class:`LatentBinaryModel` -- the latent binary SVM baseline (Felzenszwalb et al. 2010; Behl 2015,
+  sec. 4): the imputed positive rows against every candidate row of the negative bags, weighted 0-1
   loss, optionally ignoring the most confusing fraction of the negative rows.
 """
 from __future__ import annotations

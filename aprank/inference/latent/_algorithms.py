@@ -20,8 +20,8 @@ _AP = AveragePrecision()
 
 
 def run_latent_ap(call) -> None:
-    """Behl (2015), Proposition 3: each negative bag takes its best row, each positive its row of H_P;
-    then exact AP inference on the bag scores (the problem's ``ranking_algorithm``)."""
+    """Behl (2015), Proposition 3: each negative bag takes its best row, each positive its row of
+    H_P; then exact AP inference on the bag scores (the problem's ``ranking_algorithm``)."""
     pos = call.bags.is_pos
     rows = np.where(pos, call.impute, call.argmax)
     result = call.problem.bag_problem.solve_one(call.scores[rows], call.problem.ranking_algorithm)
@@ -31,8 +31,8 @@ def run_latent_ap(call) -> None:
 
 
 def run_latent_greedy(call) -> None:
-    """Behl (2015), appendix A: start from the ground-truth pattern and move the negative slots up one
-    at a time (the highest first), each to the rank that maximises the loss-augmented score
+    """Behl (2015), appendix A: start from the ground-truth pattern and move the negative slots up
+    one at a time (the highest first), each to the rank that maximises the loss-augmented score
     with the others fixed (ties, within a rounding tolerance at the scale of the score
     differences: the highest place, and a move that ties with staying is taken); every pattern
     is scored with its best placement of bags and latent choices, an assignment per side of

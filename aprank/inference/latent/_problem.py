@@ -2,7 +2,7 @@
 
 Each sample is a *bag* of candidate rows (an image and its boxes, a recording and its
 segments); the latent variable h of a bag picks the row that scores it, s(h) = w'x_h. A ranking
-Y of B bags (P positive, N negative) scores, with Mohapatra et al.'s (2018) normalisation,
+Y of B bags (P positive, N negative) scores, with the normalisation of Mohapatra et al. (2018),
 
     w'Psi(Y, H) = 1 / (P N) sum_{i in P, j in N} Y_ij (s_i(h_i) - s_j(h_j)),
 
@@ -17,8 +17,8 @@ the AP loss of the ranking. Two losses of the kind say which constraint a learne
 
   Proposition 3: every negative takes its best row; then exact AP inference on the bag scores.
 
-* ``"latent-ssvm"`` -- latent SSVM (Behl 2015, eq. A.1, A.3): every h free in the loss-augmented term,
-  the ground truth at H_P (``impute``) and at the negatives' h that least favour it:
+* ``"latent-ssvm"`` -- latent SSVM (Behl 2015, eq. A.1, A.3): every h free in the loss-augmented
+  term, the ground truth at H_P (``impute``) and at the negatives' h that least favour it:
 
       max_{Y, H}  [Delta(Y*, Y) + w'Psi(Y, H)]  -  min_{H_N} w'Psi(Y*, {H_P, H_N}).
 

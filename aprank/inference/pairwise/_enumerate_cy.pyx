@@ -11,7 +11,7 @@ faster than any cut (measured: ``python -m benchmarks --pairwise``).
 Labellings are kept as bit codes (bit i: the label of the component's i-th sample). Valid for pair
 scores of any sign (enumeration needs no submodularity).
 
-Exactness at any scale (issue 24 item 3). The running score accumulates rounding along the walk:
+Exactness at any scale. The running score accumulates rounding along the walk:
 with pair scores many binary orders of magnitude above the unary ones (adding and removing -1e16
 wipes out a unary score of 1) it can rank labellings wrongly. What is reported is always
 :func:`_value`, the score summed from scratch (as brute force does), and the running score decides

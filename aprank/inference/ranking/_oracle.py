@@ -1,8 +1,8 @@
 """The ranking kind's oracle: exhaustive loss-augmented inference over every +/- pattern.
 
 It enumerates every interleaving of the positives and the negatives, each kept in rank order
-(Mohapatra et al. 2018, Observation 1 shows an optimum of that form exists), i.e. C(n, P) candidates, and
-serves any ranking loss from the loss's own ``from_pattern``. Queries are limited to
+(Mohapatra et al. 2018, Observation 1 shows an optimum of that form exists), i.e. C(n, P)
+candidates, and serves any ranking loss from the loss's own ``from_pattern``. Queries are limited to
 MAX_SAMPLES samples. See ``aprank/inference/_exhaustive.py`` for the arithmetic it shares with
 the labelling kind's oracle.
 """
