@@ -171,8 +171,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = command("check", "cross-check the algorithms of each loss",
                 "Every algorithm against its kind's oracle and the others on seeded\n"
                 "random instances; exit status 1 if any disagree.\n"
-                "Needs no data; writes nothing; takes about 30 s with the defaults\n"
-                "(time grows with --n-trials and --max-n).\n"
+                "Needs no data; writes nothing; takes about 15 s with the defaults on an\n"
+                "idle machine (13-15 s of CPU time measured on a 2-core AMD EPYC; more\n"
+                "wall time under load; time grows with --n-trials and --max-n).\n"
                 "--deep: every algorithm against a slower exact one of the zoo up to\n"
                 f"--max-n samples (default {DEEP_MAX_N}), on instances built to cross every\n"
                 "switch of the fast paths, and the relations that must hold (a constant\n"
@@ -202,10 +203,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = command("bench", "time every algorithm against numpy.argsort (--quick)",
                 "A cross-check of every algorithm, then each timed against numpy.argsort on\n"
                 "two small cells (P, N = 1e2, 1e4 and 1e3, 1e5) in two score regimes.\n"
-                "Needs no data; writes the table to a file only with --out; takes a minute or\n"
-                "two. Only --quick is installed: the full benchmark and its sections\n"
-                f"(--cstar, --pairwise, --latent, --fit, ...) are a repository tool, run from a\n"
-                f"checkout as {BENCH_COMMAND} (see {BENCH_COMMAND} --help).")
+                "Needs no data; writes the table to a file only with --out; takes about 40 s\n"
+                "on an idle machine (35 s of CPU time measured on a 2-core AMD EPYC; more\n"
+                "wall time under load). Only --quick is installed: the full benchmark and its\n"
+                f"sections (--cstar, --pairwise, --latent, --fit, ...) are a repository tool, run\n"
+                f"from a checkout as {BENCH_COMMAND} (see {BENCH_COMMAND} --help).")
     p.add_argument("--quick", action="store_true",
                    help="the cross-check and the small cells (required: the full run is "
                    f"{BENCH_COMMAND})")
