@@ -165,7 +165,7 @@ class AveragePrecision(RankingLoss):
     name = "ap"
 
     def delta(self, j, i, P, N):
-        # Yue et al.: delta_j(i) = (1/P) sum_{k=i}^{P} (j/(j+k) - (j-1)/(j+k-1))
+        # Yue et al. (2007): delta_j(i) = (1/P) sum_{k=i}^{P} (j/(j+k) - (j-1)/(j+k-1))
         j, i = np.broadcast_arrays(np.asarray(j, dtype=float), np.asarray(i, dtype=float))
         k = np.arange(1, P + 1, dtype=float)
         terms = j[..., None] / (j[..., None] + k) - (j[..., None] - 1) / (j[..., None] + k - 1)

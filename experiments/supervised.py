@@ -5,8 +5,7 @@ README includes (the latent ones: ``experiments.latent``; the torch loss: ``expe
     python -m experiments birds       # HJA birdsong segments, one species vs the rest
     python -m experiments yahoo       # Yahoo LTR sample, per-query ranking with qid
     python -m experiments cstar       # HJA recordings: c-star precision@k (Mensink et al. 2011)
-    python -m experiments high-order  # HJA segments linked by recording: HOB/HOAP-SVM (Dokania et
-    al. 2014)
+    python -m experiments high-order  # HJA segments linked by recording: Dokania et al. (2014)
 
 Digits and birds are the analogue of Mohapatra et al. (2014), Tables 1-3 / Mohapatra et al. (2018),
 Table 1: per class, the test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by
@@ -136,7 +135,7 @@ def one_standard_error_choice(scores: dict) -> float:
 
     Validation AP is flat over several decades of C on most of these sets; there the plain
     argmax picks fold noise and drifts to whichever edge the grid has. Among the C that cannot be
-    told apart from the best, this rule (Hastie, Tibshirani & Friedman, ESL 7.10) takes the most
+    told apart from the best, this rule (Hastie et al. 2009, section 7.10) takes the most
     regularised one.
     """
     Cs = sorted(scores)

@@ -148,8 +148,8 @@ cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
     """opt_j restricted to candidates lo..hi (largest maximiser), for the j-th negative.
 
     Where f_j is concave (AP, see concave_end) and the range is wide enough to pay, the
-    maximiser is the first candidate whose step is negative: a binary search (Mohapatra et al. 2014
-    Algorithm 2, Mohapatra et al. (2018), section 5). Candidates past the concave part are scanned
+    maximiser is the first candidate whose step is negative: a binary search (Mohapatra et al. 2014,
+    Algorithm 2; Mohapatra et al. (2018), section 5). Candidates past the concave part are scanned
     linearly.
     """
     cdef i64 c = concave_end(L, j)
@@ -178,7 +178,7 @@ cdef inline i64 last_rank_pivot(const LossSpec* L, const double* pos, const doub
     below every positive (Mohapatra et al. 2014, Figure 1), so halving a range with median pivots
     would partition that block again and again. Instead, a sorted sample of GUIDE_SAMPLE evenly
     spaced keys, each given the position its sample quantile predicts, locates where rank P+1
-    starts (Floyd & Rivest's sampling idea, applied to SELECT's binary search over order
+    starts (the sampling idea of Floyd & Rivest 1975, applied to SELECT's binary search over order
     statistics); a pivot a little past that point usually has rank P+1, so one partition
     splits off the whole block. -1 (use the median) when the block is predicted to be under a
     quarter of the range. Any pivot gives the same result; this one only saves work.

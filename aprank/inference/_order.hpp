@@ -12,8 +12,8 @@
 //     CPU has the instructions and the caller allows them (the `simd` level, see SimdLevel).
 //     They are compiled with target attributes, so the module builds and runs on any x86-64
 //     and elsewhere.
-//   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss,
-//     BlockQuicksort, ESA 2016).
+//   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss
+//     2016, BlockQuicksort).
 // All partition around the key at s[hi-1], x[hi-1] and return its final position;
 // partition_at() moves the chosen pivot there and dispatches.
 #pragma once
