@@ -14,7 +14,7 @@ KERNELS = {
     "aprank/inference/topk": ["_cstar_cy"],
     "aprank/inference/pairwise": ["_components_cy", "_enumerate_cy",   # grouping, enumeration
                                   "_maxflow_cy"],   # _maxflow_cy: BK + Kohli-Torr, dense cuts
-    "aprank/inference/latent": ["_greedy_cy"],     # appendix A's greedy (003), certified splits
+    "aprank/inference/latent": ["_greedy_cy"],     # appendix A's greedy (Behl 2015), certified splits
     "aprank/dask": ["_split_cy"],       # the steps of one query split over machines (_steps.py)
 }
 #: The module of the Cython utility code the kernels share (Cython >= 3.1 writes it).

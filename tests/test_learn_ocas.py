@@ -1,4 +1,4 @@
-"""solver="ocas" (issue 27 item 1): the optimized cutting plane reaches the plain cutting
+"""solver="ocas": the optimized cutting plane reaches the plain cutting
 plane's objective within tol, with the same stopping rule and a true duality gap, for every
 structured SVM (binary, AP, NDCG, APPX with its hard constraints, HOB with its w2 <= 0 bounds,
 the inner runs of CCCP), and converges where the plain one runs out of iterations."""

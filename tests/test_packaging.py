@@ -55,7 +55,7 @@ def test_the_wheel_has_one_version_and_its_metadata(wheel):
 
 
 def test_installing_the_wheel_does_not_install_pymaxflow(wheel):
-    """The pairwise kind cuts with its own max-flow (issue 24 item 2): PyMaxflow is required
+    """The pairwise kind cuts with its own max-flow: PyMaxflow is required
     only with the test extra (a second reference there)."""
     (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
     requires = email.message_from_bytes(wheel.read(name)).get_all("Requires-Dist")
@@ -64,7 +64,7 @@ def test_installing_the_wheel_does_not_install_pymaxflow(wheel):
 
 
 def test_the_readme_names_every_runtime_dependency_and_its_licence():
-    """Issue 24 (d): the README's License section lists each runtime dependency with the licence
+    """The README's License section lists each runtime dependency with the licence
     its installed metadata declares (License-Expression, else License, else the classifier)."""
     import importlib.metadata
     import re

@@ -1,7 +1,7 @@
 """Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
-the scikit-learn estimators built on them (HOBSVM and HOAPSVM of paper 002 among them), and
-the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
-of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
+the scikit-learn estimators built on them (HOBSVM and HOAPSVM of Dokania et al. 2014 among them),
+and the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
+of Behl (2015) (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
 by cross-validation. A fit that leaves out queries without a relevant sample (the default,
 ``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a fit without ``qid`` is one
 ranking, and a score that drops the queries of the fit says so in a :class:`OneQueryWarning`.

@@ -4,12 +4,12 @@ Each one validates its input once, builds an ``aprank.models.RankingModel`` with
 hands it to the same 1-slack cutting-plane learner (``_cutting_plane.py``), so iteration counts
 and inference times are comparable across them:
 
-* :class:`BinarySVM` -- weighted 0-1 loss (paper 002 eq. 7), with a bias: a class-weighted
-  hinge-loss SVM.
-* :class:`APSVM` -- AP loss (Yue et al. 2007; papers 000 and 004).
-* :class:`NDCGSVM` -- NDCG loss (paper 004).
-* :class:`APSVMAppx` -- paper 000 section 3.3: a BinarySVM picks easy samples, the AP loss is
-  optimised over the rest while the easiest are kept correctly classified.
+* :class:`BinarySVM` -- weighted 0-1 loss (Dokania et al. 2014, eq. 7), with a bias: a
+  class-weighted hinge-loss SVM.
+* :class:`APSVM` -- AP loss (Yue et al. 2007; Mohapatra et al. 2014 and 2018).
+* :class:`NDCGSVM` -- NDCG loss (Mohapatra et al. 2018).
+* :class:`APSVMAppx` -- Mohapatra et al. (2014), section 3.3: a BinarySVM picks easy samples, the AP
+  loss is optimised over the rest while the easiest are kept correctly classified.
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
 their joint feature), so ``predict`` only marks scores above 0; ``score`` is the mean AP (the
@@ -459,7 +459,8 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
 
 
 class BinarySVM(_StructuredSVM):
-    __doc__ = """Binary structural SVM with the weighted 0-1 loss (paper 002 eq. 7) and a bias.
+    __doc__ = """Binary structural SVM with the weighted 0-1 loss (Dokania et al. 2014, eq. 7) and a
+    bias.
 
     The 1-slack problem is the class-weighted hinge-loss SVM with weights J (positives) and
     1 (negatives), so besides the rank SVMs' cutting planes it has liblinear's dual coordinate
@@ -550,7 +551,7 @@ class APSVM(_StructuredSVM):
 
 
 class NDCGSVM(_StructuredSVM):
-    __doc__ = """Rank SVM optimising NDCG with binary relevance (paper 004).
+    __doc__ = """Rank SVM optimising NDCG with binary relevance (Mohapatra et al. 2018).
 
     ``sample_weight`` is a query weight, as for :class:`APSVM`; ``score`` is then the weighted
     mean of per-query NDCG.
@@ -587,7 +588,8 @@ class NDCGSVM(_StructuredSVM):
 
 
 class APSVMAppx(_StructuredSVM):
-    __doc__ = """AP-SVM-APPX (paper 000 section 3.3): AP loss over the difficult samples only.
+    __doc__ = """AP-SVM-APPX (Mohapatra et al. 2014, section 3.3): AP loss over the difficult
+    samples only.
 
     A :class:`BinarySVM` (same C, tol, max_iter) is trained first; samples it classifies with
     margin y(w'x + b) > 1 are easy. The ``keep`` fraction of the easy samples with the largest
@@ -601,7 +603,8 @@ class APSVMAppx(_StructuredSVM):
     Parameters
     ----------
     keep : float in [0, 1], default 0.5
-        Fraction of the easy samples that stay easy (paper 000 Table 1: 25, 50 and 75 %).
+        Fraction of the easy samples that stay easy (Mohapatra et al. 2014, Table 1: 25, 50 and
+        75 %).
     algorithm : str, default "auto"
         Exact AP inference algorithm.
     intercept_scaling : float, default 1.0

@@ -55,7 +55,7 @@ def _quiet(pattern, call):
 
 
 @pytest.mark.parametrize("cls", [APSVM, NDCGSVM, BinarySVM, APSVMAppx])
-def test_item1_score_without_qid_after_a_fit_on_queries_warns(cls):
+def test_score_without_qid_after_a_fit_on_queries_warns(cls):
     X, y, qid = _queries()
     est = cls(C=1.0).fit(X, y, qid=qid)
     with pytest.warns(OneQueryWarning, match=ONE_QUERY + r" 9 queries; pass qid=.*"
@@ -108,13 +108,13 @@ def test_a_fit_without_qid_is_one_ranking_quietly(cls):
                .fit(X, y, groups=qid, qid=qid))
 
 
-def test_item1_binary_svm_fits_without_qid_quietly():
+def test_binary_svm_fits_without_qid_quietly():
     """The 0-1 loss is a classifier's on one query as on many: no OneQueryWarning."""
     X, y, _ = _queries()
     _quiet("", lambda: BinarySVM(C=1.0).fit(X, y))
 
 
-def test_item1_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
+def test_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
     X, y, qid = _queries()
     # the old-style fit parameter of a Pipeline step: fit per query, score one global query
     search = GridSearchCV(Pipeline([("apsvm", APSVM())]), {"apsvm__C": [0.1, 10.0]},
@@ -131,7 +131,7 @@ def test_item1_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls,kwargs", [(HOBSVM, {}), (HOAPSVM, {"max_outer": 3})])
-def test_item1_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, kwargs):
+def test_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, kwargs):
     X, y, groups = _grouped()
     est = cls(C=10.0, eta=1.0, **kwargs).fit(X, y, groups=groups)
     assert np.any(est.coef_pairs_ != 0)
@@ -155,7 +155,7 @@ NO_BAGS = r"score got no bags, so every one of its \d+ rows is a bag of its own"
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls", [LatentAPSVM, LatentSSVM, LatentSVM])
-def test_item1_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
+def test_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
     """The latent SVMs' score without bags ranks rows, not bags: after a fit on bags of
     several rows that is the same silent drop as a rank SVM's score without qid."""
     rng = np.random.default_rng(0)
@@ -172,7 +172,7 @@ def test_item1_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
 
 
 @pytest.mark.parametrize("name", ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"])
-def test_item1_dask_score_without_qid_after_a_fit_on_queries_warns(name):
+def test_dask_score_without_qid_after_a_fit_on_queries_warns(name):
     """The Dask estimators' score says it as the single-machine ones do (no cluster needed:
     dask's local scheduler runs the same code)."""
     pytest.importorskip("dask", reason="aprank.dask needs the dask extra")
