@@ -6,6 +6,7 @@
 * ``APRANK_DATA_URL`` points downloads at a closed local port (the discard port, 9) unless it
   is set already, so a file missing from the data home fails at once with the loaders' own
   message instead of reaching for a public server; the download tests start their own server.
+* A skip reason longer than one short line fails the test (``SKIP_REASON_MAX``).
 * Without a CUDA device, ``TRITON_INTERPRET=1`` (where torch and triton are installed and it is
   not set already): Triton's interpreter runs the torch loss's Triton kernel on the CPU
   (tests/test_torch_triton.py). Triton reads it when it is imported and defines its own
@@ -20,6 +21,9 @@ import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 NO_NETWORK_URL = "http://127.0.0.1:9"
+#: the longest skip reason: pytest's summary (-rs) prints one line per reason, which should stay
+#: one short line (a longer reason fails the test, saying so)
+SKIP_REASON_MAX = 72
 
 
 def pytest_configure(config):
@@ -34,6 +38,27 @@ def pytest_configure(config):
             os.environ["TRITON_INTERPRET"] = "1"
 
 
+def _refuse_a_long_skip_reason(report):
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple):
+        reason = report.longrepr[2].removeprefix("Skipped: ")
+        if len(reason) > SKIP_REASON_MAX:
+            report.outcome = "failed"
+            report.longrepr = (f"a skip reason of {len(reason)} characters, over the "
+                               f"{SKIP_REASON_MAX} of one short line: {reason}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _refuse_a_long_skip_reason(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _refuse_a_long_skip_reason(outcome.get_result())
+
+
 @pytest.fixture(scope="session")
 def real_data_home():
     """The data home holding every file the loaders read; otherwise the test skips, naming
@@ -42,10 +67,9 @@ def real_data_home():
 
     try:
         home = datasets.data_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"shared data folder not available: {exc}")
+    except FileNotFoundError:
+        pytest.skip("no data home: set APRANK_DATA (docs/data.md)")
     missing = [rel for rel in datasets.REMOTE_FILES if not (home / rel).is_file()]
     if missing:
-        pytest.skip(f"the data home {home} lacks {', '.join(missing)}; set APRANK_DATA to the "
-                    f"shared data folder")
+        pytest.skip(f"the data home lacks {len(missing)} of its files (docs/data.md)")
     return home

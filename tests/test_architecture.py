@@ -309,6 +309,14 @@ def test_matplotlib_is_no_dependency_of_the_package(pyproject):
     assert "matplotlib" in {_requirement_name(r) for r in extras["test"]}   # test_figures
 
 
+def test_the_test_extra_installs_what_the_tests_need(pyproject):
+    """``pip install -e ".[test]"`` is all the README's test command installs: the docs tools
+    that tests/test_docs.py builds with come with it (PyTorch stays apart: see the README)."""
+    extras = pyproject["project"]["optional-dependencies"]
+    assert set(extras["docs"]) <= set(extras["test"])
+    assert "torch" not in {_requirement_name(r) for r in extras["test"]}
+
+
 def test_only_the_package_is_installed(pyproject):
     include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
     assert include and all(pattern.split(".")[0].rstrip("*") == "aprank" for pattern in include)

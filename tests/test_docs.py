@@ -1,9 +1,9 @@
 """The docs stay true: every Python block on their pages runs, every public name has a numpydoc
 docstring and an entry in the API reference, and Sphinx builds them with warnings as errors.
 
-The docs tools (Sphinx, numpydoc, MyST: ``pip install -e ".[docs]"``) are optional: without
-them the tests that need them skip, saying so, except where ``CI=true`` (``.ci/run`` sets it and
-installs the tools), where a missing tool is a failure.
+The docs tools (Sphinx, numpydoc, MyST) come with the test extra; without them the tests that
+need them skip, saying so, except where ``CI=true`` (``.ci/run`` sets it), where a missing tool
+is a failure.
 """
 import importlib
 import importlib.util
@@ -34,10 +34,9 @@ def require(module: str):
         try:
             return importlib.import_module(module)
         except ImportError as exc:
-            pytest.fail(f"CI=true and {module} is missing ({exc}): .ci/run installs the docs "
-                        f"extra, pip install -e \".[docs]\"")
-    return pytest.importorskip(module, reason=f"{module} is not installed: "
-                                              f"pip install -e \".[docs]\"")
+            pytest.fail(f"CI=true and {module} is missing ({exc}): the test extra installs it, "
+                        f"pip install -e \".[test]\"")
+    return pytest.importorskip(module, reason=f"needs {module}: pip install -e \".[test]\"")
 
 
 # --------------------------------------------------------------------------- (a) code blocks
@@ -98,8 +97,8 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     try:
         for k, block in enumerate(blocks):
             exec(compile(block, f"docs/{page} block {k + 1}", "exec"), namespace)
-    except DataUnavailableError as exc:
-        pytest.skip(f"docs/{page} needs data that is not in the data home: {exc}")
+    except DataUnavailableError:
+        pytest.skip(f"docs/{page} needs the data home (docs/data.md)")
 
 
 # --------------------------------------------------------------------------- (b) public names
@@ -123,8 +122,8 @@ PUBLIC = public_names()
 def _module(package):
     try:
         return importlib.import_module(package)
-    except ImportError as exc:
-        pytest.skip(f"{package} needs its optional extra: {exc}")
+    except ImportError:
+        pytest.skip(f"{package} needs its optional extra")
 
 
 def test_the_required_packages_are_documented():

@@ -38,17 +38,17 @@ def test_every_figure_is_found():
 @pytest.mark.slow      # each script computes its figure twice in a subprocess: 5-30 s
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_script_runs_quick(script, tmp_path):
-    for module, reason in NEEDS_PACKAGES.get(script.stem, {}).items():
-        pytest.importorskip(module, reason=f"{script.stem} needs {module}: {reason}")
+    for module in NEEDS_PACKAGES.get(script.stem, {}):
+        pytest.importorskip(module, reason=f"{script.stem} needs {module}")
     if script.stem in NEEDS_DATA:
         try:
             home = datasets.data_dir()
-        except FileNotFoundError as err:
-            pytest.skip(f"{script.stem} needs the shared data: {err}")
+        except FileNotFoundError:
+            pytest.skip(f"{script.stem} needs the data home (docs/data.md)")
         missing = [rel for rel in datasets.REMOTE_FILES
                    if rel.startswith(NEEDS_DATA[script.stem]) and not (home / rel).is_file()]
         if missing:
-            pytest.skip(f"{script.stem} needs {', '.join(missing)} in the data home {home}")
+            pytest.skip(f"{script.stem} needs the data home (docs/data.md)")
     out = subprocess.run([sys.executable, "-m", f"figures.{script.stem}", "--quick", "--out",
                           str(tmp_path)], capture_output=True, text=True, timeout=600,
                          cwd=REPOSITORY)

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 import aprank
-from aprank.inference import RankingProblem
 from aprank.losses import NDCG
 
-torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
+torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 from torch_batches import random_batch, reference  # noqa: E402  (likewise)
 
@@ -330,8 +329,8 @@ def test_training_experiment_runs_at_a_small_size():
     from experiments.torch_mlp import mlp_experiment
     try:
         data_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"shared data folder not available: {exc}")
+    except FileNotFoundError:
+        pytest.skip("needs the data home (docs/data.md)")
     table = mlp_experiment(quick=True, log=lambda line: None)
     rows = [line for line in table.splitlines() if line.startswith("| AP hinge |")]
     assert len(rows) == 1
@@ -482,7 +481,7 @@ def test_auto_on_cuda_gives_triton_only_where_it_can_run(monkeypatch, capability
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
     monkeypatch.setattr(_loss, "_triton", _loss._triton if installed else None)
     if installed and _loss._triton is None:
-        pytest.skip("the triton package is not installed (pip install triton)")
+        pytest.skip("needs triton (pip install triton)")
     _loss._cuda_auto.cache_clear()
     try:
         assert _loss._run_for("auto", torch.device("cuda", 0)).__name__ == want

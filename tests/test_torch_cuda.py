@@ -10,7 +10,7 @@ import pytest
 
 import aprank
 
-torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
+torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 from torch_batches import random_batch, reference  # noqa: E402  (likewise)
 

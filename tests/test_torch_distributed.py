@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
+torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 
 dist = torch.distributed

@@ -7,14 +7,13 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="PyTorch is the optional extra aprank[torch]")
+torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
 
 from experiments import peer_losses, torch_peers  # noqa: E402
 from experiments.peer_tasks import ColumnsTask, QueriesTask  # noqa: E402
 
-LIBAUC = "libauc is optional: pip install --no-deps libauc (.ci/run installs it)"
-PML = ("pytorch-metric-learning is optional: pip install --no-deps pytorch-metric-learning "
-       "(.ci/run installs it)")
+LIBAUC = "needs libauc (pip install --no-deps libauc)"
+PML = "needs pytorch-metric-learning (pip install --no-deps ...)"
 
 
 def _columns_task(n=60, L=3, seed=0):

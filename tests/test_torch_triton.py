@@ -9,11 +9,11 @@ import pytest
 
 import aprank
 
-torch = pytest.importorskip("torch", reason="the optional extra aprank[torch] is not installed")
-pytest.importorskip("triton", reason="the triton package is not installed (pip install triton)")
+torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
+pytest.importorskip("triton", reason="needs triton (pip install triton)")
 if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
-    pytest.skip("no CUDA device, and TRITON_INTERPRET=1 was not set before Triton was imported "
-                "(tests/conftest.py sets it)", allow_module_level=True)
+    # tests/conftest.py sets TRITON_INTERPRET=1 before Triton is imported
+    pytest.skip("no CUDA device and TRITON_INTERPRET unset", allow_module_level=True)
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 from torch_batches import random_batch, reference  # noqa: E402
 
