@@ -317,6 +317,33 @@ def test_the_test_extra_installs_what_the_tests_need(pyproject):
     assert "torch" not in {_requirement_name(r) for r in extras["test"]}
 
 
+def test_the_package_warnings_are_errors_in_its_tests(pyproject):
+    """Every warning class the package defines (or issues: scikit-learn's ConvergenceWarning)
+    is an error in the tests, so none leaks into pytest's summary unseen: a test that provokes
+    one says so with pytest.warns."""
+    import importlib
+    import inspect
+    import warnings
+
+    import sklearn.exceptions
+
+    filters = pyproject["tool"]["pytest"]["ini_options"]["filterwarnings"]
+    errors = set()
+    for line in filters:
+        action, _, category = line.split(":")[:3]
+        if action == "error":
+            module, _, name = category.rpartition(".")
+            errors.add(getattr(importlib.import_module(module), name))
+    defined = {obj for module in ("aprank.inference", "aprank.learn", "aprank.validation")
+               for _, obj in inspect.getmembers(importlib.import_module(module), inspect.isclass)
+               if issubclass(obj, Warning) and obj.__module__.startswith("aprank")}
+    assert importlib.import_module("aprank.learn").SlowFitWarning in defined
+    for category in defined | {sklearn.exceptions.ConvergenceWarning}:
+        assert any(issubclass(category, error) for error in errors), category
+        with pytest.raises(category):           # the filters above are this test's too
+            warnings.warn("a leak", category)
+
+
 def test_only_the_package_is_installed(pyproject):
     include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
     assert include and all(pattern.split(".")[0].rstrip("*") == "aprank" for pattern in include)

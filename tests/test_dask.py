@@ -18,7 +18,7 @@ import aprank  # noqa: E402
 import aprank.dask  # noqa: E402
 from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
 from benchmarks import dask_bench  # noqa: E402
-from aprank.learn import APSVM, NDCGSVM, BinarySVM  # noqa: E402
+from aprank.learn import APSVM, NDCGSVM, BinarySVM, EmptyQueryWarning  # noqa: E402
 from aprank.models import RankingModel  # noqa: E402
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
@@ -88,8 +88,10 @@ def test_dataframe_inputs_and_query_straddling(client, digits):
 def test_skip_queries_without_positives(client, digits):
     X, y, qid = digits
     y = np.where(qid < 5, 0, y)          # queries 0-4 have no positive left
-    ref = APSVM(C=1, empty="skip", solver="ocas").fit(X, y, qid)
-    got = DaskAPSVM(C=1, empty="skip").fit(*_split(X, y, qid, 400))
+    with pytest.warns(EmptyQueryWarning, match="5 of 12 training queries"):
+        ref = APSVM(C=1, empty="skip", solver="ocas").fit(X, y, qid)
+    with pytest.warns(EmptyQueryWarning, match="5 of 12 training queries"):
+        got = DaskAPSVM(C=1, empty="skip").fit(*_split(X, y, qid, 400))
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
     with pytest.raises(ValueError, match="without positive"):
         DaskAPSVM(C=1, empty="error").fit(*_split(X, y, qid, 400))

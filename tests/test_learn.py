@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM
+from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
 from aprank.metrics import average_precision
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
@@ -221,7 +221,8 @@ def test_queries_without_positives_follow_empty(digits):
     yb = yb & (qid != 4)                      # query 4 has no positive
     with pytest.raises(ValueError, match="query 4"):
         APSVM(empty="error").fit(X, yb, qid=qid)
-    est = APSVM(empty="skip").fit(X, yb, qid=qid)
+    with pytest.warns(EmptyQueryWarning, match="1 of 10 training queries"):
+        est = APSVM(empty="skip").fit(X, yb, qid=qid)
     kept = qid != 4
     same = APSVM().fit(X[kept], yb[kept], qid=qid[kept])
     np.testing.assert_allclose(est.coef_, same.coef_, atol=1e-9)
