@@ -99,13 +99,39 @@ def birds_tasks():
             for s in BIRD_SPECIES]
 
 
+#: the dense wide set: as many features as a gene-expression or image-descriptor table has,
+#: more than twice its rows, so that one epoch of coordinate descent is a full pass over 12
+#: million values
+WIDE_SHAPE = (2000, 5900)
+WIDE_LATENT = 40
+
+
+def dense_wide(shape=WIDE_SHAPE, seed: int = SEED):
+    """(X, y) of a dense data set with features correlated through ``WIDE_LATENT`` latent
+    factors plus noise (standardised), and about 15 % positives, a noisy linear function of
+    the factors (so that no C separates them)."""
+    n, d = shape
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, WIDE_LATENT))
+    X = Z @ rng.standard_normal((WIDE_LATENT, d)) / np.sqrt(WIDE_LATENT)
+    X += rng.standard_normal((n, d))
+    X = (X - X.mean(0)) / X.std(0)
+    score = Z @ rng.standard_normal(WIDE_LATENT) + rng.standard_normal(n)
+    return X, score > np.quantile(score, 0.85)
+
+
+def wide_tasks():
+    X, y = dense_wide()
+    return [("15 % positives", X, y, None)]
+
+
 def yahoo_tasks():
     train = load_yahoo_ltr("train")
     return [("relevance >= 2", train.X, train.relevance >= 2, train.qid)]
 
 
 DATA_SETS = {"digits": digits_tasks, "mnist-like": mnist_tasks, "HJA birds": birds_tasks,
-             "Yahoo LTR": yahoo_tasks}
+             "Yahoo LTR": yahoo_tasks, "dense wide": wide_tasks}
 
 
 # --------------------------------------------------------------------------- fits

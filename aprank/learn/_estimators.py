@@ -94,6 +94,18 @@ def _refuse_keywords(estimator, unexpected: dict) -> None:
                     f"{name!r}" + ("; use qid= for queries" if name in _QUERY_WORDS else ""))
 
 
+def _n_with_positives(is_pos, qid, sample_weight) -> float:
+    """The samples of the queries with a relevant sample, weighted: BinarySVM's n (the other
+    queries are left out, or refused under ``empty="error"``)."""
+    order, offsets, _ = as_query_groups(qid, is_pos.shape[0])
+    grouped = is_pos if order is None else is_pos[order]
+    has = np.logical_or.reduceat(grouped, offsets[:-1]) if grouped.shape[0] else grouped
+    keep = np.repeat(has, np.diff(offsets))
+    if order is not None:
+        keep = keep[np.argsort(order)]
+    return float(keep.sum() if sample_weight is None else sample_weight[keep].sum())
+
+
 class _HardOnly(StructuredModel):
     """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
     only the hard constraints shape w."""
@@ -224,6 +236,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                             empty=self.empty if empty is None else empty,
                             sample_weight=sample_weight)
 
+    def _slack_C(self, model) -> float:
+        """The weight of the model's slack xi in the learner's 1/2 ||w||^2 + C xi: ``C``,
+        which for the rank SVMs weighs the mean loss over queries."""
+        return float(self.C)
+
     def _train(self, model: StructuredModel, hard=None, upper=None):
         """Run the cutting plane on ``model``: (CuttingPlaneResult, the warm-start state to
         store with the fitted attributes). Nothing of self changes here."""
@@ -248,7 +265,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                 user_callback(info)
 
         try:
-            res = cutting_plane(model, float(self.C), tol=self.tol, max_iter=self.max_iter,
+            res = cutting_plane(model, self._slack_C(model), tol=self.tol, max_iter=self.max_iter,
                                 prune_after=self.prune_after, solver=self.solver, hard=hard, w0=w0,
                                 working_set=working_set, upper=upper, callback=callback)
         finally:
@@ -435,16 +452,31 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
 class BinarySVM(_StructuredSVM):
     __doc__ = """Binary structural SVM with the weighted 0-1 loss (paper 002 eq. 7) and a bias.
 
-    The 1-slack problem is the class-weighted hinge-loss SVM with weights J (positives) and
-    1 (negatives), so besides the rank SVMs' cutting planes it has liblinear's dual coordinate
-    descent (``solver="dual-cd"``, the default: measured fastest up to C = 100 and no slower
-    than OCAS on most fits beyond; ``docs/learning.md``).
+    It minimises 1/2 ||w||^2 + C sum_i a_i max(0, 1 - s_i (w'x_i + b)), with s_i = +1 for the
+    relevant class and -1 for the other, and per-sample weights a_i that sum to n, the number
+    of training samples: a_i = n v_i / (J P + N), v_i = J for a positive and 1 for a negative.
+    At the default J = N / P that is a_i = n / (2 P) for a positive and n / (2 N) for a
+    negative, scikit-learn's ``class_weight="balanced"``: ``BinarySVM(C)`` solves the problem
+    of ``LinearSVC(C=C, loss="hinge", class_weight="balanced", intercept_scaling=1)``
+    (intercept_scaling alike; both regularise the bias), so C means what it means there and
+    in ``LogisticRegression``. This is the 1-slack structural SVM of the weighted 0-1 loss at
+    C n: the rank SVMs' C weighs a loss normalised to [0, 1], BinarySVM's a sum over samples.
+    (In aprank 0.1.0, BinarySVM's C was that structural C: an old ``BinarySVM(C=c)`` is
+    ``BinarySVM(C=c / n)`` now.)
+
+    With qid, J, P and N are per query, and each query's weights a_i sum to n / Q (Q queries
+    used): the queries weigh alike, as in the loss. Queries left out (``empty="skip"``) do
+    not count in n.
+
+    Besides the rank SVMs' cutting planes it has liblinear's dual coordinate descent
+    (``solver="dual-cd"``, the default; ``docs/learning.md``), which stops as liblinear does.
 
     ``sample_weight`` (fit and score) weighs samples: a weight scales the sample's hinge term,
-    and J P + N and the default J = N / P count weighted samples, so without qid (or within a
+    and n, J P + N and the default J = N / P count weighted samples, so without qid (or within a
     query) weight 2 is the sample entered twice. With qid, each query counts with the mean
     weight of its samples: weights constant within queries are query weights, as for the rank
     SVMs. ``score`` is AP with the weights as sample counts, per query, in the same mean.
+    ``predict`` is the second class where ``decision_function`` is above 0 (the learnt bias).
 
     Parameters
     ----------
@@ -452,7 +484,15 @@ class BinarySVM(_StructuredSVM):
         Weight of a positive; default N/P per query.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the (regularised) bias.
-""" + _COMMON_DOC.replace('"dual-cd"}, default "ocas"', '"dual-cd"}, default "dual-cd"')
+""" + _COMMON_DOC.replace('"dual-cd"}, default "ocas"', '"dual-cd"}, default "dual-cd"').replace(
+        """    C : float, default 1.0
+        Weight of the slack against 1/2 ||w||^2.
+""", """    C : float, default 1.0
+        Weight of the sum of the samples' weighted hinges against 1/2 ||w||^2: a per-sample
+        C, LinearSVC's (see above).
+""").replace("""        Final primal objective 1/2||w||^2 + C xi (xi from exact inference at the final w),""",
+             """        Final primal objective 1/2||w||^2 + C sum_i a_i hinge_i (the 0-1 loss's exact
+        slack xi at the final w is that sum over n),""")
 
     _has_intercept = True
     _ranks_queries = False
@@ -471,6 +511,11 @@ class BinarySVM(_StructuredSVM):
 
     def _loss(self):
         return ZeroOne(self.J)
+
+    def _slack_C(self, model) -> float:
+        """C n: the model's slack xi is the weighted hinges' sum over n (their weights sum
+        to 1 in the model), so C n xi is C times the sum of the a_i-weighted hinges."""
+        return float(self.C) * model.n_samples_used
 
     def _algorithm(self):
         return "zero-one"
@@ -564,7 +609,9 @@ class NDCGSVM(_StructuredSVM):
 class APSVMAppx(_StructuredSVM):
     __doc__ = """AP-SVM-APPX (paper 000 section 3.3): AP loss over the difficult samples only.
 
-    A :class:`BinarySVM` (same C, tol, max_iter) is trained first; samples it classifies with
+    A :class:`BinarySVM` (tol and max_iter alike, and C / n, n the training samples in queries
+    with a relevant sample, weighted: BinarySVM's C is per sample, so the two stages weigh
+    their normalised losses alike) is trained first; samples it classifies with
     margin y(w'x + b) > 1 are easy. The ``keep`` fraction of the easy samples with the largest
     margins keep hard constraints y(w'x + b) >= 1; every other sample joins the difficult set,
     whose AP loss is optimised. Within the difficult set, queries left without positives are
@@ -617,7 +664,9 @@ class APSVMAppx(_StructuredSVM):
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight
         if sw is not None:      # refuse weights that are not query weights before any training
             query_weights(sw, *as_query_groups(qid, X.shape[0]))
-        binary = BinarySVM(self.C, intercept_scaling=self.intercept_scaling, tol=self.tol,
+        # BinarySVM's C is per sample: C / n is the structural C of the AP stage
+        binary = BinarySVM(self.C / _n_with_positives(is_pos, qid, sw),
+                           intercept_scaling=self.intercept_scaling, tol=self.tol,
                            max_iter=self.max_iter, prune_after=self.prune_after,
                            solver=self.solver,
                            empty=self.empty).fit(X, data.classes[is_pos.astype(int)], qid,
