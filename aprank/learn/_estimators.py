@@ -12,7 +12,8 @@ and inference times are comparable across them:
   optimised over the rest while the easiest are kept correctly classified.
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
-their joint feature), so ``predict`` only marks scores above 0; ``score`` is the mean AP (the
+their joint feature), so their ``predict`` marks scores above ``threshold_``, a threshold
+chosen on the training scores (:func:`break_even_threshold`); ``score`` is the mean AP (the
 mean NDCG for NDCGSVM).
 
 Parameters are declared (``_parameter_constraints``) and checked before ``fit`` reads data; a
@@ -106,6 +107,31 @@ def _n_with_positives(is_pos, qid, sample_weight) -> float:
     return float(keep.sum() if sample_weight is None else sample_weight[keep].sum())
 
 
+def break_even_threshold(scores, is_pos, sample_weight=None) -> float:
+    """The rank SVMs' ``threshold_``: the score above which as many training samples are as
+    there are positives (weighted), the break-even point of the training ranking, where its
+    precision equals its recall; midway between the last sample above and the first below.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+        The training samples' ``decision_function``.
+    is_pos : ndarray of bool, shape (n,)
+        Whether each is relevant (``classes_[1]``); both classes present.
+    sample_weight : ndarray of shape (n,), optional
+        Positive weights, counted as copies.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    weight = np.ones(scores.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    order = np.argsort(-scores, kind="stable")
+    mass = np.cumsum(weight[order])
+    # the first rank whose samples above weigh as much as the positives (rounding allowed)
+    k = int(np.searchsorted(mass, weight[is_pos].sum() * (1 - 1e-12)))
+    k = min(k, scores.shape[0] - 1)
+    below = scores[order[k + 1]] if k + 1 < scores.shape[0] else scores[order[k]] - 1.0
+    return float(0.5 * (scores[order[k]] + below))
+
+
 class _HardOnly(StructuredModel):
     """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
     only the hard constraints shape w."""
@@ -143,6 +169,9 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     ``aprank.models.RankingModel``. Zero weights drop samples."""
 
     _has_intercept = False
+    #: the rank SVMs learn no bias: ``predict`` thresholds at ``threshold_``, learnt on the
+    #: training scores (BinarySVM's bias makes its threshold 0)
+    _learns_threshold = True
     #: the loss ranks within queries, so a fit without qid says that it made them one query
     #: (a search without metadata routing fits so: OneQueryWarning); BinarySVM's 0-1 loss is
     #: a classifier's on one query as well as on many
@@ -284,14 +313,21 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         say_skipped(n_skipped, n_queries)
         return n_skipped
 
-    def _fitted(self, res, n_features, classes) -> dict:
+    #: the rank SVMs' ``threshold_`` of training scores (for subclasses that score elsewhere)
+    _break_even = staticmethod(break_even_threshold)
+
+    def _fitted(self, res, n_features, classes, X=None, is_pos=None, sample_weight=None) -> dict:
         """The fitted attributes of a cutting-plane result (assigned by the caller, at the end
-        of its fit)."""
+        of its fit); the training samples X (without bias column), is_pos and sample_weight
+        give the rank SVMs' ``threshold_`` (``break_even_threshold``)."""
         fitted = {"classes_": classes, "coef_": res.w[:n_features].copy(),
                   "n_iter_": res.n_iter, "converged_": res.converged, "primal_": res.primal,
                   "dual_": res.dual, "gap_": res.gap, "history_": res.history}
         if self._has_intercept:
             fitted["intercept_"] = float(res.w[n_features] * self.intercept_scaling)
+        if self._learns_threshold and X is not None:
+            scores = np.asarray(X @ fitted["coef_"]).ravel() + fitted.get("intercept_", 0.0)
+            fitted["threshold_"] = break_even_threshold(scores, is_pos, sample_weight)
         return fitted
 
     @atomic_fit
@@ -308,7 +344,8 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         used = model.problem.used
         n_skipped = self._say_skipped(int(used.shape[0] - np.count_nonzero(used)), used.shape[0])
         res, warm = self._train(model)
-        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes),
+        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes, data.X,
+                                                  data.is_pos, data.sample_weight),
                              n_skipped_queries_=n_skipped,
                              _n_fit_queries=used.shape[0])   # the model grouped them
         return self
@@ -322,9 +359,13 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return scores + self.intercept_ if self._has_intercept else scores
 
     def predict(self, X):
-        """The second class where the score is above 0 (rank SVMs learn no threshold)."""
+        """The second class where ``decision_function`` is above ``threshold_`` (the rank
+        SVMs learn a ranking, not a bias: their threshold is the training ranking's
+        break-even point, see :func:`break_even_threshold`; BinarySVM's is 0, its bias
+        learnt)."""
         check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        threshold = self.threshold_ if self._learns_threshold else 0.0
+        return self.classes_[(self.decision_function(X) > threshold).astype(int)]
 
     def _metric(self, relevant, scores, qid, per_query=False):
         """The metric ``score`` reports (per query with ``per_query``: (ids, values))."""
@@ -439,6 +480,14 @@ _COMMON_DOC = """
 """ + _SKIPPED_DOC
 
 
+#: the rank SVMs' threshold
+_THRESHOLD_DOC = """    threshold_ : float
+        ``predict``'s threshold on ``decision_function``: the break-even point of the
+        training ranking (as many training samples score above it as are relevant, weighted
+        by ``sample_weight``; its precision equals its recall there), midway between the
+        scores on either side. The rank SVMs learn no bias, so 0 means nothing to them.
+"""
+
 #: the rank SVMs' parameters: their default learner is multi-cut OCAS
 _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd"}, default "ocas"', '"dual-cd"}, default "multi-cut"').replace(
@@ -446,7 +495,7 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd" is OCAS. "multi-cut" is the rank SVMs\' default: on the fit\n'
     '        benchmark it needs the fewest iterations at C >= 100 (Yahoo LTR at C = 1e4: 150\n'
     '        to 160 against 958 to 1000 for OCAS), at up to 1.2 x the time of OCAS at\n'
-    '        C <= 100; on one query it is OCAS (``docs/learning.md``).\n        See')
+    '        C <= 100; on one query it is OCAS (``docs/learning.md``).\n        See') + _THRESHOLD_DOC
 
 
 class BinarySVM(_StructuredSVM):
@@ -495,6 +544,7 @@ class BinarySVM(_StructuredSVM):
         slack xi at the final w is that sum over n),""")
 
     _has_intercept = True
+    _learns_threshold = False
     _ranks_queries = False
     _parameter_constraints = {**_StructuredSVM._parameter_constraints,
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
@@ -628,7 +678,7 @@ class APSVMAppx(_StructuredSVM):
         Exact AP inference algorithm.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the bias.
-""" + _COMMON_DOC + """    binary_ : BinarySVM
+""" + _COMMON_DOC + _THRESHOLD_DOC + """    binary_ : BinarySVM
         The fitted first-stage BinarySVM.
     easy_ : ndarray of bool, shape (n_samples,)
         The samples kept easy (hard constraints).
@@ -688,7 +738,7 @@ class APSVMAppx(_StructuredSVM):
             easy_given[np.flatnonzero(data.kept)[is_easy]] = True
         # the first stage left out (and said) the queries without a relevant sample; the AP
         # stage's own skips (queries whose positives all became easy) are not the data's
-        self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes),
+        self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes, X, is_pos, sw),
                              binary_=binary, easy_=easy_given,
                              n_skipped_queries_=binary.n_skipped_queries_,
                              _n_fit_queries=binary._n_fit_queries)
