@@ -6,7 +6,12 @@ less inference), the working-set QP, loss-augmented inference and the rest (vali
 model's setup, the learner's bookkeeping), next to scikit-learn's ``LinearSVC`` on exactly
 BinarySVM's problem.
 
-The matching: BinarySVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries of
+The table's C is the structural SVM's, the weight of a loss normalised to [0, 1], for every
+method: BinarySVM's own C is per sample (LinearSVC's), so its row at C is ``BinarySVM(C=C / n)``
+with n the training samples, and LinearSVC's is ``LinearSVC(C=C / n, loss="hinge",
+class_weight="balanced")`` (given as the sample weights below).
+
+The matching: the 0-1 loss's structural SVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries of
 sum_i v_i hinge_i / z_q, with v_i = J_q = N_q / P_q for a positive and 1 for a negative and
 z_q = J_q P_q + N_q = 2 N_q (the weighted 0-1 loss's normaliser), and a bias as a constant
 feature 1 regularised like w. That is LinearSVC(loss="hinge", dual=True, C=C,
