@@ -6,8 +6,8 @@ wrong, the usage of the command it was given to and where its help is), 1 for a 
 running; ``--debug`` shows the traceback instead. ``--version`` prints the version.
 
 The package's command line is thin: the full benchmark (``python -m benchmarks``), the
-experiments (``python -m experiments NAME``) and the figures (``python
-figures/make_figures.py``) are tools of the repository, run from a checkout, never installed;
+experiments (``python -m experiments NAME``) and the figures (``python -m
+figures.make_figures``) are tools of the repository, run from a checkout, never installed;
 ``bench`` without ``--quick`` and ``experiment`` say so in one line (exit status 2).
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 import time
 
 import aprank
@@ -23,8 +24,30 @@ from aprank.datasets import ChecksumError, DataUnavailableError
 
 
 def _cmd_algorithms(args) -> int:
-    print(aprank.algorithms())
+    print(format_algorithms(aprank.algorithms()))
     return 0
+
+
+#: The widest line ``algorithms`` prints: a terminal's usual width, or a little more.
+WIDTH = 100
+
+
+def format_algorithms(table, width: int = WIDTH) -> str:
+    """The registry as text at most ``width`` columns wide: per algorithm a line of its short
+    fields (kind, name, losses, exactness) in aligned columns, then its complexity and reference
+    wrapped and indented below it (the full table, one row per line, is wider than 350
+    columns)."""
+    short = ("kind", "name", "losses", "exact")
+    rows = [dict(zip(table.COLUMNS, row)) for row in table.rows()]
+    widths = [max(len(c), *(len(r[c]) for r in rows)) for c in short]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    out = [line(short), line(["-" * w for w in widths])]
+    for row in rows:
+        out.append(line([row[c] for c in short]))
+        for label in ("complexity", "reference"):
+            out += textwrap.wrap(row[label], width, initial_indent=f"    {label + ':':12}",
+                                 subsequent_indent=" " * 16, break_on_hyphens=False)
+    return "\n".join(out)
 
 
 def _cmd_check(args) -> int:
@@ -62,8 +85,8 @@ def _deep(args) -> int:
 CHECK_MAX_N, DEEP_MAX_N = 2000, 1_000_000
 
 
-#: Where the tools that left the package live (issue 23): they are run from a checkout of the
-#: repository, beside the package, and are never installed.
+#: Where the tools that left the package live: they are run from a checkout of the repository,
+#: beside the package, and are never installed.
 BENCH_COMMAND = "python -m benchmarks"
 EXPERIMENT_COMMAND = "python -m experiments NAME"
 
@@ -86,7 +109,7 @@ def _cmd_experiment(args) -> int:
 DESCRIPTION = """Exact loss-augmented inference for ranking losses (average precision, NDCG,
 precision@k, ...) and the structured SVMs built on it. Each command's --help says what it
 needs, what it writes and how long it takes. The full benchmark (python -m benchmarks), the
-experiments (python -m experiments NAME) and the figures (python figures/make_figures.py) are
+experiments (python -m experiments NAME) and the figures (python -m figures.make_figures) are
 tools of the repository, run from a checkout: they are not installed."""
 
 
@@ -113,9 +136,17 @@ def _at_least(low, kind=int):
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m aprank`` and its commands."""
-    parser = _Parser(prog="python -m aprank", description=DESCRIPTION)
+def program_name(argv0: str | None = None) -> str:
+    """How the command was run, for the usage lines: ``aprank`` from the console script the
+    install puts on the PATH, else ``python -m aprank``."""
+    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return "aprank" if name in ("aprank", "aprank.exe", "aprank-script.py") else "python -m aprank"
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``python -m aprank`` (or of the ``aprank`` console script, ``prog``
+    saying which; by default from how this process was run) and its commands."""
+    parser = _Parser(prog=program_name() if prog is None else prog, description=DESCRIPTION)
     parser.add_argument("--debug", action="store_true",
                         help="show the full traceback of an error instead of one line")
     parser.add_argument("--version", action="version", version=f"aprank {aprank.__version__}")
@@ -140,8 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("check", "cross-check the algorithms of each loss",
                 "Every algorithm against its kind's oracle and the others on seeded\n"
                 "random instances; exit status 1 if any disagree.\n"
-                "Needs no data; writes nothing; takes about 30 s with the defaults\n"
-                "(time grows with --n-trials and --max-n).\n"
+                "Needs no data; writes nothing; takes about 15 s with the defaults on an\n"
+                "idle machine (13-15 s of CPU time measured on a 2-core AMD EPYC; more\n"
+                "wall time under load; time grows with --n-trials and --max-n).\n"
                 "--deep: every algorithm against a slower exact one of the zoo up to\n"
                 f"--max-n samples (default {DEEP_MAX_N}), on instances built to cross every\n"
                 "switch of the fast paths, and the relations that must hold (a constant\n"
@@ -171,10 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("bench", "time every algorithm against numpy.argsort (--quick)",
                 "A cross-check of every algorithm, then each timed against numpy.argsort on\n"
                 "two small cells (P, N = 1e2, 1e4 and 1e3, 1e5) in two score regimes.\n"
-                "Needs no data; writes the table to a file only with --out; takes a minute or\n"
-                "two. Only --quick is installed: the full benchmark and its sections\n"
-                f"(--cstar, --pairwise, --latent, --fit, ...) are a repository tool, run from a\n"
-                f"checkout as {BENCH_COMMAND} (see {BENCH_COMMAND} --help).")
+                "Needs no data; writes the table to a file only with --out; takes about 40 s\n"
+                "on an idle machine (35 s of CPU time measured on a 2-core AMD EPYC; more\n"
+                "wall time under load). Only --quick is installed: the full benchmark and its\n"
+                f"sections (--cstar, --pairwise, --latent, --fit, ...) are a repository tool, run\n"
+                f"from a checkout as {BENCH_COMMAND} (see {BENCH_COMMAND} --help).")
     p.add_argument("--quick", action="store_true",
                    help="the cross-check and the small cells (required: the full run is "
                    f"{BENCH_COMMAND})")

@@ -1,4 +1,4 @@
-"""``python -m aprank bench --quick``: what an install can check in a minute or two.
+"""``python -m aprank bench --quick``: what an install can check in under a minute.
 
 A cross-check of every algorithm, then every algorithm timed against ``numpy.argsort`` of the
 negatives' scores on two small cells, in the overlapping (positives ~ N(1, 1)) and separated

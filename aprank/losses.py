@@ -1,11 +1,11 @@
 """Losses of the rank SVM family and their per-negative decompositions.
 
-Notation (as in ``../shared/ERRATA.md``): P positives, N negatives; positives and negatives are
+Notation (as in docs/references.md): P positives, N negatives; positives and negatives are
 each taken in rank order; the *interleaving rank* of a negative is 1 + the number of positives
 ranked above it (1 ... P+1).
 
-Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (paper 004, section
-4.1): the loss of a ranking is sum_j delta_j(rank of the j-th negative). Each exposes
+Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (Mohapatra et al. 2018,
+section 4.1): the loss of a ranking is sum_j delta_j(rank of the j-th negative). Each exposes
 
 * :meth:`~RankingLoss.delta` -- delta_j(i), from the definition;
 * :meth:`~RankingLoss.increment` -- delta_j(i+1) - delta_j(i) in O(1), condition (C4);
@@ -13,8 +13,8 @@ Ranking losses (:class:`AveragePrecision`, :class:`NDCG`) are QS-suitable (paper
 
 The compiled kernels evaluate the same increments in C (``aprank/inference/_kernel.pxd``); the
 NumPy versions here are the readable reference that the tests and the brute-force oracle use.
-They share the joint feature map of paper 004 eq. 1, whose coefficients for the ground-truth
-ranking are 1/P for a positive and -1/N for a negative.
+They share the joint feature map of Mohapatra et al. (2018), eq. 1, whose coefficients for the
+ground-truth ranking are 1/P for a positive and -1/N for a negative.
 
 Each loss names the *problem kind* it belongs to (``kind``: "ranking" or "labelling"), which
 decides the algorithms of the registry that may serve it, and hands the compiled driver its own
@@ -22,14 +22,14 @@ kernel specification (:meth:`RankingLoss.kernel_spec`). A ranking loss the kerne
 has none, so no compiled algorithm can run it by mistake; the brute-force oracle and user
 algorithms that work from its Python methods still can.
 
-:class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (paper 002 eq. 7). Its
-output is a labelling, not a ranking, and its joint feature map is its own.
+:class:`ZeroOne` is the weighted 0-1 loss of the binary structural SVM (Dokania et al. 2014, eq. 7).
+Its output is a labelling, not a ranking, and its joint feature map is its own.
 
-:class:`PrecisionAtK` is 1 - precision@k of a subset of k items (paper 001, kind "topk"); its
-score function is the c-star model's t's + t'Ft.
+:class:`PrecisionAtK` is 1 - precision@k of a subset of k items (Mensink et al. 2011, kind "topk");
+its score function is the c-star model's t's + t'Ft.
 
 :class:`LatentAP` and :class:`LatentSSVMAP` are the AP loss of a ranking of bags with latent
-rows (paper 003, kind "latent"), one per formulation of the constraint.
+rows (Behl 2015, kind "latent"), one per formulation of the constraint.
 """
 from __future__ import annotations
 
@@ -74,8 +74,8 @@ class Loss:
     @property
     def class_mean_truth(self) -> bool:
         """Whether :meth:`truth_coef` is 1/P for a positive and -1/N for a negative of its
-        query (0 where a class is missing): the joint feature map of paper 004 eq. 1, which the
-        compiled driver writes in its own pass instead of calling :meth:`truth_coef`."""
+        query (0 where a class is missing): the joint feature map of Mohapatra et al. (2018), eq. 1,
+        which the compiled driver writes in its own pass instead of calling :meth:`truth_coef`."""
         return False
 
     def truth_coef(self, is_pos, n_pos=None, n_neg=None) -> np.ndarray:
@@ -111,7 +111,7 @@ class Loss:
 
 
 class RankingLoss(Loss):
-    """A QS-suitable ranking loss (paper 004, section 4.1).
+    """A QS-suitable ranking loss (Mohapatra et al. 2018, section 4.1).
 
     A loss of your own subclasses this with a ``name`` of its own and implements ``delta``,
     ``increment`` and ``from_pattern``; the oracle ``brute`` and user algorithms registered for
@@ -159,19 +159,20 @@ class RankingLoss(Loss):
 
 
 class AveragePrecision(RankingLoss):
-    """1 - AP (non-interpolated average precision) of a ranking, paper 004 section 2.2."""
+    """1 - AP (non-interpolated average precision) of a ranking, Mohapatra et al. (2018), section
+    2.2."""
 
     name = "ap"
 
     def delta(self, j, i, P, N):
-        # Yue et al.: delta_j(i) = (1/P) sum_{k=i}^{P} (j/(j+k) - (j-1)/(j+k-1))
+        # Yue et al. (2007): delta_j(i) = (1/P) sum_{k=i}^{P} (j/(j+k) - (j-1)/(j+k-1))
         j, i = np.broadcast_arrays(np.asarray(j, dtype=float), np.asarray(i, dtype=float))
         k = np.arange(1, P + 1, dtype=float)
         terms = j[..., None] / (j[..., None] + k) - (j[..., None] - 1) / (j[..., None] + k - 1)
         return np.where(k >= i[..., None], terms, 0.0).sum(axis=-1) / P
 
     def increment(self, j, i, P, N):
-        # ERRATA item 2: the printed derivative drops the factor 1/P.
+        # the printed derivative drops the factor 1/P (docs/references.md).
         j = np.asarray(j, dtype=float)
         i = np.asarray(i, dtype=float)
         return -i / (P * (j + i) * (j + i - 1))
@@ -197,15 +198,15 @@ def _default_discount(m) -> np.ndarray:
 
 
 class NDCG(RankingLoss):
-    """1 - NDCG with binary relevance, paper 004 section 2.2.
+    """1 - NDCG with binary relevance, Mohapatra et al. (2018), section 2.2.
 
     Parameters
     ----------
     discount : array-like, optional
         ``discount[m-1]`` is D(m), the discount at position m. Default D(m) = 1/log2(1+m).
         A user discount must be finite, non-negative, non-increasing and convex with D(1) > 0:
-        the exact algorithms rely on convexity (ERRATA item 6; paper 004 Remark 1 shows the
-        greedy failing without it). It must cover every position of the queries it scores.
+        the exact algorithms rely on convexity (docs/references.md; Mohapatra et al. 2018, Remark 1
+        shows the greedy failing without it). It must cover every position of the queries it scores.
     """
 
     name = "ndcg"
@@ -242,8 +243,8 @@ class NDCG(RankingLoss):
             m = int(dips[0]) + 2
             raise ValueError(
                 f"discount must be convex: D({m - 1}) + D({m + 1}) < 2 D({m}); the greedy and "
-                "quicksort algorithms are exact only for convex discounts (ERRATA item 6, "
-                "paper 004 Remark 1)"
+                "quicksort algorithms are exact only for convex discounts ("
+                "Mohapatra et al. (2018), Remark 1)"
             )
         d.setflags(write=False)
         return d
@@ -263,7 +264,7 @@ class NDCG(RankingLoss):
         return self.D(np.arange(1, P + 1)).sum()
 
     def delta(self, j, i, P, N):
-        # paper 004 Prop. 7: delta_j(i) = (D(i+j-1) - D(P+j)) / sum_{k<=P} D(k)
+        # Mohapatra et al. (2018), Prop. 7: delta_j(i) = (D(i+j-1) - D(P+j)) / sum_{k<=P} D(k)
         j, i = np.broadcast_arrays(np.asarray(j), np.asarray(i))
         return (self.D(i + j - 1) - self.D(P + j)) / self._norm(P)
 
@@ -289,7 +290,7 @@ class NDCG(RankingLoss):
 
 
 class ZeroOne(Loss):
-    """Weighted 0-1 loss of the binary structural SVM, paper 002 eq. 7.
+    """Weighted 0-1 loss of the binary structural SVM, Dokania et al. (2014), eq. 7.
 
     Delta = (J * #positives labelled 0 + #negatives labelled 1) / (J P + N), J = N / P by default
     (per query). The joint feature map is Psi(X, Y) = sum_i v_i (2 y_i - 1) psi(x_i) / (2 (J P + N))
@@ -341,7 +342,7 @@ class ZeroOne(Loss):
 
 
 class PairwiseZeroOne(ZeroOne):
-    """The weighted 0-1 loss of paper 002 eq. 7 over one labelling of linked samples.
+    """The weighted 0-1 loss of Dokania et al. (2014), eq. 7 over one labelling of linked samples.
 
     Kind "pairwise" (HOB-SVM). The same Delta as :class:`ZeroOne`; the joint feature and
     inference belong to the pairwise model (pair terms make the labelling one joint problem).
@@ -394,7 +395,7 @@ class PairwiseZeroOne(ZeroOne):
 
 
 class LatentAP(AveragePrecision):
-    """The AP loss of a ranking of bags whose scoring rows are latent (paper 003, kind
+    """The AP loss of a ranking of bags whose scoring rows are latent (Behl 2015, kind
     "latent"), with latent AP-SVM's constraint (eq. 3.3): the positives' rows fixed, the
     negatives' rows free and shared by the loss-augmented and ground-truth terms."""
 
@@ -406,7 +407,7 @@ class LatentAP(AveragePrecision):
 
 
 class LatentSSVMAP(LatentAP):
-    """The AP loss of a ranking of bags with the latent SSVM's constraint (paper 003 eq. A.1):
+    """The AP loss of a ranking of bags with the latent SSVM's constraint (Behl 2015, eq. A.1):
     every row free in the loss-augmented term, the ground truth at the positives' imputed rows
     and the negatives' least favourable ones."""
 
@@ -414,12 +415,12 @@ class LatentSSVMAP(LatentAP):
 
 
 class PrecisionAtK(Loss):
-    """1 - precision@k of a subset of k items (paper 001).
+    """1 - precision@k of a subset of k items (Mensink et al. 2011).
 
     Delta(t, z) = <t, 1 - z> / k, with t the indicator of the k chosen items and z the
-    relevance (ERRATA item 10). The output is a subset, not a ranking (kind "topk"): the loss
-    depends only on which items are in the top k, and the score function of paper 001 eq. 6 is
-    invariant to the order within and outside the top k.
+    relevance (Mensink et al. 2011, section 4). The output is a subset, not a ranking (kind "topk"):
+    the loss depends only on which items are in the top k, and the score function of Mensink et al.
+    (2011), eq. 6 is invariant to the order within and outside the top k.
 
     Parameters
     ----------

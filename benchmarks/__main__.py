@@ -6,6 +6,7 @@ while running); ``--debug`` shows the traceback instead.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -15,13 +16,6 @@ from aprank.inference import simd_level
 from benchmarks import bench, fit_times
 from benchmarks.cli import Parser, at_least, run
 from benchmarks.machine import machine
-
-try:  # the optional extra aprank[torch] brings the torch loss and its benchmark
-    from benchmarks import torch_bench
-except ModuleNotFoundError as missing:
-    if missing.name != "torch":
-        raise
-    torch_bench = None
 
 PROG = "python -m benchmarks"
 
@@ -127,7 +121,7 @@ def _full(args) -> int:
         ("many-queries", lambda: _many_queries_table(args)),
         ("metrics", lambda: bench.format_many_query_metrics(
             bench.many_query_metrics(repeats=args.repeats))),
-        # every partition path against np.sort (issue 14): about a minute
+        # every partition path against np.sort: about a minute
         ("partition-paths", lambda: bench.format_partition_paths(
             bench.partition_paths(repeats=max(7, args.repeats))
             + bench.partition_paths_without_numpy_avx512(repeats=max(7, args.repeats)))),
@@ -187,6 +181,10 @@ def _fit_table(args) -> str:
 
 
 def _torch_table(args) -> str:
+    # imported here, not at the top: importing torch takes seconds, which --help and the other
+    # sections need not wait for
+    from benchmarks import torch_bench
+
     return (f"AP hinge, forward + backward, against torch.sort of the same tensor "
             f"({torch_bench.describe_devices()}; {simd_level()} partition):\n"
             + torch_bench.format_bench(torch_bench.bench(
@@ -235,7 +233,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.before is not None and not args.fit:
         parser.error("--before applies to --fit only")
-    if args.torch and torch_bench is None:
+    if args.torch and importlib.util.find_spec("torch") is None:   # the extra aprank[torch]
         parser.error("--torch needs PyTorch: pip install 'aprank[torch]'")
     return run(benchmark, args, PROG)
 

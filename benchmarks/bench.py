@@ -25,7 +25,7 @@ bags (hundreds), not samples (millions), and it has none in the main table.
 :func:`many_query_inference` times ``infer_batch`` (its default algorithm and "auto") and a
 loop of ``infer`` over many equal small queries, qid sorted or shuffled, against a loop of
 ``numpy.argsort`` over each query's negatives, and :func:`single_call` one ``infer`` call at
-n = 20 against one ``numpy.argsort`` (issue 14's targets: 2 x and 10 x).
+n = 20 against one ``numpy.argsort`` (the targets: 2 x and 10 x).
 
 :func:`partition_paths` times the fastest exact AP algorithms at P = 1e3, N = 1e6 on every
 partition path this CPU runs against ``np.sort`` of the negatives (values only);
@@ -278,7 +278,7 @@ def iteration_overhead(n: int = 1_000_000, n_queries: int = 1000, d: int = 16,
             "rest": float(np.median(rest)), "iterations": len(h)}
 
 
-#: Core sizes and query sizes of the c-star scaling (paper 001: O(2^C (N + k log k))).
+#: Core sizes and query sizes of the c-star scaling (Mensink et al. 2011: O(2^C (N + k log k))).
 CSTAR_CORES = (0, 2, 5, 8)
 CSTAR_SIZES = (10_000, 100_000, 1_000_000)
 
@@ -521,7 +521,7 @@ def format_latent(rows) -> str:
     return "\n".join(out)
 
 
-#: Size of the many-query metrics benchmark (issue 13, item 10): samples, queries.
+#: Size of the many-query metrics benchmark: samples, queries.
 METRIC_SAMPLES, METRIC_QUERIES = 1_000_000, 400_000
 #: What is timed there, each on the same (scores, labels, qid); the first is the yardstick.
 METRIC_CALLS = {
@@ -575,7 +575,7 @@ def format_many_query_metrics(rows, n: int = METRIC_SAMPLES,
     return "\n".join(out)
 
 
-#: The many-query section (issue 14, item 1): (documents per query, queries); the quick run
+#: The many-query section: (documents per query, queries); the quick run
 #: takes a fifth of the queries.
 MANY_QUERY_SIZES = ((20, 10_000), (100, 10_000), (1000, 2_000))
 #: The target: infer_batch within this many times a Python loop of numpy.argsort over each

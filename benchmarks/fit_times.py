@@ -51,7 +51,7 @@ from aprank.learn import cutting_plane
 from aprank.losses import get_loss
 from aprank.models import RankingModel, StructuredModel
 
-#: the C of the table (issue 27: every fit converges from 1e-3 to 1e4)
+#: the C of the table (the target: every fit converges from 1e-3 to 1e4)
 C_VALUES = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4)
 TOL = 1e-3
 MAX_ITER = 1000
@@ -368,7 +368,7 @@ def _plain_cells(rows, data, C, method) -> list:
 
 
 def format_targets(after: list) -> str:
-    """The time targets of issue 27 (b), per data set and C: APSVM / BinarySVM (no slower where
+    """The fit-time targets, per data set and C: APSVM / BinarySVM (no slower where
     either fit is over 50 ms) and BinarySVM / LinearSVC (within 2 x), then how many cells
     meet each."""
     out = ["| data set | C | APSVM / BinarySVM | BinarySVM / LinearSVC |", "|---|---|---|---|"]

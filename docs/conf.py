@@ -47,3 +47,46 @@ html_title = f"aprank {release}"
 html_static_path = []
 html_theme_options = {"description": "exact loss-augmented inference and structured SVMs "
                                      "for ranking losses"}
+
+
+# --------------------------------------------------------------------------- class pages
+# The estimators inherit fit, score, decision_function and predict from private bases
+# (``_StructuredSVM``, ``_SVMCV``, ...): the class template asks for inherited members, so a
+# page lists every public method a user calls, and the two hooks below keep what is not
+# aprank's own out of the page: the methods of scikit-learn's mixins and of Python's types
+# (``get_params``, ``tuple.count``: documented where they are defined), and private bases in
+# the "Bases:" line (each replaced by its own bases, down to public classes).
+def _defined_outside_aprank(obj) -> bool:
+    obj = getattr(obj, "__func__", obj)
+    module = getattr(obj, "__module__", None)
+    if module is None and hasattr(obj, "__objclass__"):      # a method of a builtin type
+        module = obj.__objclass__.__module__
+    return module is not None and not module.startswith("aprank")
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    import inspect
+
+    if what == "class" and (inspect.isroutine(obj) or hasattr(obj, "__wrapped__")) \
+            and _defined_outside_aprank(obj):
+        return True
+    return None
+
+
+def _public_bases(app, name, obj, options, bases):
+    def public(base):
+        if not getattr(base, "__name__", "").startswith("_"):
+            return [base]
+        return [b for parent in base.__bases__ if parent is not object for b in public(parent)]
+
+    shown = []
+    for base in bases:
+        for b in public(base):
+            if b not in shown:
+                shown.append(b)
+    bases[:] = shown
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign_members)
+    app.connect("autodoc-process-bases", _public_bases)

@@ -7,6 +7,8 @@ missing data or a failure while running; ``--debug`` shows the traceback instead
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -14,22 +16,27 @@ from pathlib import Path
 from benchmarks.cli import Parser, at_least, run
 from experiments import latent, supervised
 
-try:  # the optional extra aprank[torch] brings the torch loss and its experiments
-    from experiments import torch_mlp, torch_peers
-except ModuleNotFoundError as missing:
-    if missing.name != "torch":
-        raise
-    torch_mlp = torch_peers = None
-
 PROG = "python -m experiments"
 
 #: Experiments by name: each returns its Markdown table.
 EXPERIMENTS = {"digits": supervised.digits, "birds": supervised.birds,
                "yahoo": supervised.yahoo, "cstar": supervised.cstar,
                "high-order": supervised.high_order, "latent": latent.latent}
-if torch_mlp is not None:
-    EXPERIMENTS["torch-mlp"] = torch_mlp.mlp_experiment
-    EXPERIMENTS["torch-peers"] = torch_peers.peers_experiment
+
+
+def _imported_when_run(module: str, function: str):
+    """The experiment ``module.function``, imported only when it runs: the torch experiments'
+    modules import torch, which takes seconds that --help and the other experiments need not
+    wait for."""
+    def experiment(**options):
+        return getattr(importlib.import_module(f"experiments.{module}"), function)(**options)
+    experiment.__name__ = function
+    return experiment
+
+
+if importlib.util.find_spec("torch") is not None:     # the optional extra aprank[torch]
+    EXPERIMENTS["torch-mlp"] = _imported_when_run("torch_mlp", "mlp_experiment")
+    EXPERIMENTS["torch-peers"] = _imported_when_run("torch_peers", "peers_experiment")
 
 #: Experiments that can run their classes in processes (``jobs=``): results do not depend on it.
 IN_PROCESSES = ("digits", "birds")

@@ -1,5 +1,5 @@
 """``python -m experiments latent``: weakly supervised ranking on multiple-instance data
-(paper 003's comparison on the public MIL sets of ``aprank.datasets``).
+(the comparison of Behl 2015 on the public MIL sets of ``aprank.datasets``).
 
 Per data set (fox, tiger, elephant, musk1; HJA birdsong with one ranking of recordings per
 species), 5 folds by bag (stratified by bag label, seed 0); in each, the rows are standardised

@@ -4,18 +4,18 @@ README includes (the latent ones: ``experiments.latent``; the torch loss: ``expe
     python -m experiments digits      # scikit-learn's load_digits, one class vs the rest
     python -m experiments birds       # HJA birdsong segments, one species vs the rest
     python -m experiments yahoo       # Yahoo LTR sample, per-query ranking with qid
-    python -m experiments cstar       # HJA recordings: c-star precision@k (paper 001)
-    python -m experiments high-order  # HJA segments linked by recording: HOB/HOAP-SVM (paper 002)
+    python -m experiments cstar       # HJA recordings: c-star precision@k (Mensink et al. 2011)
+    python -m experiments high-order  # HJA segments linked by recording: Dokania et al. (2014)
 
-Digits and birds are the analogue of paper 000 Tables 1-3 / paper 004 Table 1: per class, the
-test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by 5-fold
-cross-validation on the training split (mean AP), the loss-augmented inference time of the
+Digits and birds are the analogue of Mohapatra et al. (2014), Tables 1-3 / Mohapatra et al. (2018),
+Table 1: per class, the test AP of BinarySVM, APSVM and APSVMAppx (keep 25/50/75 %) with C chosen by
+5-fold cross-validation on the training split (mean AP), the loss-augmented inference time of the
 final trainings (per call and in total, and for APSVM with each exact AP algorithm, which must
 all learn the same w), and the training time next to scikit-learn's LinearSVC. Yahoo reports
 mean per-query AP and NDCG on the test file for BinarySVM, APSVM and NDCGSVM, with relevance
->= 2 (and >= 1) as positive. Cstar is the analogue of paper 001 Table 1: break-even precision
-of the independent and the c-star (core of 5) models, automatic and after Q = 1, 5, 10
-questions. High-order is the analogue of paper 002 Table 1: per species, the test AP of
+>= 2 (and >= 1) as positive. Cstar is the analogue of Mensink et al. (2011), Table 1: break-even
+precision of the independent and the c-star (core of 5) models, automatic and after Q = 1, 5, 10
+questions. High-order is the analogue of Dokania et al. (2014), Table 1: per species, the test AP of
 BinarySVM, APSVM, HOBSVM and HOAPSVM on HJA segments, segments of one recording linked, C and
 eta by cross-validation on the training recordings. Whatever wins is reported.
 """
@@ -135,7 +135,7 @@ def one_standard_error_choice(scores: dict) -> float:
 
     Validation AP is flat over several decades of C on most of these sets; there the plain
     argmax picks fold noise and drifts to whichever edge the grid has. Among the C that cannot be
-    told apart from the best, this rule (Hastie, Tibshirani & Friedman, ESL 7.10) takes the most
+    told apart from the best, this rule (Hastie et al. 2009, section 7.10) takes the most
     regularised one.
     """
     Cs = sorted(scores)
@@ -457,7 +457,7 @@ def cstar(quick=False, log=print) -> str:
            f"recording's features are the mean and the max of its segments' 38, standardised on "
            f"the training folds), {len(folds)}-fold cross-validation (shuffled, seed 0). Break-even "
            f"precision (precision@k with k = the recording's number of species), mean +- std over "
-           f"folds, automatic and after Q questions (paper 001 section 5: the label whose best "
+           f"folds, automatic and after Q questions (Mensink et al. 2011, section 5: the label whose best "
            f"scores clamped in and out of the top k are closest is asked and clamped to the "
            f"truth). C from {{{', '.join(f'{c:g}' for c in grid)}}} by {inner}-fold inner "
            f"cross-validation (BEP); 300 subgradient steps at most. With 13 labels, 10 questions "
@@ -548,7 +548,7 @@ def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds, l
 
 
 def high_order(quick=False, log=print) -> str:
-    """Paper 002 Table 1 analogue on HJA birdsong segments (see the module docstring)."""
+    """Dokania et al. (2014), Table 1 analogue on HJA birdsong segments (see the module docstring)."""
     from joblib import Parallel, delayed
     from sklearn.preprocessing import StandardScaler
 

@@ -1,7 +1,7 @@
 """c-star top-k inference time against the number of items, for core sizes 0, 2, 5 and 8.
 
-Paper 001 gives O(2^C (N + k log k)) for the best subset of k items with interactions on a core
-of C items. One query of N items with standard normal scores, k = 100, random interactions on
+Mensink et al. (2011) gives O(2^C (N + k log k)) for the best subset of k items with interactions on
+a core of C items. One query of N items with standard normal scores, k = 100, random interactions on
 the core's rows; medians of repeated calls of the c-star kernel (no loss term). (a) time against
 N per core size, with the fitted slopes; (b) time per core state (time / 2^C), which the bound
 says is linear in N whatever C.

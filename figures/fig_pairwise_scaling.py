@@ -1,7 +1,7 @@
 """Max-marginal time of the pairwise kind (HOB/HOAP-SVM) against the number of samples.
 
 Samples are linked in groups whose sizes are resampled from the HJA birdsong recordings (every
-pair of a group linked; paper 002 links the boxes of one image the same way). Every
+pair of a group linked; Dokania et al. (2014) links the boxes of one image the same way). Every
 max-marginal, loss-augmented, by "graphcut" (compiled enumeration of components of at most 3
 samples, dense cuts up to 64, one-tree re-cuts beyond), "graphcut-dynamic" (dynamic cuts of
 Kohli and Torr everywhere) and "graphcut-static" (2n cuts from scratch); medians of repeated

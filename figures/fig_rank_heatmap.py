@@ -1,4 +1,4 @@
-"""Interleaving ranks of the negatives over one real training run (paper 000 Figure 1).
+"""Interleaving ranks of the negatives over one real training run (Mohapatra et al. 2014, Figure 1).
 
 APSVM and NDCGSVM (C = 100) on the HJA birdsong segments, species HAFL (the largest class,
 1280 segments, as in fig_training_time) against the rest (all 4998 labelled segments,

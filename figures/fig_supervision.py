@@ -1,4 +1,4 @@
-"""Test AP against the level of supervision on HJA birdsong (paper 003 Figure 4.1 analogue).
+"""Test AP against the level of supervision on HJA birdsong (Behl 2015, Figure 4.1 analogue).
 
 Recordings are bags of segments, one ranking of recordings per species. At supervision S, the
 row h of S % of the training positive bags is known: a segment of the recording labelled with

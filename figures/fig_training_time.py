@@ -1,4 +1,4 @@
-"""Total loss-augmented inference time over complete trainings (paper 004 Figures 1-2).
+"""Total loss-augmented inference time over complete trainings (Mohapatra et al. 2018, Figures 1-2).
 
 BinarySVM, APSVM with every exact AP algorithm and NDCGSVM with every exact NDCG algorithm are
 trained to convergence (C = 10, tol = 1e-3) on real features: HJA birdsong segments (38

@@ -27,7 +27,9 @@ def scripts() -> list:
 
 def main(argv=None) -> int:
     names = [path.stem for path in sorted(HERE.glob("fig_*.py"))]
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m figures.make_figures",
+                                     description=__doc__.replace("``", ""),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--out", default=str(HERE / "out"), help="output folder (default: %(default)s)")
     parser.add_argument("--recompute", action="store_true", help="ignore cached results")

@@ -22,7 +22,7 @@ def _gains(coef: np.ndarray, high: np.ndarray, low: np.ndarray) -> np.ndarray:
 
 
 def _assign(coef: np.ndarray, high: np.ndarray, low: np.ndarray):
-    """Best assignment of bags to slots of coefficients ``coef`` (003 eq. A.6, A.8): (value,
+    """Best assignment of bags to slots of coefficients ``coef`` (Behl 2015, eq. A.6, A.8): (value,
     slot of each bag)."""
     gain = _gains(coef, high, low)
     rows, slots = linear_sum_assignment(gain, maximize=True)
@@ -171,8 +171,8 @@ def _scan_values(neg_ranks, k, P, N, pos_high, pos_low, neg_high, neg_low):
 
 
 def run_reference_greedy(call) -> None:
-    """003 appendix A: start from the ground-truth pattern and move the negative slots up one
-    at a time (the highest first), each to the rank that maximises the loss-augmented score
+    """Behl (2015), appendix A: start from the ground-truth pattern and move the negative slots up
+    one at a time (the highest first), each to the rank that maximises the loss-augmented score
     with the others fixed (ties: the lowest place); every pattern is scored with its best
     placement of bags and latent choices, a Hungarian assignment per side of the gains of eqs.
     A.6-A.9 (``scipy.optimize.linear_sum_assignment``, kept up to date along a slot's moves by

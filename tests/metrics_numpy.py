@@ -1,6 +1,6 @@
 """The reference for the compiled metrics: aprank.metrics as it was before its compiled pass.
 
-The vectorised NumPy pass (issue 13, item 10), kept unchanged apart from this docstring: the
+The vectorised NumPy pass, kept unchanged apart from this docstring: the
 samples sorted once by (query, decreasing score), every per-query sum a segment sum over that
 order. tests/test_metrics_compiled.py holds the compiled pass to it, value for value (1e-12),
 error for error.

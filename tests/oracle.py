@@ -2,7 +2,7 @@
 
 * ``best_over_permutations``: loss-augmented inference by trying every one of the n! proper
   rankings (not only the interleavings aprank's own ``brute`` enumerates), with AP / NDCG from
-  their definitions (paper 004 section 2.2) and the joint feature from eq. 1.
+  their definitions (Mohapatra et al. 2018, section 2.2) and the joint feature from eq. 1.
 * ``best_over_labellings``: the same for the weighted 0-1 loss over all 2^n labellings.
 * ``recompute``: loss, coefficients and objective of the ranking described by returned ranks,
   by explicit pair loops.
@@ -60,7 +60,7 @@ def zero_one_weights(labels, J=None):
 
 
 def best_over_labellings(scores, labels, J=None) -> float:
-    """max over all 2^n labellings of the weighted 0-1 loss (paper 002 eq. 7) plus
+    """max over all 2^n labellings of the weighted 0-1 loss (Dokania et al. 2014, eq. 7) plus
     w'Psi(Y) - w'Psi(Y*), with Psi(Y) = sum_i v_i (2 y_i - 1) psi_i / (2 (J P + N))."""
     s = np.asarray(scores, dtype=float)
     y = np.asarray(labels, dtype=bool)

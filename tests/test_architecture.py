@@ -1,4 +1,4 @@
-"""The architecture, read from the code (issue 23's rules):
+"""The architecture, read from the code (the rules of the repository's layout):
 
 * the library: layers stay apart, no private names cross package seams, no cycles, no late
   imports of aprank modules, no import tricks;

@@ -1,4 +1,4 @@
-"""CCCP carrying its working set between outer iterations (issue 27 item 2): each stored output's
+"""CCCP carrying its working set between outer iterations: each stored output's
 constraint re-evaluated at the new imputation, per latent model, and the fits it gives."""
 import pickle
 

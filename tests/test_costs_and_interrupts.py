@@ -1,4 +1,4 @@
-"""Costs known before a call, for every kind, and Ctrl-C during a long one (issue 24 item 4).
+"""Costs known before a call, for every kind, and Ctrl-C during a long one.
 
 Every kind warns (SlowAlgorithmWarning) before a call its algorithm's ``seconds`` model
 estimates over a minute: the tests hand ``infer``, ``infer_batch`` and ``max_marginals`` a copy

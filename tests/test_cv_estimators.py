@@ -144,22 +144,34 @@ def test_a_grouped_splitter_gets_the_queries(digits):
     assert_same_search(cv, routed_search(APSVM, LeaveOneGroupOut(), X, y, qid))
 
 
-def test_without_qid_one_warning_and_the_stratified_search_of_one_query(digits):
-    """No qid: one OneQueryWarning from the CV (not one per fold and C), then the folds are
-    StratifiedKFold's, each fitted and scored as one query, as a GridSearchCV does them."""
+def test_without_qid_the_stratified_search_of_one_ranking_quietly(digits):
+    """No qid: one ranking, said by nothing; the folds are StratifiedKFold's, each fitted and
+    scored as one ranking, as a GridSearchCV does them."""
     X, y, _ = digits
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OneQueryWarning)
+        cv = APSVMCV(Cs=CS, cv=3).fit(X, y)
+        gs = GridSearchCV(APSVM(), {"C": CS}, cv=StratifiedKFold(3)).fit(X, y)
+        BinarySVMCV(Cs=[1.0], cv=3).fit(X, y)
+    assert_same_search(cv, gs)
+
+
+def test_a_scorer_after_fits_on_queries_says_once_that_it_drops_them(digits):
+    """A scikit-learn scorer scores each test fold as one set: after fits on queries that drops
+    the queries, said once (not per fold and C); without queries there is nothing to drop."""
+    X, y, qid = digits
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
-        cv = APSVMCV(Cs=CS, cv=3).fit(X, y)
+        BinarySVMCV(Cs=CS[:2], cv=3, scoring="average_precision").fit(X, y, qid=qid)
     one_query = [w for w in said if issubclass(w.category, OneQueryWarning)]
-    assert len(one_query) == 1 and "APSVMCV.fit got no qid" in str(one_query[0].message)
+    assert len(one_query) == 1, [str(w.message) for w in said]
+    assert "scoring='average_precision'" in str(one_query[0].message)
+    assert str(one_query[0].message).endswith("docs/learning.md#queries-qid")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OneQueryWarning)
-        gs = GridSearchCV(APSVM(), {"C": CS}, cv=StratifiedKFold(3)).fit(X, y)
-    assert_same_search(cv, gs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", OneQueryWarning)     # BinarySVM ranks no queries
-        BinarySVMCV(Cs=[1.0], cv=3).fit(X, y)
+        warnings.simplefilter("error", OneQueryWarning)
+        BinarySVMCV(Cs=CS[:2], cv=3, scoring="average_precision").fit(X, y)
+        BinarySVMCV(Cs=CS[:2], cv=list(StratifiedKFold(3).split(X, y)),
+                    scoring="average_precision").fit(X, y, qid=np.zeros(len(y)))
 
 
 def test_empty_queries_are_said_once_by_the_refit(digits):
@@ -207,21 +219,97 @@ def test_folds_in_parallel_give_the_same_search(digits):
 def test_a_scorer_by_name(digits):
     """A scikit-learn scorer scores each test fold's samples as one set (no queries)."""
     X, y, qid = digits
-    cv = BinarySVMCV(Cs=CS, cv=3, scoring="roc_auc").fit(X, y, qid=qid)
+    with pytest.warns(OneQueryWarning, match="scoring='roc_auc'"):
+        cv = BinarySVMCV(Cs=CS, cv=3, scoring="roc_auc").fit(X, y, qid=qid)
     with sklearn.config_context(enable_metadata_routing=True):
         gs = GridSearchCV(BinarySVM().set_fit_request(qid=True), {"C": CS}, cv=GroupKFold(3),
                           scoring="roc_auc").fit(X, y, groups=qid, qid=qid)
     assert_same_search(cv, gs)
 
 
-def test_default_grid_and_bad_grids(digits):
+def test_an_int_grid_spans_logistic_regression_cvs(digits):
+    """An int Cs is that many C log-spaced over [1e-4, 1e4], as LogisticRegressionCV's."""
+    from sklearn.linear_model import LogisticRegressionCV
     X, y, qid = digits
-    np.testing.assert_allclose(APSVMCV(Cs=2, cv=2).fit(X, y, qid=qid).Cs_, [0.01, 100.0])
+    X, y, qid = X[:100], y[:100], qid[:100]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)   # scikit-learn's own, on defaults
+        logistic = LogisticRegressionCV(Cs=3, cv=2).fit(X, y)
+    cv = BinarySVMCV(Cs=3, cv=2).fit(X, y, qid=qid)
+    np.testing.assert_allclose(cv.Cs_, logistic.Cs_)
+    np.testing.assert_allclose(cv.Cs_, [1e-4, 1.0, 1e4])
+    assert BinarySVMCV().Cs == APSVMCV().Cs == NDCGSVMCV().Cs == 5
+
+
+def test_bad_grids(digits):
+    X, y, qid = digits
     for Cs in ([], [1.0, -1.0], [[1.0]], [np.inf]):
         with pytest.raises(ValueError, match="Cs must be an int or a non-empty 1-D list"):
             APSVMCV(Cs=Cs).fit(X, y, qid=qid)
     with pytest.raises(TypeError, match="use qid= for queries"):
-        APSVMCV(Cs=[1.0]).fit(X, y, groups=qid)
+        APSVMCV(Cs=[1.0]).fit(X, y, group=qid)
+
+
+class RecordingGroupKFold(GroupKFold):
+    """GroupKFold that keeps the groups it was given and the folds it made."""
+
+    def split(self, X, y=None, groups=None):
+        self.groups_, self.folds_ = groups, []
+        for train, test in super().split(X, y, groups):
+            self.folds_.append((train, test))
+            yield train, test
+
+
+def _bagged(n_bags=30, size=4, seed=0):
+    """One ranking whose rows come in bags (MIL-style): a bag's rows share their label."""
+    rng = np.random.default_rng(seed)
+    bags = rng.permutation(np.repeat(np.arange(n_bags), size))
+    label = rng.random(n_bags) < 0.4
+    label[:2] = (True, False)
+    y = label[bags]
+    X = rng.standard_normal((bags.size, 5)) + 0.7 * y[:, None]
+    return X, y, bags
+
+
+@pytest.mark.parametrize("cv_class, base", PAIRS, ids=["APSVMCV", "NDCGSVMCV", "BinarySVMCV"])
+def test_groups_go_to_the_splitter_and_the_fits_stay_one_ranking(cv_class, base):
+    """groups= keeps bags whole in the folds (GroupKFold), independent of qid: without qid
+    every fold is one ranking, the fits and scores of a GridSearchCV given groups= alone."""
+    X, y, bags = _bagged()
+    splitter = RecordingGroupKFold(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OneQueryWarning)
+        cv = cv_class(Cs=CS[:3], cv=splitter).fit(X, y, groups=bags)
+    np.testing.assert_array_equal(splitter.groups_, bags)
+    assert cv.n_splits_ == len(splitter.folds_) == 3
+    for train, test in splitter.folds_:
+        assert not set(bags[train]) & set(bags[test])       # no bag on both sides
+    gs = GridSearchCV(base(), {"C": CS[:3]}, cv=GroupKFold(3)).fit(X, y, groups=bags)
+    assert_same_search(cv, gs)
+    assert cv.best_estimator_._n_fit_queries == 1
+    # an int cv with groups is GroupKFold over them, as it is over qid without groups
+    by_int = cv_class(Cs=CS[:3], cv=3).fit(X, y, groups=bags)
+    np.testing.assert_array_equal(by_int.scores_, cv.scores_)
+
+
+def test_groups_and_qid_together(digits):
+    """groups split, qid ranks: the folds keep the groups whole, the fits and scores are per
+    query, as a routed GridSearchCV given both."""
+    X, y, qid = digits
+    groups = np.arange(len(y)) // 25              # two groups per query of 50
+    splitter = RecordingGroupKFold(3)
+    cv = APSVMCV(Cs=CS[:3], cv=splitter).fit(X, y, qid=qid, groups=groups)
+    np.testing.assert_array_equal(splitter.groups_, groups)
+    for train, test in splitter.folds_:
+        assert not set(groups[train]) & set(groups[test])
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = APSVM().set_fit_request(qid=True).set_score_request(qid=True)
+        gs = GridSearchCV(est, {"C": CS[:3]}, cv=GroupKFold(3)).fit(X, y, groups=groups,
+                                                                       qid=qid)
+    assert_same_search(cv, gs)
+    assert cv.best_estimator_._n_fit_queries == 12
+    with pytest.raises(ValueError, match="groups must be 1-D with one entry per sample"):
+        APSVMCV(Cs=[1.0]).fit(X, y, groups=groups[1:])
 
 
 def test_the_cv_estimator_routes_as_the_base_estimators(digits):

@@ -232,3 +232,61 @@ def test_built_pages_include_the_tools_tables_and_figures(built_docs):
     algorithms = (html / "inference.html").read_text()
     for algo in __import__("aprank").algorithms():
         assert f"<td><p>{algo.name}</p></td>" in algorithms, algo.name
+
+
+#: the methods an estimator's API page shows wherever the class offers them
+ESTIMATOR_METHODS = ("fit", "partial_fit", "score", "decision_function", "predict",
+                     "predict_proba", "transform")
+
+
+def public_estimators():
+    """(home package, name) of every scikit-learn estimator in a documented package's
+    __all__, found by type so that a new estimator is covered without listing it."""
+    from sklearn.base import BaseEstimator
+
+    found = {}
+    for package, name in PUBLIC:
+        if name is None:
+            continue
+        obj = getattr(importlib.import_module(package), name)
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+            found[(aprank_docs.home(package, name), name)] = obj
+    return found
+
+
+def _signature_names(html: str, anchor: str):
+    """The parameter names the page shows in the signature of the object ``anchor``; None
+    where the page has no such object."""
+    match = re.search(rf'<dt class="sig sig-object py" id="{re.escape(anchor)}">(.*?)</dt>',
+                      html, flags=re.S)
+    if match is None:
+        return None
+    return re.findall(r'<em class="sig-param">(?:<span class="o"><span class="pre">\*\*?'
+                      r'</span></span>)?<span class="n"><span class="pre">(\w+)</span>',
+                      match.group(1))
+
+
+@pytest.mark.slow
+def test_built_estimator_pages_list_the_public_methods_and_no_private_base(built_docs):
+    """Every public estimator's page shows fit, score, decision_function and predict (those
+    it offers, inherited from a private base or not) with all their named parameters (qid=,
+    sample_weight=, bags=, groups=, ...), and its "Bases:" line names no private class."""
+    rc, _, html, _ = built_docs
+    assert rc == 0
+    estimators = public_estimators()
+    assert {"APSVM", "APSVMCV", "LatentAPSVM", "HOBSVM"} <= {n for _, n in estimators}
+    for (home, name), cls in estimators.items():
+        page = (html / "api" / "generated" / f"{home}.{name}.html").read_text()
+        bases = re.search(r"<p>Bases: (.*?)</p>", page, flags=re.S)
+        if bases is not None:
+            shown = re.findall(r'<span class="pre">([\w.]+)</span>', bases.group(1))
+            assert shown and not [b for b in shown if b.rsplit(".", 1)[-1].startswith("_")], \
+                f"{home}.{name}: Bases: {shown}"
+        for method in ESTIMATOR_METHODS:
+            if not hasattr(cls, method):
+                continue
+            expected = [p.name for p in inspect.signature(getattr(cls, method)).parameters.values()
+                        if p.name != "self"]
+            shown = _signature_names(page, f"{home}.{name}.{method}")
+            assert shown is not None, f"{home}.{name}: no {method} on its page"
+            assert shown == expected, f"{home}.{name}.{method}: shows {shown}, has {expected}"

@@ -199,7 +199,7 @@ def test_read_only_copy_of_the_shared_folder_is_enough(shared, tmp_path, monkeyp
     assert datasets.load_yahoo_ltr("test", data_home=copy, verify=True).X.shape == (768, 300)
 
 
-# --------------------------------------------------------------------------- issue 25, item 11
+# ------------------------------------------------------------- concurrent downloads of one file
 RANK_QUERY = "ltr/yahoo_ltr_sample_lightgbm/rank.test.query"
 REPOSITORY = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""The latent experiment keeps each finished outer fold (issue 24 f: its full run takes longer
+"""The latent experiment keeps each finished outer fold (its full run takes longer
 than one sitting), under a fingerprint of the code that ran it, and a rerun reads them back."""
 import json
 

@@ -1,4 +1,4 @@
-"""The experiments' choice of C (issue 13, item 15): a grid widened by decades until the choice
+"""The experiments' choice of C: a grid widened by decades until the choice
 is interior, the one-standard-error rule, and an honest count of choices left on an edge."""
 import warnings
 
@@ -88,7 +88,7 @@ def test_classes_in_processes_give_the_same_choices_and_test_ap():
 
 
 def test_the_cv_estimators_give_the_fold_loops_scores_and_choice():
-    # issue 27 (d): the tables' C searches for BinarySVM, APSVM and NDCGSVM run through the
+    # the tables' C searches for BinarySVM, APSVM and NDCGSVM run through the
     # package's CV estimators; given the same folds they score every C as the loop over folds
     # does (cold fits), so the choice is the loop's, under either rule
     from sklearn.datasets import load_digits

@@ -53,7 +53,7 @@ def test_script_runs_quick(script, tmp_path):
                           str(tmp_path)], capture_output=True, text=True, timeout=600,
                          cwd=REPOSITORY)
     assert out.returncode == 0, out.stderr
-    # the slow algorithms a figure times on purpose do not warn about it (issue 25)
+    # the slow algorithms a figure times on purpose do not warn about it
     assert "SlowAlgorithmWarning" not in out.stderr, out.stderr
     for suffix in (".json", ".png", ".svg"):
         path = tmp_path / f"{script.stem}-quick{suffix}"
@@ -77,7 +77,7 @@ def test_scaling_series_come_from_the_registry(monkeypatch):
 
 def test_scaling_silences_only_the_slow_algorithm_warning(monkeypatch):
     """fig_scaling times every exact algorithm on purpose, the slow ones at sizes where they
-    warn: SlowAlgorithmWarning is silenced around those calls, and only it (issue 25)."""
+    warn: SlowAlgorithmWarning is silenced around those calls, and only it."""
     module = importlib.import_module("figures.fig_scaling")
     real = module.infer
 

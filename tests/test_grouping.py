@@ -10,7 +10,7 @@ from aprank.validation import as_query_groups
 
 
 def reference_groups(arr, n):
-    """A stable argsort's groups, ascending ids for every layout (issue 25 item 7); no order
+    """A stable argsort's groups, ascending ids for every layout; no order
     when that is the input's own."""
     order = np.argsort(arr, kind="stable").astype(np.int64)
     sorted_ids = arr[order]

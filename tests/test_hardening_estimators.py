@@ -1,6 +1,6 @@
-"""Issue 13, items 7-9: parameters checked by declaration and fits that fail or are interrupted
-leave the estimator as it was (7), sample_weight in fit and score (8), and score refusing labels
-the estimator was not fitted on (9)."""
+"""Parameters checked by declaration and fits that fail or are interrupted
+leave the estimator as it was, sample_weight in fit and score, and score refusing labels the
+estimator was not fitted on."""
 import pickle
 import warnings
 
@@ -62,7 +62,7 @@ def fit_any(est, X, y):
     return est.fit(X, y)
 
 
-# ----------------------------------------------------------------------------- item 7
+# ----------------------------------------------- parameters, and failed or interrupted fits
 BAD_PARAMETERS = [
     (APSVM, "max_iter", 0), (APSVM, "max_iter", -1), (APSVM, "max_iter", 2.5),
     (APSVM, "max_iter", True), (APSVM, "C", np.inf), (APSVM, "C", True), (APSVM, "C", np.nan),
@@ -241,7 +241,7 @@ def test_a_fit_that_fails_late_leaves_the_estimator_as_it_was(cls):
     fitted.decision_function(X)            # still the model of X: 3 features
 
 
-# ----------------------------------------------------------------------------- item 8
+# ------------------------------------------------------------ sample_weight in fit and score
 def fit_quiet(est, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("error", category=sklearn.exceptions.ConvergenceWarning)
@@ -464,7 +464,7 @@ def test_dask_estimators_refuse_weights():
         DaskAPSVM().fit(X, y, sample_weight=np.ones(X.shape[0]))
 
 
-# ----------------------------------------------------------------------------- item 9
+# ------------------------------------------------------- score refuses labels never fitted on
 SCORED = [
     (BinarySVM, {}), (APSVM, {}), (NDCGSVM, {}), (APSVMAppx, {}), (LatentAPSVM, {}),
     (LatentSVM, {}), (HOBSVM, {}), (HOAPSVM, {"max_outer": 3}),

@@ -1,4 +1,4 @@
-"""Hardening of inference, input checks, registry and cross-checks (issue 13, items 1-6, 14).
+"""Hardening of inference, input checks, registry and cross-checks, and warnings before long calls.
 
 Each test names its item; every one of them failed (or raised) on the code before the fix.
 """
@@ -23,16 +23,16 @@ def exact_algorithms(loss):
     return [a.name for a in aprank.algorithms(loss=loss, exact=True)]
 
 
-# ---------------------------------------------------------------- item 1: extreme scores
+# ---------------------------------------------------------------- extreme scores
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
-def test_item1_opposite_extremes_give_the_exact_zero_objective(loss):
+def test_opposite_extremes_give_the_exact_zero_objective(loss):
     for algorithm in exact_algorithms(loss):
         r = aprank.infer([1e308, -1e308], [1, 0], loss=loss, algorithm=algorithm)
         assert r.objective == 0.0 and r.loss == 0.0, (loss, algorithm, r)
 
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
-def test_item1_every_exact_algorithm_agrees_with_the_oracle_across_the_float_range(loss):
+def test_every_exact_algorithm_agrees_with_the_oracle_across_the_float_range(loss):
     rng = np.random.default_rng(13)
     for exponent in (-1074, -1022, -300, 0, 300, 1000, 1020, 1022, 1023):
         for trial in range(15):
@@ -61,7 +61,7 @@ def test_item1_every_exact_algorithm_agrees_with_the_oracle_across_the_float_ran
                     np.testing.assert_array_equal(r.ranks, ref.ranks)
 
 
-def test_item1_an_objective_beyond_the_float_range_is_refused_not_inf():
+def test_an_objective_beyond_the_float_range_is_refused_not_inf():
     # the positive at -1e308 below the negative at 1e308: the violation is 1 + 4e308
     for loss in ("ap", "ndcg"):
         for algorithm in exact_algorithms(loss):
@@ -76,7 +76,7 @@ def test_item1_an_objective_beyond_the_float_range_is_refused_not_inf():
         assert r.objective == pytest.approx(0.75 * BIG, rel=1e-15)    # (3 (1 + BIG) + 2) / 4
 
 
-def test_item1_large_queries_near_the_float_limit_agree_between_exact_algorithms():
+def test_large_queries_near_the_float_limit_agree_between_exact_algorithms():
     # too large for the oracle: the compiled algorithms must agree with each other, ranks too
     rng = np.random.default_rng(1)
     s = np.ldexp(rng.standard_normal(3000), 1022)
@@ -90,7 +90,7 @@ def test_item1_large_queries_near_the_float_limit_agree_between_exact_algorithms
             np.testing.assert_array_equal(r.ranks, results[0].ranks)
 
 
-def test_item1_batches_scale_each_query_by_itself():
+def test_batches_scale_each_query_by_itself():
     s = np.array([1e308, -1e308, 0.3, 0.1, 2e-310, 1e-310])
     y = np.array([1, 0, 0, 1, 1, 0])
     qid = np.array([0, 0, 1, 1, 2, 2])
@@ -102,12 +102,12 @@ def test_item1_batches_scale_each_query_by_itself():
             np.testing.assert_array_equal(r.ranks[idx], one.ranks)
 
 
-def test_item1_a_tiny_score_that_scaling_would_round_is_refused_with_a_reason():
+def test_a_tiny_score_that_scaling_would_round_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="power-of-two scaling"):
         aprank.infer([1.5e308, 3e-310, 5e-324, -1.0], [1, 0, 1, 0], algorithm="qs")
 
 
-def test_item1_other_kinds_refuse_overflowing_scores_instead_of_returning_inf():
+def test_other_kinds_refuse_overflowing_scores_instead_of_returning_inf():
     big = [1e308, -1e308, 1e308]
     with pytest.raises(ValueError, match="too large for float64"):
         aprank.infer(big, [1, 0, 0], loss=PrecisionAtK(1))
@@ -124,13 +124,13 @@ def test_item1_other_kinds_refuse_overflowing_scores_instead_of_returning_inf():
     assert np.isfinite(r.objective) and r.objective >= 0
 
 
-# ---------------------------------------------------------------- item 2: the registry
+# ---------------------------------------------------------------- the registry
 def _one_rank(pos, neg, loss):
     return np.full(neg.size, pos.size + 1)
 
 
 @pytest.mark.parametrize("name", [None, "", 3, "two words", "a|b", "x\n", " qs", ("q",)])
-def test_item2_bad_names_are_refused_and_leave_the_table_usable(name):
+def test_bad_names_are_refused_and_leave_the_table_usable(name):
     before = aprank.algorithms().names()
     with pytest.raises((ValueError, TypeError)):
         aprank.register(name, _one_rank, losses="ap", exact=True)
@@ -141,7 +141,7 @@ def test_item2_bad_names_are_refused_and_leave_the_table_usable(name):
 
 @pytest.mark.parametrize("field, value", [("complexity", None), ("reference", 3),
                                           ("exact", "no")])
-def test_item2_entries_that_would_break_the_table_are_refused(field, value):
+def test_entries_that_would_break_the_table_are_refused(field, value):
     before = aprank.algorithms().names()
     kwargs = {"exact": True, field: value}
     with pytest.raises(TypeError, match=field):
@@ -150,7 +150,7 @@ def test_item2_entries_that_would_break_the_table_are_refused(field, value):
     assert "qs" in str(aprank.algorithms())
 
 
-def test_item2_the_cli_lists_algorithms_after_a_refused_registration():
+def test_the_cli_lists_algorithms_after_a_refused_registration():
     code = ("import aprank, numpy as np\n"
             "try:\n    aprank.register(None, lambda p, n, l: n, losses='ap', exact=True)\n"
             "except ValueError:\n    pass\n"
@@ -161,13 +161,13 @@ def test_item2_the_cli_lists_algorithms_after_a_refused_registration():
 
 
 @pytest.mark.parametrize("name", ["qs", "brute", "zero-one", "cstar", "graphcut", "latent-ap"])
-def test_item2_user_algorithms_take_no_built_in_name_of_any_kind(name):
+def test_user_algorithms_take_no_built_in_name_of_any_kind(name):
     with pytest.raises(ValueError, match="built-in"):
         aprank.register(name, _one_rank, losses="ap", exact=True, replace=True)
     assert all(a.builtin for a in aprank.algorithms() if a.name == name)
 
 
-def test_item2_built_ins_are_never_replaced_or_removed():
+def test_built_ins_are_never_replaced_or_removed():
     with pytest.raises(ValueError):
         aprank.register("qs", _one_rank, losses="ap", exact=True, replace=True)
     with pytest.raises(ValueError, match="built in"):
@@ -175,7 +175,7 @@ def test_item2_built_ins_are_never_replaced_or_removed():
     assert aprank.infer([1.0, 0.0], [1, 0]).algorithm == "qs"
 
 
-def test_item2_a_user_algorithm_can_be_replaced_and_removed_by_its_own_name():
+def test_a_user_algorithm_can_be_replaced_and_removed_by_its_own_name():
     aprank.register("user-last", _one_rank, losses=["ap", "ap"], exact=False)
     try:
         assert aprank.inference.get_algorithm("user-last").losses == ("ap",)
@@ -186,9 +186,9 @@ def test_item2_a_user_algorithm_can_be_replaced_and_removed_by_its_own_name():
     assert "user-last" not in aprank.algorithms().names()
 
 
-# ---------------------------------------------------------------- item 3: masks and qid
+# ---------------------------------------------------------------- masks and qid
 @pytest.mark.parametrize("which", ["scores", "labels", "qid"])
-def test_item3_masked_entries_are_refused(which):
+def test_masked_entries_are_refused(which):
     args = {"scores": np.array([0.5, 0.2, 0.9, 0.1]), "labels": np.array([1, 0, 1, 0]),
             "qid": np.array([0, 0, 1, 1])}
     args[which] = np.ma.array(args[which], mask=[0, 1, 0, 0])
@@ -199,26 +199,26 @@ def test_item3_masked_entries_are_refused(which):
             aprank.infer(args["scores"][:2], args["labels"][:2])
 
 
-def test_item3_a_masked_array_with_nothing_masked_is_its_data():
+def test_a_masked_array_with_nothing_masked_is_its_data():
     s = np.ma.array([0.5, 0.2, 0.9], mask=False)
     assert aprank.infer(s, [1, 0, 0]).objective == aprank.infer(s.data, [1, 0, 0]).objective
 
 
 @pytest.mark.parametrize("qid", [[0.0, np.nan, np.nan, 1.0],
                                  np.array([0, float("nan"), float("nan"), 1], dtype=object)])
-def test_item3_nan_query_ids_are_refused(qid):
+def test_nan_query_ids_are_refused(qid):
     with pytest.raises(ValueError, match="NaN"):
         aprank.infer_batch([0.3, 0.2, 0.1, 0.4], [1, 0, 1, 1], qid)
 
 
-def test_item3_mixed_type_query_ids_are_a_value_error_that_says_so():
+def test_mixed_type_query_ids_are_a_value_error_that_says_so():
     qid = np.array([1, "a", 1, "a"], dtype=object)
     with pytest.raises(ValueError, match="mixes ids of types"):
         aprank.infer_batch([0.3, 0.2, 0.1, 0.4], [1, 0, 1, 0], qid)
 
 
-# ---------------------------------------------------------------- item 4: int64 > 2^53
-def test_item4_int64_scores_that_float64_rounds_warn():
+# ---------------------------------------------------------------- int64 > 2^53
+def test_int64_scores_that_float64_rounds_warn():
     s = np.array([2 ** 60 + 1, 2 ** 60, 0], dtype=np.int64)
     with pytest.warns(validation.PrecisionWarning, match="beyond 2\\^53"):
         aprank.infer(s, [0, 1, 0])
@@ -233,9 +233,9 @@ def test_item4_int64_scores_that_float64_rounds_warn():
         validation.as_scores(np.array([2 ** 63 - 1], np.int64))
 
 
-# ---------------------------------------------------------------- item 5: bool bytes
+# ---------------------------------------------------------------- bool bytes
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
-def test_item5_bool_labels_with_other_bytes_are_read_by_truth_value(loss):
+def test_bool_labels_with_other_bytes_are_read_by_truth_value(loss):
     raw = np.array([1, 0, 2, 0, 0, 255, 0, 1], np.uint8)
     odd = raw.view(bool)
     clean = raw != 0
@@ -250,8 +250,8 @@ def test_item5_bool_labels_with_other_bytes_are_read_by_truth_value(loss):
     assert validation.as_labels(odd, 8).view(np.uint8).max() == 1
 
 
-# ---------------------------------------------------------------- item 6: cross-checks
-def test_item6_a_loss_only_the_oracle_serves_is_skipped_beyond_its_size_not_an_index_error():
+# ---------------------------------------------------------------- cross-checks
+def test_a_loss_only_the_oracle_serves_is_skipped_beyond_its_size_not_an_index_error():
     from aprank.losses import RankingLoss, register_loss, unregister_loss
 
     class Bogus(RankingLoss):
@@ -271,7 +271,7 @@ def test_item6_a_loss_only_the_oracle_serves_is_skipped_beyond_its_size_not_an_i
         aprank.crosscheck(("no-such-loss",), n_trials=1)
 
 
-def test_item6_a_failing_user_algorithm_is_a_disagreement_not_an_abort():
+def test_a_failing_user_algorithm_is_a_disagreement_not_an_abort():
     aprank.register("user-wrong-shape", lambda p, n, l: np.ones(n.size + 1, int), losses="ap",
                     exact=True)
     try:
@@ -283,8 +283,8 @@ def test_item6_a_failing_user_algorithm_is_a_disagreement_not_an_abort():
     assert all(d.algorithm == "user-wrong-shape" for d in report.disagreements)
 
 
-# ---------------------------------------------------------------- item 14: long calls
-def test_item14_the_cost_model_flags_search_at_half_a_million_and_names_qs():
+# ---------------------------------------------------------------- long calls
+def test_the_cost_model_flags_search_at_half_a_million_and_names_qs():
     for name in ("search", "select", "yue"):
         found = _registry.faster_alternative(_registry.get(name, "ranking"), "ap", 500_000,
                                              500_000)
@@ -296,13 +296,13 @@ def test_item14_the_cost_model_flags_search_at_half_a_million_and_names_qs():
 
 @pytest.mark.parametrize("P, N", [(10, 10), (1000, 100_000), (100, 10_000_000),
                                   (500_000, 500_000)])
-def test_item14_the_default_and_normal_calls_are_not_flagged(P, N):
+def test_the_default_and_normal_calls_are_not_flagged(P, N):
     assert _registry.faster_alternative(_registry.get("qs", "ranking"), "ap", P, N) is None
     if P * P < 1e8:
         assert _registry.faster_alternative(_registry.get("search", "ranking"), "ap", P, N) is None
 
 
-def test_item14_a_long_call_warns_once_per_problem(monkeypatch):
+def test_a_long_call_warns_once_per_problem(monkeypatch):
     monkeypatch.setattr(_registry, "SLOW_CALL_UNITS", 1e5)
     rng = np.random.default_rng(0)
     s, y = rng.standard_normal(10_000), rng.random(10_000) < 0.5     # search: ~200 x qs

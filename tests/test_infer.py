@@ -138,7 +138,7 @@ def test_ndcg_discount_validation():
     res = aprank.infer(scores, labels, loss=NDCG(discount=good), algorithm="qs")
     assert res.objective == pytest.approx(aprank.infer(scores, labels, loss="ndcg").objective, rel=1e-12)
     with pytest.raises(ValueError, match="convex"):
-        # the discount of Chakrabarti et al. (paper 004 Remark 1): 1, 1, 1/log2(i)
+        # the discount of Chakrabarti et al. (Mohapatra et al. 2018, Remark 1): 1, 1, 1/log2(i)
         NDCG(discount=np.r_[1.0, 1.0, 1.0 / np.log2(np.arange(3, n + 1))])
     with pytest.raises(ValueError, match="non-increasing"):
         NDCG(discount=np.r_[1.0, 0.5, 0.6])

@@ -1,4 +1,4 @@
-"""``infer`` on small float64 queries (the case its lean path once took: since issue 23 there is
+"""``infer`` on small float64 queries (the case its lean path once took: now there is
 one path, through the problem) returns what a problem built by hand returns, bit for bit, and
 refuses and warns as it does."""
 import warnings

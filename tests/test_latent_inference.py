@@ -1,4 +1,4 @@
-"""The latent kind (paper 003): latent-ap and latent-greedy against the brute-force oracle,
+"""The latent kind (Behl 2015): latent-ap and latent-greedy against the brute-force oracle,
 Table A.1, Propositions 2 and 3, and bad input."""
 from itertools import product
 

@@ -1,4 +1,4 @@
-"""The weakly supervised rankers of paper 003: LatentAPSVM, LatentSSVM, LatentSVM."""
+"""The weakly supervised rankers of Behl (2015): LatentAPSVM, LatentSSVM, LatentSVM."""
 import pickle
 import warnings
 

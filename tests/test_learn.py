@@ -63,7 +63,8 @@ def digits():
 
 
 def test_exact_algorithms_learn_the_same_w(digits):
-    """Paper 000: AP-SVM with SEARCH or SELECT learns exactly what Yue's greedy learns."""
+    """Mohapatra et al. (2014): AP-SVM with SEARCH or SELECT learns exactly what Yue's greedy
+    learns."""
     X, y = digits
     for digit in (3, 8):
         ws = {a.name: APSVM(C=10.0, algorithm=a.name).fit(X, y == digit).coef_

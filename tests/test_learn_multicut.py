@@ -1,4 +1,4 @@
-"""solver="multi-cut" (issue 27): OCAS with the risk's separate parts (queries of AP / NDCG,
+"""solver="multi-cut": OCAS with the risk's separate parts (queries of AP / NDCG,
 samples of the 0-1 loss) cut separately, each block of parts with its own slack. The objective,
 the tolerance and the gap are the plain cutting plane's; the model only grows tighter. The
 objectives of the estimators against the plain loop, and warm starts and C paths, are checked

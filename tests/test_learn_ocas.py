@@ -1,4 +1,4 @@
-"""solver="ocas" (issue 27 item 1): the optimized cutting plane reaches the plain cutting
+"""solver="ocas": the optimized cutting plane reaches the plain cutting
 plane's objective within tol, with the same stopping rule and a true duality gap, for every
 structured SVM (binary, AP, NDCG, APPX with its hard constraints, HOB with its w2 <= 0 bounds,
 the inner runs of CCCP), and converges where the plain one runs out of iterations."""
@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
 from aprank.learn import (APSVM, APSVMCV, NDCGSVM, APSVMAppx, BinarySVM, BinarySVMCV, HOBSVM,
-                          LatentAPSVM, NDCGSVMCV, OneQueryWarning, cutting_plane)
+                          LatentAPSVM, NDCGSVMCV, cutting_plane)
 from aprank.models import RankingModel
 
 TOL = 1e-3
@@ -180,7 +180,6 @@ def test_ocas_reaches_the_plain_objective_in_the_experiments_searches(digits, cv
         splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
     Cs = [1e-3, 0.1, 10.0, 1e3]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", OneQueryWarning)
         warnings.simplefilter("error", ConvergenceWarning)
         default, plain = [cv_cls(Cs=Cs, cv=splits, refit=False, tol=TOL, **kw).fit(X, y, qid=qid)
                           for kw in ({}, {"solver": "cutting-plane"})]

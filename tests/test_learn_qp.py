@@ -17,7 +17,8 @@ from oracle import discount, ranking_loss, zero_one_weights
 
 
 def all_ranking_constraints(X, y, kind):
-    """Rows (g_R, Delta_R) for every permutation R, g_R = Psi(R*) - Psi(R) (paper 004 eq. 1)."""
+    """Rows (g_R, Delta_R) for every permutation R, g_R = Psi(R*) - Psi(R) (Mohapatra et al. 2018,
+    eq. 1)."""
     P, N = int(y.sum()), int((~y).sum())
     pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
     perms = np.array(list(permutations(range(len(y)))))

@@ -6,8 +6,8 @@ from aprank.losses import LOSSES, NDCG, AveragePrecision, ZeroOne, get_loss
 
 
 def test_paper_examples():
-    # paper 004 section 2.2: positives x1..x4, ranking (x1, x3, x8, x4, x5, x2, x6, x7)
-    # puts the positives at positions 1, 2, 4, 6: 0 negatives above the first two, 1, then 2
+    # Mohapatra et al. (2018), section 2.2: positives x1..x4, ranking (x1, x3, x8, x4, x5, x2, x6,
+    # x7) puts the positives at positions 1, 2, 4, 6: 0 negatives above the first two, 1, then 2
     above = np.array([0, 0, 1, 2])
     assert AveragePrecision().from_pattern(above, 4, 4) == pytest.approx(0.146, abs=5e-4)
     assert NDCG().from_pattern(above, 4, 4) == pytest.approx(0.056, abs=5e-4)

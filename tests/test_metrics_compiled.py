@@ -1,4 +1,4 @@
-"""aprank.metrics computes every query in one compiled pass (issue 27, item 4).
+"""aprank.metrics computes every query in one compiled pass.
 
 The vectorised NumPy pass it replaced is kept as the reference (tests/metrics_numpy.py, the old
 module unchanged): the compiled pass must give the same values (to 1e-12), the same query ids in

@@ -1,4 +1,4 @@
-"""aprank.metrics evaluates every query in one vectorised pass (issue 13, item 10).
+"""aprank.metrics evaluates every query in one vectorised pass.
 
 The per-query loop the metrics had before is kept below as the reference: the vectorised pass
 must give the same values (to 1e-12), the same query ids in the same order and the same errors,

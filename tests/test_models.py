@@ -83,7 +83,7 @@ def test_cutting_plane_takes_a_model_and_reports_through_the_callback(digits):
 class BestInstanceBags(LatentModel):
     """Multiple-instance ranking: a positive bag is scored by its best instance (the hidden
     variable), each negative instance is a sample of its own. Imputing the best instance of
-    every positive bag at w is the latent AP-SVM's step for positives (paper 003 Prop. 2)."""
+    every positive bag at w is the latent AP-SVM's step for positives (Behl 2015, Prop. 2)."""
 
     def __init__(self, X, bag, positive_bag):
         self.X, self.bag, self.positive_bag = X, bag, positive_bag

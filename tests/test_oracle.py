@@ -100,8 +100,8 @@ def test_zero_one_against_all_labellings():
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
 def test_package_brute_matches_test_oracle(loss):
-    # aprank's own brute enumerates interleavings only (paper 004 Observation 1); the test
-    # oracle enumerates every permutation, so this also checks that observation.
+    # aprank's own brute enumerates interleavings only (Mohapatra et al. 2018, Observation 1); the
+    # test oracle enumerates every permutation, so this also checks that observation.
     for scores, labels in CASES[:500]:
         res = aprank.infer(scores, labels, loss=loss, algorithm="brute")
         assert close(res.objective, best_over_permutations(scores, labels, loss))

@@ -1,5 +1,5 @@
 """The pairwise kind (labellings of linked samples, max-marginals by graph cuts) and the
-high-order learners on it, HOB-SVM and HOAP-SVM (paper 002)."""
+high-order learners on it, HOB-SVM and HOAP-SVM (Dokania et al. 2014)."""
 import pickle
 
 import numpy as np

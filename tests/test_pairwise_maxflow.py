@@ -1,4 +1,4 @@
-"""Issue 24 item 2: the pairwise kind's own max-flow (Boykov-Kolmogorov with Kohli-Torr dynamic
+"""The pairwise kind's own max-flow (Boykov-Kolmogorov with Kohli-Torr dynamic
 updates, _maxflow.hpp): dynamic cuts against cuts from scratch on large single components,
 exact clamps at extreme pair scales against brute, PyMaxflow as a second reference when
 installed."""

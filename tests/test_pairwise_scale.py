@@ -1,4 +1,4 @@
-"""Issue 24 item 3: the pairwise kind's enumeration path is exact at any scale of the pair
+"""The pairwise kind's enumeration path is exact at any scale of the pair
 scores (up to 1e300), as brute and the cut path are."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from aprank.inference import PairwiseProblem, max_marginals
 
 
-def test_item3_reproducer_huge_pair_score_next_to_unit_unary_scores():
+def test_reproducer_huge_pair_score_next_to_unit_unary_scores():
     scores = [1.2, .4, .9, -.3, .1, .8]
     edges = [[0, 1], [2, 3], [1, 4], [4, 5]]
     pair = [-1, -1e16, -.5, -.3]
@@ -55,7 +55,7 @@ def _pair_scores(rng, m, top):
 
 @pytest.mark.parametrize("augmented", [False, True])
 @pytest.mark.parametrize("top", [20, 300])
-def test_item3_enumeration_is_exact_at_any_pair_scale(top, augmented):
+def test_enumeration_is_exact_at_any_pair_scale(top, augmented):
     """Random graphs of at most 16 samples in components of at most 10, pair scores up to
     10^top times the unary scale: "graphcut" against "brute" on the maximum, every
     max-marginal and the labellings behind them (their scores, evaluated directly)."""
@@ -90,7 +90,7 @@ def test_item3_enumeration_is_exact_at_any_pair_scale(top, augmented):
             assert abs(problem.score(y ^ flips[i], unary) + const - expected) <= tol, (where, i)
 
 
-def test_item3_larger_enumerated_components_at_huge_scales():
+def test_larger_enumerated_components_at_huge_scales():
     """Components of up to 16 samples enumerated (enumerate_up_to=16: longer walks, more
     rounding along them), pair scores from 1 to 1e300 mixed in one graph."""
     rng = np.random.default_rng([24, 3, 16])
@@ -112,7 +112,7 @@ def test_item3_larger_enumerated_components_at_huge_scales():
 
 
 @pytest.mark.parametrize("scale", [1.0, 1e16, 1e300])
-def test_item3_ties_go_to_the_first_labelling_at_any_scale(scale):
+def test_ties_go_to_the_first_labelling_at_any_scale(scale):
     """Tied labellings (every unary score 0: all 0 and all 1 both score 0) are decided by exact
     values, the first of the walk winning as before: all 0, as brute's first maximum; the
     other max-marginal labelling of every sample is all 1."""

@@ -1,4 +1,4 @@
-"""Issue 24 (c): the dense cut of small components (_smallcut.hpp, components of at most 64
+"""The dense cut of small components (_smallcut.hpp, components of at most 64
 samples in "graphcut") against the kind's brute-force oracle (ties, zero pairs, repeated pairs,
 pair scales up to 1e300) and against the general dynamic cuts on components of up to 64."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Property-based checks of inference (issue 13, acceptance b), with Hypothesis.
+"""Property-based checks of inference, with Hypothesis.
 
 Over score dtypes, strides, scales from 1e-308 to 1e308, ties and label encodings: every exact
 algorithm returns a finite objective >= 0, all exact algorithms agree with the brute-force

@@ -106,7 +106,7 @@ def test_pytest_reports_why_a_test_skipped(tmp_path):
     assert "SKIPPED" in out.stdout and "no data here" in out.stdout
 
 
-#: the README section of issue 25's acceptance (b): real data, defaults, a grid search, Dask
+#: the README section that shows a real use: real data, defaults, a grid search, Dask
 YAHOO = "Learning to rank: the Yahoo sample"
 
 
@@ -150,3 +150,49 @@ def test_yahoo_block_runs_clean_in_a_fresh_interpreter():
     assert 0.5 < float(dask_ap) <= 1.0 and same_objective == "True"
     # the one warning of the default: said once, before the filter the block then sets
     assert run.stderr.count("EmptyQueryWarning: 27 of 201 training queries") == 1, output
+
+
+# ------------------------------------------------------------------ the first example
+FIRST = "Loss-augmented inference"
+
+
+def test_the_first_example_shows_a_violated_constraint_and_prints_it(capsys):
+    """The scores rank a negative above a positive, so the most violated ranking has a loss and
+    an objective above 0, and the block prints its results instead of leaving bare names."""
+    namespace = {"__name__": "__main__"}
+    exec(compile("\n".join(dict(SECTIONS)[FIRST]), "README first example", "exec"), namespace)
+    res = namespace["res"]
+    assert res.loss > 0 and res.objective > 0
+    printed = capsys.readouterr().out
+    for value in (res.loss, res.objective):
+        assert f"{value:.4g}" in printed or repr(float(value)) in printed or str(value) in printed
+    assert not re.search(r"^res\.\w+\s*(#.*)?$", dict(SECTIONS)[FIRST][0], flags=re.M)
+
+
+# ------------------------------------------------------------------ the PyTorch note
+def test_the_torch_note_names_the_cpu_wheel_index():
+    """As PyTorch's own install selector gives it for a CPU build with pip."""
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in README
+
+
+# ------------------------------------------------------------------ links into docs/
+#: MyST markup that GitHub shows as code instead of rendering: directives and roles.
+MYST = re.compile(r"^```\{[\w-]+\}|\{[\w:-]+\}`", re.M)
+DOCS_HEADING = "## Documentation"
+
+
+def test_the_readme_says_how_to_build_and_open_the_docs():
+    section = README.split(DOCS_HEADING)[1]
+    build = re.search(r"`(sphinx-build [^`]*docs docs/_build/html)`", section)
+    assert build, section[:400]
+    assert build.group(1) in (ROOT / "docs" / "development.md").read_text()
+    assert "docs/_build/html/index.html" in section
+
+
+def test_links_above_the_docs_section_point_to_pages_that_read_on_their_own():
+    """Above "Documentation" (which says how to build the docs), a link into docs/ goes to a
+    page without MyST directives or roles, which GitHub would show as raw code."""
+    head = README.split(DOCS_HEADING)[0]
+    for target in re.findall(r"\]\((docs/[^)#]+\.md)(?:#[^)]*)?\)", head):
+        page = (ROOT / target).read_text()
+        assert not MYST.search(page), f"README links {target}, which renders only once built"

@@ -1,6 +1,6 @@
-"""Regression tests for bugs found in review (issue "One house for every structured model",
-item 7). Each failed on the main branch before the models layer; they use only the estimators'
-public API, so they run on both."""
+"""Regression tests for bugs found in review of the models layer (one house for every
+structured model). Each failed on the main branch before the models layer; they use only the
+estimators' public API, so they run on both."""
 import numpy as np
 import pytest
 import scipy.sparse as sp

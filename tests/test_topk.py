@@ -1,4 +1,5 @@
-"""The top-k kind (paper 001): the c-star kernel against exhaustive search over k-subsets."""
+"""The top-k kind (Mensink et al. 2011): the c-star kernel against exhaustive search over
+k-subsets."""
 import warnings
 
 import numpy as np
@@ -47,7 +48,7 @@ def test_cstar_equals_brute_force_with_and_without_the_loss_term():
         # without the loss term, and with random clamps
         clamp = rng.choice([-1, 0, 0, 0, 1], s.size)
         n_in, n_out = np.count_nonzero(clamp > 0), np.count_nonzero(clamp < 0)
-        if n_in > kk or s.size - n_out < kk:       # no subset of size k: refused (issue 25)
+        if n_in > kk or s.size - n_out < kk:       # no subset of size k: refused
             for algorithm in ("cstar", "brute"):
                 with pytest.raises(ValueError, match="the clamps leave the query no subset"):
                     problem.maximise(s, algorithm, clamp=clamp)

@@ -360,7 +360,7 @@ def test_loss_modules_pickle():
 
 @pytest.mark.parametrize("loss", LOSSES)
 def test_torch_ops_inference_compiles_whole(loss):
-    """Issue 26 item 1: the torch-ops inference has no host synchronisation and no
+    """The torch-ops inference has no host synchronisation and no
     data-dependent shape, so Dynamo traces it as one graph (fullgraph=True raises at the first
     graph break), and the traced function still returns the kernels' ranks, ties included."""
     rng = np.random.default_rng(9)
@@ -383,7 +383,7 @@ def test_torch_ops_inference_compiles_whole(loss):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("backend", ["kernels", "torch"])
 def test_half_precision_scores_on_every_backend(dtype, backend):
-    """Issue 26 item 3: bfloat16 and float16 scores are ranked in float64 as the tensor holds
+    """bfloat16 and float16 scores are ranked in float64 as the tensor holds
     them, and value and gradient come back in the input dtype, each one rounding from the
     float64 answer (bfloat16 keeps 8 significant bits, float16 11)."""
     rng = np.random.default_rng([12, DTYPES.index(torch.float32)])
@@ -406,7 +406,7 @@ def test_half_precision_scores_on_every_backend(dtype, backend):
 
 @pytest.mark.parametrize("backend", ["kernels", "torch"])
 def test_double_backward_gives_the_zero_second_derivative(backend):
-    """Issue 26 item 3: the hinge is piecewise linear in the scores, so differentiating its
+    """The hinge is piecewise linear in the scores, so differentiating its
     gradient again gives zeros with respect to the scores, and a gradient penalty through a
     model gets the model's own second-order terms."""
     rng = np.random.default_rng(13)
@@ -428,7 +428,7 @@ def test_double_backward_gives_the_zero_second_derivative(backend):
 
 
 def test_ndcg_module_holds_its_discount_as_a_buffer():
-    """Issue 26 item 3: the discount moves with the module (.to(device)) instead of being
+    """The discount moves with the module (.to(device)) instead of being
     copied to the scores' device at each call, and rank as the loss's own table does."""
     disc = 1.0 / np.arange(1, 400)
     crit = at.NDCGHingeLoss(discount=disc, backend="torch")

@@ -1,6 +1,6 @@
 """aprank.torch with process_group: two gloo processes on this machine compute the loss of the
 global batch, and their gradients give back the single-process gradient of the concatenated
-batch (issue 26 item 2, acceptance b: ``pytest -k distributed``)."""
+batch (``pytest -k distributed``)."""
 import datetime
 import os
 import socket

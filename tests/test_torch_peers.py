@@ -1,4 +1,4 @@
-"""``python -m experiments torch-peers`` (issue 26, item 4): the tasks' minibatches, the
+"""``python -m experiments torch-peers``: the tasks' minibatches, the
 peers' adapters, and the quick run on the real data. The peers (libauc,
 pytorch-metric-learning) are optional: the tests that run them skip, saying so, where they are
 absent (.ci/run installs them)."""

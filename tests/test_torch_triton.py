@@ -1,4 +1,4 @@
-"""aprank.torch's ``backend="triton"`` (issue 26 item 1): every negative's rank from one Triton
+"""aprank.torch's ``backend="triton"``: every negative's rank from one Triton
 kernel, equal to the compiled kernels' ranks, values and gradients, ties included. Without a
 GPU the kernel runs in Triton's interpreter (TRITON_INTERPRET=1, which conftest.py sets before
 anything imports Triton); with one, compiled on it."""

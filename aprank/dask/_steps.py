@@ -1,8 +1,8 @@
 """The pieces of exact AP / NDCG inference for one query whose negatives are split into parts
 (machines, files, chunks), run by ``aprank.dask``'s models (``_models.py``, ``_split.py``).
 
-Why a split solve can be exact (paper 004 Observation 2 and section 4): the j-th negative in
-rank order, with score s, gets the interleaving rank opt_j, a function of s, j and the
+Why a split solve can be exact (Mohapatra et al. 2018, Observation 2 and section 4): the j-th
+negative in rank order, with score s, gets the interleaving rank opt_j, a function of s, j and the
 positives alone; and opt_j does not decrease with j. So a part needs only two things from the rest
 of the query: the positives (few: they fit on one machine) and the global position j of a key,
 which is the sum over parts of how many negatives each holds before it. Ranks of a few sampled

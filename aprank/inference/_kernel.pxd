@@ -5,12 +5,14 @@
 #     and input indices. Positives are sorted once in rank order (descending score, ties by
 #     index: the tie rule, see _order.hpp); each algorithm orders the negatives as much as it
 #     needs to, with the partition and sort of _order.hpp.
-#   * Loss-augmented inference for a QS-suitable loss (paper 004, section 4) decomposes over the
-#     negatives: the j-th negative in rank order, with score s, gets the interleaving rank
+#   * Loss-augmented inference for a QS-suitable loss (Mohapatra et al. 2018, section 4)
+#     decomposes over the negatives: the j-th negative in rank order, with score s, gets the
+#     interleaving rank
 #     opt_j = the largest maximiser over i in 1..P+1 of
 #         f_j(i) = sum_{k < i} step(j, k),
 #         step(j, k) = f_j(k+1) - f_j(k) = 2 (s+_k - s) / (P N) + delta_j(k+1) - delta_j(k).
-#     (Observation 3 and ERRATA items 1-3.) Every algorithm below computes exactly these opt_j;
+#     (Observation 3; docs/references.md, printing errors: coefficients, the AP increment's
+#     1/P and the candidate P+1.) Every algorithm below computes exactly these opt_j;
 #     they differ only in how they find the j-th negative and how they search over i.
 #   * Ranks are written into the caller-visible `ranks` array by input index. The driver fills
 #     every negative with P+1 first, so kernels only write ranks <= P.
@@ -80,10 +82,10 @@ cdef inline double loss_step(const LossSpec* L, i64 j, i64 i) noexcept nogil:
     comparison of the search exactly, so the ranks are those of the unscaled arithmetic."""
     cdef double a
     if L.kind == LOSS_AP:
-        # ERRATA item 2: -(1/P) * i / ((j+i)(j+i-1)); the 1/P factor is missing in print.
+        # -(1/P) * i / ((j+i)(j+i-1)): the 1/P factor is missing in print (docs/references.md).
         a = <double>(j + i)
         return -(<double>i * L.loss_weight) / ((<double>L.P) * a * (a - 1.0))
-    # paper 004 Prop. 7: (D(i+j) - D(i+j-1)) / sum_{k<=P} D(k)
+    # Mohapatra et al. (2018), Prop. 7: (D(i+j) - D(i+j-1)) / sum_{k<=P} D(k)
     return (discount_at(L, i + j) - discount_at(L, i + j - 1)) * L.inv_norm * L.loss_weight
 
 
@@ -99,8 +101,9 @@ cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
     AP only. The score part of step(j, i) does not increase with i (positives are sorted) and
     the loss part -(1/P) i/((j+i)(j+i-1)) does not increase while i <= j-1, because
     (i+1)(j+i-1) >= i(j+i+1) iff i <= j-1. So steps 1..min(j, P) are non-increasing and f_j is
-    concave on candidates 1..min(j, P)+1: one more candidate than paper 004 Prop. 5 states
-    (ERRATA item 5); tests/test_oracle.py checks the claim against exhaustive search.
+    concave on candidates 1..min(j, P)+1: one more candidate than Mohapatra et al. (2018), Prop. 5
+    states (docs/references.md, printing errors); tests/test_oracle.py checks the claim against
+    exhaustive search.
     """
     if L.kind == LOSS_AP:
         return (j if j < L.P else L.P) + 1
@@ -145,8 +148,9 @@ cdef inline i64 opt_rank(const LossSpec* L, const double* pos, double s, i64 j,
     """opt_j restricted to candidates lo..hi (largest maximiser), for the j-th negative.
 
     Where f_j is concave (AP, see concave_end) and the range is wide enough to pay, the
-    maximiser is the first candidate whose step is negative: a binary search (paper 000
-    Algorithm 2, paper 004 section 5). Candidates past the concave part are scanned linearly.
+    maximiser is the first candidate whose step is negative: a binary search (Mohapatra et al. 2014,
+    Algorithm 2; Mohapatra et al. (2018), section 5). Candidates past the concave part are scanned
+    linearly.
     """
     cdef i64 c = concave_end(L, j)
     cdef i64 top, a, b, m
@@ -171,10 +175,10 @@ cdef inline i64 last_rank_pivot(const LossSpec* L, const double* pos, const doub
     """Position in [lo, hi) of a pivot just past where rank P+1 is predicted to start, or -1.
 
     For a range of negatives whose ranks lie in rl..P+1. Late in training most negatives sit
-    below every positive (paper 000 Figure 1), so halving a range with median pivots would
-    partition that block again and again. Instead, a sorted sample of GUIDE_SAMPLE evenly
+    below every positive (Mohapatra et al. 2014, Figure 1), so halving a range with median pivots
+    would partition that block again and again. Instead, a sorted sample of GUIDE_SAMPLE evenly
     spaced keys, each given the position its sample quantile predicts, locates where rank P+1
-    starts (Floyd & Rivest's sampling idea, applied to SELECT's binary search over order
+    starts (the sampling idea of Floyd & Rivest 1975, applied to SELECT's binary search over order
     statistics); a pivot a little past that point usually has rank P+1, so one partition
     splits off the whole block. -1 (use the median) when the block is predicted to be under a
     quarter of the range. Any pivot gives the same result; this one only saves work.
@@ -211,8 +215,8 @@ cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double
                               i64* ranks) noexcept nogil:
     """Ranks of the sorted negatives [lo, hi), known to lie in rl..rh.
 
-    opt_j does not decrease with j (paper 004 Observation 4; paper 000 section 3.2 states it
-    too), so each search starts at the previous negative's rank.
+    opt_j does not decrease with j (Mohapatra et al. 2018, Observation 4; Mohapatra et al. 2014,
+    section 3.2 states it too), so each search starts at the previous negative's rank.
     """
     cdef i64 t
     cdef i64 r = rl

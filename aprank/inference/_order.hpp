@@ -2,8 +2,8 @@
 //
 // Samples of one class live in two parallel arrays: s[] (scores) and x[] (input indices).
 // They are ranked by descending score; equal scores are broken by ascending input index. This
-// is the deterministic tie rule of aprank (ERRATA item 11): with it every exact algorithm works
-// on the same strict total order, so all of them return the same ranking, ties included.
+// is the deterministic tie rule of aprank (docs/references.md, ties): with it every exact algorithm
+// works on the same strict total order, so all of them return the same ranking, ties included.
 //
 // partition() is where the time goes (OptRanks partitions ~N keys per level, log P levels), so
 // it has three implementations that give identical results:
@@ -12,8 +12,8 @@
 //     CPU has the instructions and the caller allows them (the `simd` level, see SimdLevel).
 //     They are compiled with target attributes, so the module builds and runs on any x86-64
 //     and elsewhere.
-//   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss,
-//     BlockQuicksort, ESA 2016).
+//   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss
+//     2016, BlockQuicksort).
 // All partition around the key at s[hi-1], x[hi-1] and return its final position;
 // partition_at() moves the chosen pivot there and dispatches.
 #pragma once

@@ -1,10 +1,11 @@
 """Learners: the 1-slack cutting plane (any ``aprank.models`` model), CCCP for latent models,
-the scikit-learn estimators built on them (HOBSVM and HOAPSVM of paper 002 among them), and
-the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
-of paper 003 (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
+the scikit-learn estimators built on them (HOBSVM and HOAPSVM of Dokania et al. 2014 among them),
+and the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
+of Behl (2015) (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
 by cross-validation. A fit that leaves out queries without a relevant sample (the default,
-``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a rank SVM given no ``qid`` where
-queries matter says so in a :class:`OneQueryWarning`. A fit estimated to take over a minute
+``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a fit without ``qid`` is one
+ranking, and a score that drops the queries of the fit says so in a :class:`OneQueryWarning`.
+A fit estimated to take over a minute
 says so before its work in a :class:`SlowFitWarning`, and Ctrl-C stops any fit within about a
 second, leaving the estimator as it was."""
 from aprank.learn._cccp import CCCPResult, cccp

@@ -1,4 +1,4 @@
-"""CCCP for latent structured SVMs (Yu & Joachims 2009; paper 003 Algorithm 5).
+"""CCCP for latent structured SVMs (Yu & Joachims 2009; Behl 2015, Algorithm 5).
 
 The objective of a latent model,
 

@@ -1,5 +1,5 @@
-"""``CStarPrecisionAtK``: the c-star precision@k model of paper 001, learned by subgradient
-descent on its loss bound."""
+"""``CStarPrecisionAtK``: the c-star precision@k model of Mensink et al. (2011), learned by
+subgradient descent on its loss bound."""
 from __future__ import annotations
 
 import warnings
@@ -61,7 +61,7 @@ def _norm(*arrays) -> float:
 
 
 class CStarPrecisionAtK(BaseEstimator):
-    """Multi-label ranking for precision@k with label interactions on a core (paper 001).
+    """Multi-label ranking for precision@k with label interactions on a core (Mensink et al. 2011).
 
     Label l of a sample x scores s_l(x) = v_l + w_l'x (or, with a ``kernel``, v_l +
     sum_m alpha_lm k(x_m, x), eq. 10); a subset t of k labels scores t's + t'Ft with F non-zero
@@ -324,8 +324,8 @@ class CStarPrecisionAtK(BaseEstimator):
 
     def interactive_labelling(self, X, y, questions=(1, 5, 10)):
         """Break-even precision after asking for the truth of ``max(questions)`` labels, one at a
-        time (paper 001 section 5): each round asks, per sample, the free label whose best
-        scores clamped in and clamped out of the top k are closest, clamps it to its true
+        time (Mensink et al. 2011, section 5): each round asks, per sample, the free label whose
+        best scores clamped in and clamped out of the top k are closest, clamps it to its true
         value and infers again. Returns {0: automatic, q: after q questions}."""
         S = self.decision_function(X)
         Y = self._check_Y(y, S.shape[0])

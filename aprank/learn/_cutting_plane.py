@@ -1,4 +1,4 @@
-"""1-slack cutting-plane training with margin rescaling (Joachims, Finley & Yu 2009; paper 003
+"""1-slack cutting-plane training with margin rescaling (Joachims, Finley & Yu 2009; Behl 2015,
 Algorithm 3).
 
     min_w 1/2 ||w||^2 + C xi   s.t.  w'g(R) >= Delta(R) - xi  for every ranking R,
@@ -323,7 +323,7 @@ def _evaluate(model, C: float, hard, w: np.ndarray, parts: int = 1) -> _Point:
 #: mu doubles (up to 1: the plain step) after a cut point that improved the best point and
 #: halves (down to this) after one that did not, so that where the working set's optima are
 #: good (small C) the steps are the plain ones, and where they zig-zag (large C) the cuts come
-#: from near the best point. Franc & Sonnenburg fix mu = 0.1 after an exact line search. On
+#: from near the best point. Franc & Sonnenburg (2009) fix mu = 0.1 after an exact line search. On
 #: the fit benchmark's data (digits, HJA, Yahoo; C up to 1e4), of fixed mu from 0.05 to 0.7 and
 #: this rule with floors 0.05 and 0.1, only this one converged in every fit (Yahoo's AP at
 #: C = 1e4 was the hardest), with the best fixed mu's iterations at large C and the plain

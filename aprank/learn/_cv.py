@@ -28,12 +28,22 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from aprank.learn._checks import StrOptions, atomic_fit
 from aprank.learn._estimators import (APSVM, NDCGSVM, BinarySVM, _check_qid,
                                       _refuse_keywords)
-from aprank.learn._query_warnings import EmptyQueryWarning, say_one_query
+from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
+from aprank.validation import as_query_groups
 
 __all__ = ["APSVMCV", "NDCGSVMCV", "BinarySVMCV"]
 
-#: the decades an int ``Cs`` spans (the experiments' grids lie inside; a fit's cost grows with C)
-C_RANGE = (-2.0, 2.0)
+#: the decades an int ``Cs`` spans: scikit-learn's ``LogisticRegressionCV``'s, so that an int
+#: means the same grid in both (a fit's cost grows with C: a list keeps a search to cheap C)
+C_RANGE = (-4.0, 4.0)
+
+
+def _check_groups(groups, n):
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n:
+        raise ValueError(f"groups must be 1-D with one entry per sample ({n}), got shape "
+                         f"{groups.shape}")
+    return groups
 
 
 def _rows(values, rows):
@@ -76,6 +86,9 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
 
     _estimator = None
     _base_params: tuple = ()
+    # routed metadata called groups is the outer splitter's by default, as a search's groups
+    # (a nested cross-validation keeps working); set_fit_request(groups=True) passes it on
+    __metadata_request__fit = {"groups": False}
 
     _cv_constraints: dict = {
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
@@ -100,15 +113,16 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
                              f"{self.Cs!r}")
         return np.unique(Cs)
 
-    def _splitter(self, y, qid):
-        """The splitter: with qid, an int (or None: 5) is GroupKFold over the queries, which
-        keeps every query whole in one fold; without, scikit-learn's (StratifiedKFold)."""
-        if qid is not None and (self.cv is None or isinstance(self.cv, Integral)):
+    def _splitter(self, y, groups):
+        """The splitter: with groups (``groups=``, else qid), an int (or None: 5) is GroupKFold
+        over them, which keeps every group whole in one fold; without, scikit-learn's
+        (StratifiedKFold)."""
+        if groups is not None and (self.cv is None or isinstance(self.cv, Integral)):
             return GroupKFold(5 if self.cv is None else int(self.cv))
         return check_cv(self.cv, y, classifier=True)
 
     @atomic_fit
-    def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
+    def fit(self, X, y, qid=None, sample_weight=None, *, groups=None, **unexpected):
         """Cross-validate C over the grid, then (``refit``) fit on all the data at the best C.
 
         Parameters
@@ -118,13 +132,19 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Binary labels.
         qid : array-like of shape (n_samples,), optional
-            Query ids: the folds keep queries whole (an int ``cv``), and the fits and scores
-            are per query. Given to a splitter as its ``groups``.
+            Query ids: the fits and scores are per query; without, all the samples form one
+            ranking. Without ``groups``, the folds keep queries whole (an int ``cv``), and a
+            splitter gets qid as its ``groups``.
         sample_weight : array-like of shape (n_samples,), optional
             Weights as the estimator's ``fit`` takes them; they weigh the fold fits and the
             fold scores (and the refit).
+        groups : array-like of shape (n_samples,), optional
+            Group labels for the splitter only, as scikit-learn's ``groups``: an int ``cv`` is
+            then ``GroupKFold`` over them, and a splitter gets them as its ``groups``, so no
+            group is split between training and test (e.g. the bags of one ranking). They do
+            not change the loss, which ``qid`` alone groups.
         **unexpected
-            Refused with a TypeError naming the keyword (``groups=``: use qid=).
+            Refused with a TypeError naming the keyword (``group=``: use qid= for queries).
 
         Returns
         -------
@@ -141,19 +161,18 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         template._check_classes(classes)
         qid = _check_qid(qid, X.shape[0])
+        groups = qid if groups is None else _check_groups(groups, X.shape[0])
         if sample_weight is not None:   # an array to take the folds' rows from; a copy
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
-        splits = list(self._splitter(y, qid).split(X, y, groups=qid))
-        fit_qid = qid
-        if qid is None and template._ranks_queries:
-            # said once here rather than in each of the folds' fits; one id for all is one
-            # query on purpose (the same fits), so the folds and the refit say nothing more
-            say_one_query(type(self).__name__, "fit", X.shape[0])
-            fit_qid = np.zeros(X.shape[0], dtype=np.int64)
+        splits = list(self._splitter(y, groups).split(X, y, groups=groups))
         scorer = None if self.scoring is None else check_scoring(template, self.scoring)
+        n_queries = 1 if qid is None else as_query_groups(qid, X.shape[0])[1].shape[0] - 1
+        if scorer is not None and n_queries > 1:
+            # said once here rather than by every fold's score
+            say_scorer_drops_queries(type(self).__name__, self.scoring, n_queries)
         paths = Parallel(n_jobs=self.n_jobs)(
             delayed(_fold_path)(clone(template).set_params(warm_start=self.warm_path), Cs, X, y,
-                                fit_qid, sample_weight, train, test, scorer)
+                                qid, sample_weight, train, test, scorer)
             for train, test in splits)
         scores = np.stack([path[0] for path in paths])         # (n_folds, n_Cs)
         results = self._results(Cs, scores)
@@ -167,7 +186,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
                   "primal_path_": np.stack([path[2] for path in paths]),
                   "n_splits_": len(splits)}
         if self.refit:
-            best_estimator = self._base(Cs[best]).fit(X, y, qid=fit_qid,
+            best_estimator = self._base(Cs[best]).fit(X, y, qid=qid,
                                                       sample_weight=sample_weight)
             fitted.update(best_estimator_=best_estimator, coef_=best_estimator.coef_,
                           n_skipped_queries_=best_estimator.n_skipped_queries_)
@@ -248,18 +267,21 @@ def _constraints(estimator, names):
 
 _CV_DOC = """
     Cs : int or array-like of float, default 5
-        The grid of C: an int is that many values log-spaced over [1e-2, 1e2] (the default:
-        the five decades 0.01 to 100); a list is used as given, sorted ascending and without
-        repeats (``Cs_``).
+        The grid of C: an int is that many values log-spaced over [1e-4, 1e4], as
+        scikit-learn's ``LogisticRegressionCV`` (the default: 1e-4, 1e-2, 1, 1e2 and 1e4; a
+        fit's cost grows with C, so a list can keep a search to cheaper C); a list is used as
+        given, sorted ascending and without repeats (``Cs_``).
     cv : int, cross-validation splitter or iterable, default None
-        As scikit-learn's ``cv``; None is 5 folds. With ``qid``, an int (or None) is
-        ``GroupKFold`` over the queries, so no query is split between training and test;
-        without, ``StratifiedKFold``. A splitter gets ``groups=qid``, which grouped splitters
-        (``GroupKFold``, ``GroupShuffleSplit``, ...) use.
+        As scikit-learn's ``cv``; None is 5 folds. With ``groups`` (else ``qid``), an int
+        (or None) is ``GroupKFold`` over them, so no group (query) is split between training
+        and test; without either, ``StratifiedKFold``. A splitter gets ``groups`` (else
+        ``qid``) as its ``groups``, which grouped splitters (``GroupKFold``,
+        ``GroupShuffleSplit``, ...) use.
     scoring : str, callable or None, default None
         None: the estimator's own ``score``, given the test fold's ``qid`` and
         ``sample_weight``. A scikit-learn scorer name or callable ``scorer(estimator, X, y)``
-        sees no queries: it scores the test fold's samples as one set.
+        sees no queries: it scores the test fold's samples as one set (after fits on
+        several queries, one :class:`OneQueryWarning` per ``fit`` says so).
     refit : bool, default True
         Fit the estimator on all the data at ``C_`` (``best_estimator_``), which
         ``decision_function``, ``predict`` and ``score`` then use; with False they are absent
@@ -292,11 +314,11 @@ _CV_RULE = """
     higher by any amount wins. For a one-standard-error rule, read ``cv_results_``
     (``mean_test_score``, ``std_test_score``) and refit at the C it picks.
 
-    Without ``qid`` the rank SVMs fit all samples as one query (their losses rank within
-    queries): the fit says so once in a :class:`OneQueryWarning`, then fits the folds as
-    one query each, quietly (as with ``qid=np.zeros(len(y))``, which says nothing). Queries
-    without a relevant sample are left out of the folds' fits quietly; the refit's
-    :class:`EmptyQueryWarning` says how many of the whole data's.
+    Without ``qid`` every fit and score ranks all its samples as one ranking, quietly (as
+    with one id for every sample). ``groups`` only splits: the bags of one ranking, say, kept
+    whole in the folds while the loss stays one ranking's. Queries without a relevant
+    sample are left out of the folds' fits quietly; the refit's :class:`EmptyQueryWarning`
+    says how many of the whole data's.
 """
 
 _CV_ATTRIBUTES = """
@@ -406,9 +428,7 @@ class NDCGSVMCV(_SVMCV):
 class BinarySVMCV(_SVMCV):
     __doc__ = """:class:`BinarySVM` with C chosen by cross-validation of mean AP (its
     ``score``).
-""" + _CV_RULE + """    (BinarySVM's 0-1 loss is a classifier's with or without queries: its fit without
-    ``qid`` says nothing.)
-
+""" + _CV_RULE + """
     Parameters
     ----------""" + _CV_DOC + """    J : float, optional
         As :class:`BinarySVM`'s (default N/P per query).

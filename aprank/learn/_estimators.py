@@ -4,12 +4,12 @@ Each one validates its input once, builds an ``aprank.models.RankingModel`` with
 hands it to the same 1-slack cutting-plane learner (``_cutting_plane.py``), so iteration counts
 and inference times are comparable across them:
 
-* :class:`BinarySVM` -- weighted 0-1 loss (paper 002 eq. 7), with a bias: a class-weighted
-  hinge-loss SVM.
-* :class:`APSVM` -- AP loss (Yue et al. 2007; papers 000 and 004).
-* :class:`NDCGSVM` -- NDCG loss (paper 004).
-* :class:`APSVMAppx` -- paper 000 section 3.3: a BinarySVM picks easy samples, the AP loss is
-  optimised over the rest while the easiest are kept correctly classified.
+* :class:`BinarySVM` -- weighted 0-1 loss (Dokania et al. 2014, eq. 7), with a bias: a
+  class-weighted hinge-loss SVM.
+* :class:`APSVM` -- AP loss (Yue et al. 2007; Mohapatra et al. 2014 and 2018).
+* :class:`NDCGSVM` -- NDCG loss (Mohapatra et al. 2018).
+* :class:`APSVMAppx` -- Mohapatra et al. (2014), section 3.3: a BinarySVM picks easy samples, the AP
+  loss is optimised over the rest while the easiest are kept correctly classified.
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
 their joint feature), so their ``predict`` marks scores above ``threshold_``, a threshold
@@ -20,8 +20,9 @@ Parameters are declared (``_parameter_constraints``) and checked before ``fit`` 
 fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
 ``sample_weight`` is a query weight for the rank SVMs and a sample weight for BinarySVM
 (``aprank.models.RankingModel``); ``score`` refuses labels outside ``classes_``. Queries
-without a relevant sample are left out of ``fit`` and ``score`` by default (``empty``), and a
-call without ``qid`` where queries matter says so (both in ``_query_warnings.py``).
+without a relevant sample are left out of ``fit`` and ``score`` by default (``empty``); a fit
+without ``qid`` is one ranking, and a score without ``qid`` after a fit on several queries
+says that it drops them (both in ``_query_warnings.py``).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSI
                                   NoBoolInterval, StrOptions, atomic_fit, positive_weights,
                                   relevance)
 from aprank.learn._cutting_plane import SOLVERS, cutting_plane
-from aprank.learn._query_warnings import ROUTE_QID, say_one_query, say_skipped
+from aprank.learn._query_warnings import say_scored_as_one_query, say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
 from aprank.models import Constraint, RankingModel, StructuredModel, query_weights
@@ -172,10 +173,6 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     #: the rank SVMs learn no bias: ``predict`` thresholds at ``threshold_``, learnt on the
     #: training scores (BinarySVM's bias makes its threshold 0)
     _learns_threshold = True
-    #: the loss ranks within queries, so a fit without qid says that it made them one query
-    #: (a search without metadata routing fits so: OneQueryWarning); BinarySVM's 0-1 loss is
-    #: a classifier's on one query as well as on many
-    _ranks_queries = True
 
     _parameter_constraints: dict = {
         "C": [POSITIVE],
@@ -332,13 +329,31 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 
     @atomic_fit
     def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
-        """Learn w from samples X (dense or CSR), binary labels y, optional query ids and
-        optional ``sample_weight`` (non-negative; see the class docstring for what a weight
-        means; zero drops a sample). Another keyword is a TypeError (``groups=``: use qid=)."""
+        """Learn w from the samples, their binary labels and, optionally, their queries.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples (dense or CSR).
+        y : array-like of shape (n_samples,)
+            Binary labels; the second of the sorted two is the relevant class.
+        qid : array-like of shape (n_samples,), optional
+            Query ids: the loss is the mean over queries of each query's loss. Without,
+            all the samples form one ranking (the same fit as one id for all).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights, as the class docstring says (a query weight for the rank
+            SVMs); zero drops a sample.
+        **unexpected
+            Refused with a TypeError naming the keyword (``groups=``: use qid=).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
         _refuse_keywords(self, unexpected)
         algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
-        self._say_if_one_query(data.qid, data.X.shape[0])
         model = self._model(self._design(data.X), data.is_pos, data.qid,
                             sample_weight=data.sample_weight, algorithm=algorithm)
         used = model.problem.used
@@ -383,22 +398,33 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     def _say_if_scored_as_one_query(self, qid, n_samples: int) -> None:
         """The OneQueryWarning of a score without qid after a fit on several queries."""
         if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
-            say_one_query(type(self).__name__, "score", n_samples, self._n_fit_queries)
-
-    def _say_if_one_query(self, qid, n_samples: int) -> None:
-        """The OneQueryWarning of a fit without qid, for the losses that rank within queries."""
-        if qid is None and self._ranks_queries:
-            say_one_query(type(self).__name__, "fit", n_samples)
+            say_scored_as_one_query(type(self).__name__, n_samples, self._n_fit_queries)
 
     def score(self, X, y, qid=None, sample_weight=None):
-        """Mean average precision (per query when qid is given; ties as scikit-learn). With
-        ``sample_weight``, the mean weighted as in ``fit``; zero weights drop samples. Queries
-        without a relevant sample are left out of the mean, silently (``empty="skip"``; with
-        "error" they raise): AP is undefined there, as in LightGBM's and XGBoost's evaluation.
+        """Mean average precision (NDCGSVM: mean NDCG), per query; ties as scikit-learn.
 
-        Without qid the samples form one query; after a fit on several queries that is
-        usually a mistake (a scikit-learn search without metadata routing scores so), and a
-        :class:`~aprank.learn.OneQueryWarning` says what to pass."""
+        Queries without a relevant sample are left out of the mean, silently
+        (``empty="skip"``; with "error" they raise): AP is undefined there, as in LightGBM's
+        and XGBoost's evaluation.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+        y : array-like of shape (n_samples,)
+            Their labels (of ``classes_``).
+        qid : array-like of shape (n_samples,), optional
+            Query ids: the mean over queries. Without, the samples form one ranking; after
+            a fit on several queries that drops them (a scikit-learn search without metadata
+            routing scores so), which a :class:`~aprank.learn.OneQueryWarning` says.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights as in ``fit``: the mean weighted likewise; zero drops a sample.
+
+        Returns
+        -------
+        float
+            The mean metric.
+        """
         check_is_fitted(self)
         scores = self.decision_function(X)
         relevant = self._relevance(y, scores.shape[0])
@@ -499,7 +525,8 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
 
 
 class BinarySVM(_StructuredSVM):
-    __doc__ = """Binary structural SVM with the weighted 0-1 loss (paper 002 eq. 7) and a bias.
+    __doc__ = """Binary structural SVM with the weighted 0-1 loss (Dokania et al. 2014, eq. 7) and a
+    bias.
 
     It minimises 1/2 ||w||^2 + C sum_i a_i max(0, 1 - s_i (w'x_i + b)), with s_i = +1 for the
     relevant class and -1 for the other, and per-sample weights a_i that sum to n, the number
@@ -545,7 +572,6 @@ class BinarySVM(_StructuredSVM):
 
     _has_intercept = True
     _learns_threshold = False
-    _ranks_queries = False
     _parameter_constraints = {**_StructuredSVM._parameter_constraints,
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
@@ -620,7 +646,7 @@ class APSVM(_StructuredSVM):
 
 
 class NDCGSVM(_StructuredSVM):
-    __doc__ = """Rank SVM optimising NDCG with binary relevance (paper 004).
+    __doc__ = """Rank SVM optimising NDCG with binary relevance (Mohapatra et al. 2018).
 
     ``sample_weight`` is a query weight, as for :class:`APSVM`; ``score`` is then the weighted
     mean of per-query NDCG.
@@ -657,7 +683,8 @@ class NDCGSVM(_StructuredSVM):
 
 
 class APSVMAppx(_StructuredSVM):
-    __doc__ = """AP-SVM-APPX (paper 000 section 3.3): AP loss over the difficult samples only.
+    __doc__ = """AP-SVM-APPX (Mohapatra et al. 2014, section 3.3): AP loss over the difficult
+    samples only.
 
     A :class:`BinarySVM` (tol and max_iter alike, and C / n, n the training samples in queries
     with a relevant sample, weighted: BinarySVM's C is per sample, so the two stages weigh
@@ -673,7 +700,8 @@ class APSVMAppx(_StructuredSVM):
     Parameters
     ----------
     keep : float in [0, 1], default 0.5
-        Fraction of the easy samples that stay easy (paper 000 Table 1: 25, 50 and 75 %).
+        Fraction of the easy samples that stay easy (Mohapatra et al. 2014, Table 1: 25, 50 and
+        75 %).
     algorithm : str, default "auto"
         Exact AP inference algorithm.
     intercept_scaling : float, default 1.0
@@ -710,7 +738,6 @@ class APSVMAppx(_StructuredSVM):
         _refuse_keywords(self, unexpected)
         self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
-        self._say_if_one_query(data.qid, data.X.shape[0])
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight
         if sw is not None:      # refuse weights that are not query weights before any training
             query_weights(sw, *as_query_groups(qid, X.shape[0]))

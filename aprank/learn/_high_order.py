@@ -1,4 +1,5 @@
-"""HOB-SVM and HOAP-SVM (paper 002): ranking with pairs of samples that tend to share a label.
+"""HOB-SVM and HOAP-SVM (Dokania et al. 2014): ranking with pairs of samples that tend to share a
+label.
 
 Both take the pairs at ``fit`` and at prediction: ``groups`` (every pair of samples with the
 same group is linked, e.g. segments of one recording; this survives cross-validation, since a
@@ -110,7 +111,7 @@ class _HighOrder(_StructuredSVM):
 
     def _warn_no_pairs(self) -> None:
         """UserWarning when prediction drops pairs the model weighs: a search without metadata
-        routing, or a score(X, y) without ``groups``, scores so, silently (issue 25)."""
+        routing, or a score(X, y) without ``groups``, scores so, silently."""
         if self.eta > 0 and np.any(self.coef_pairs_ != 0):
             name = type(self).__name__
             warnings.warn(
@@ -155,8 +156,8 @@ _PAIR_DOC = """
 
 
 class HOBSVM(_HighOrder):
-    __doc__ = """HOB-SVM (paper 002 sec. 3): a structural SVM over labellings with pair terms,
-    ranking by max-marginal differences.
+    __doc__ = """HOB-SVM (Dokania et al. 2014, sec. 3): a structural SVM over labellings with pair
+    terms, ranking by max-marginal differences.
 
     The joint feature has a unary block (a bias included) and a pair block summing Phi over the
     linked pairs with different labels; the loss is the weighted 0-1 loss of eq. 7 with
@@ -211,7 +212,7 @@ class HOBSVM(_HighOrder):
 
 
 class HOAPSVM(_HighOrder):
-    __doc__ = """HOAP-SVM (paper 002 sec. 4): AP loss over the ranking by max-marginal
+    __doc__ = """HOAP-SVM (Dokania et al. 2014, sec. 4): AP loss over the ranking by max-marginal
     differences, learned by CCCP (Algorithm 1).
 
     Each outer iteration fixes, at w_t, the max-marginal labelling of every sample's true label
@@ -219,8 +220,8 @@ class HOAPSVM(_HighOrder):
     whose most violated ranking is exact AP inference on the scores of Proposition 5; w2 <= 0
     throughout. The objective F(w) = 1/2 ||w||^2 + C max_R [Delta + S(R) - S(R*)] never
     increases by more than the inner tolerance ``tol``; stops when it decreases by less than
-    ``tol``. The ranking's score uses paper 004's normalisation 1 / (P N), so with eta = 0 the
-    problem is APSVM's.
+    ``tol``. The ranking's score uses the normalisation 1 / (P N) of Mohapatra et al. (2018), so
+    with eta = 0 the problem is APSVM's.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Weakly supervised rankers of paper 003: latent AP-SVM, latent SSVM and the latent binary SVM.
+"""Weakly supervised rankers of Behl (2015): latent AP-SVM, latent SSVM and the latent binary SVM.
 
 Each sample is a bag of candidate rows: ``fit(X, y, bags=..., h=None)`` takes the rows X
 (M x d), one label per row (the rows of a bag share it) and the bag id of each row (passed like
@@ -242,7 +242,7 @@ _COMMON_LATENT = _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "").r
 
 
 class LatentAPSVM(_Latent):
-    __doc__ = """Latent AP-SVM (paper 003 ch. 3, Algorithm 5): AP over bags with hidden rows.
+    __doc__ = """Latent AP-SVM (Behl 2015, ch. 3, Algorithm 5): AP over bags with hidden rows.
 
     CCCP: impute each positive bag's row by its best score at w_t (Proposition 2), then solve
     the convex AP-SVM that results with the 1-slack cutting plane, whose most violated
@@ -278,7 +278,7 @@ class LatentAPSVM(_Latent):
 
 
 class LatentSSVM(LatentAPSVM):
-    __doc__ = """Latent SSVM with the AP loss (paper 003 sec. 2.7, appendix A).
+    __doc__ = """Latent SSVM with the AP loss (Behl 2015, sec. 2.7, appendix A).
 
     CCCP as :class:`LatentAPSVM`, but the constraint lets every bag's row vary in the wrong
     ranking and holds the ground truth at the negatives' rows least favourable to it (eq. A.1),
@@ -312,7 +312,7 @@ class LatentSSVM(LatentAPSVM):
 
 
 class LatentSVM(_Latent):
-    __doc__ = """Latent binary SVM (Felzenszwalb et al. 2010), the baseline of paper 003 sec. 4.
+    __doc__ = """Latent binary SVM (Felzenszwalb et al. 2010), the baseline of Behl (2015), sec. 4.
 
     CCCP: impute each positive bag's row by its best score at w_t, then train the
     class-weighted hinge-loss SVM (the 1-slack structural SVM with the weighted 0-1 loss, as

@@ -90,7 +90,7 @@ def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
     Minimises f(x) = 1/2 x'Kx - b'x over x = (z, s) >= 0 with sum(x over soft and s) = C
     (s the slack of the sum, with zero rows in K and b; no equality when nothing is soft;
     with blocks, one slack and one such sum per block),
-    by the primal active-set method (Nocedal & Wright, Algorithm 16.3): the bound x_i = 0
+    by the primal active-set method (Nocedal & Wright 2006, Algorithm 16.3): the bound x_i = 0
     holds for the variables of the working set W, the others F are free. Each step solves
     min f(x + p) with p_W = 0 and the sum fixed, in a basis of that subspace (one free soft
     variable is eliminated): a Cholesky solve where the reduced Hessian is positive definite,

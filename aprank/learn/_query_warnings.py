@@ -8,11 +8,13 @@ relevant). LightGBM and XGBoost leave them out; so do the estimators by default,
 them in ``n_skipped_queries_`` and saying so in one :class:`EmptyQueryWarning` per fit.
 ``empty="error"`` refuses them instead.
 
-No queries at all, in a rank SVM's fit or in a score after a fit on several: a
-:class:`OneQueryWarning`. A scikit-learn search without metadata routing gives ``groups=`` to
-its splitter only and a Pipeline step's ``qid`` to ``fit`` only, so the estimator sees exactly
-a call without ``qid``; it cannot tell that from one query meant on purpose, so it asks for the
-query ids to be said (all one id, for one query).
+No qid in a fit: one ranking of all the samples, the plain way to say it, quietly. No qid in a
+score after a fit on several queries, or a scikit-learn scorer ranking the folds of a
+cross-validation over queries: the queries are dropped, which a :class:`OneQueryWarning` says
+in one sentence that links the docs section on queries (``QUERIES_DOCS``). A scikit-learn
+search without metadata routing gives ``groups=`` to its splitter only and a Pipeline step's
+``qid`` to ``fit`` only: the estimator then sees calls without ``qid``, and the score after
+the step's per-query fit is the one it can tell apart.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from pathlib import Path
 
 import sklearn
 
-__all__ = ["EmptyQueryWarning", "OneQueryWarning", "say_skipped", "say_one_query"]
+__all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "say_skipped",
+           "say_scored_as_one_query", "say_scorer_drops_queries"]
 
 
 class EmptyQueryWarning(UserWarning):
@@ -48,33 +51,38 @@ def say_skipped(n_skipped: int, n_queries: int) -> None:
 
 
 class OneQueryWarning(UserWarning):
-    """A rank SVM got no ``qid``, so all its samples formed one query: in ``fit`` (of the
-    estimators whose loss is per query), or in ``score`` after a fit on several queries.
+    """Queries the estimator was fitted on were dropped where it was scored: ``score`` without
+    ``qid`` after a fit on several queries ranks all the samples as one query, as does a
+    scikit-learn ``scoring`` in the folds of a cross-validation given ``qid``.
 
-    Inside a scikit-learn search or cross-validation without metadata routing, ``groups=``
-    reaches only the splitter and a Pipeline step's ``qid`` only ``fit``: each fold is then
-    trained or scored as one query. The message names the routing that passes ``qid``. To mean
-    one query, say so with one id for every sample (``qid=np.zeros(len(y))``), and nothing is
-    said.
+    A fit without ``qid`` is one ranking of all the samples, and says nothing. Inside a
+    scikit-learn search without metadata routing, a Pipeline step's ``qid`` reaches only
+    ``fit``, so the folds are fitted per query and scored as one: the message links the docs
+    section that shows the routing which passes ``qid`` to ``score`` too. To score one ranking
+    on purpose, give every sample one id (``qid=np.zeros(len(y))``).
     """
 
 
-#: how a scikit-learn search or cross-validation passes qid to fit and score (with routing
-#: disabled, ``groups=`` reaches only the splitter, and a Pipeline step's fit parameter only fit)
-ROUTE_QID = ("in a scikit-learn search or cross-validation, route it: "
-             "sklearn.set_config(enable_metadata_routing=True); "
-             "est.set_fit_request(qid=True).set_score_request(qid=True); "
-             "search.fit(X, y, groups=qid, qid=qid)")
+#: the docs section on queries and on passing qid through a scikit-learn search
+QUERIES_DOCS = "docs/learning.md#queries-qid"
 
 
-def say_one_query(name: str, method: str, n_samples: int, n_fit_queries: int = 1) -> None:
-    """Issue the :class:`OneQueryWarning` of ``name.method`` called without qid on
-    ``n_samples`` samples (``score``: by an estimator fitted on ``n_fit_queries``)."""
-    fitted = f", but {name} was fitted on {n_fit_queries} queries" if n_fit_queries > 1 else ""
-    warnings.warn(f"{name}.{method} got no qid, so it ranks all {n_samples} samples as one "
-                  f"query{fitted}: pass qid= (the samples' query ids) to {method} per query; "
-                  f"{ROUTE_QID}. For one query on purpose, give all samples one id "
-                  f"(qid=np.zeros(len(y))).", OneQueryWarning, stacklevel=_callers_level())
+def say_scored_as_one_query(name: str, n_samples: int, n_fit_queries: int) -> None:
+    """Issue the :class:`OneQueryWarning` of ``name.score`` called without qid on
+    ``n_samples`` samples by an estimator fitted on ``n_fit_queries`` queries."""
+    warnings.warn(f"{name}.score got no qid, so it ranks all {n_samples} samples as one query, "
+                  f"but {name} was fitted on {n_fit_queries} queries; pass qid= (in a search: "
+                  f"route it), see {QUERIES_DOCS}", OneQueryWarning,
+                  stacklevel=_callers_level())
+
+
+def say_scorer_drops_queries(name: str, scoring, n_queries: int) -> None:
+    """Issue the :class:`OneQueryWarning` of a cross-validation given ``n_queries`` queries
+    whose scikit-learn ``scoring`` ranks each test fold as one query."""
+    said = f"scoring={scoring!r}" if isinstance(scoring, str) else "a callable scoring"
+    warnings.warn(f"{name} scores its folds with {said}, which ranks each test fold as one "
+                  f"query, though the fits use the {n_queries} queries of qid; see "
+                  f"{QUERIES_DOCS}", OneQueryWarning, stacklevel=_callers_level())
 
 
 #: the folders whose frames a warning skips: this package's and scikit-learn's

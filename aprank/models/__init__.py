@@ -2,11 +2,11 @@
 
 ``RankingModel`` serves the rank SVMs (AP, NDCG) and the binary structural SVM (0-1 loss).
 Latent models (``LatentModel``: ``latent(w)`` imputes hidden variables): ``LatentRankingModel``
-(latent AP-SVM and latent SSVM of paper 003) and ``LatentBinaryModel`` (the latent binary SVM).
-``HOBModel`` and ``HOAPModel`` are the high-order models of paper 002 on max-marginals of
-pairwise labellings. ``CStarModel`` is the top-k model with a c-star
-core of paper 001 (precision@k). ``query_weights`` checks that sample weights are query weights
-(what a weight means for each loss: ``_weights.py``). ``product_seconds`` is the estimate of
+(latent AP-SVM and latent SSVM of Behl 2015) and ``LatentBinaryModel`` (the latent binary SVM).
+``HOBModel`` and ``HOAPModel`` are the high-order models of Dokania et al. (2014) on max-marginals
+of pairwise labellings. ``CStarModel`` is the top-k model with a c-star
+core of Mensink et al. (2011) (precision@k). ``query_weights`` checks that sample weights are query
+weights (what a weight means for each loss: ``_weights.py``). ``product_seconds`` is the estimate of
 a matrix's products with vectors that the models' ``estimated_seconds`` add to their
 inference's (what the learners warn by before a long fit).
 """

@@ -1,4 +1,5 @@
-"""The c-star precision@k model of paper 001: per-label scores plus label interactions on a core.
+"""The c-star precision@k model of Mensink et al. (2011): per-label scores plus label interactions
+on a core.
 
 For a sample with label scores s (one per label, L labels) the score of a subset t of k labels
 is f(t) = t's + t'Ft (eq. 6), F non-zero only in the rows and columns of a core of C labels.
@@ -56,7 +57,7 @@ def _mutual_information(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def greedy_core(Y, n_core: int) -> np.ndarray:
-    """Core labels chosen greedily for joint mutual information (paper 001 section 5).
+    """Core labels chosen greedily for joint mutual information (Mensink et al. 2011, section 5).
 
     Each step adds the label c maximising the sum over the labels j outside the core of
     I(y_j ; y_{core + c}), the information the joint state of the core carries about the rest

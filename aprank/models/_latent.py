@@ -1,17 +1,17 @@
-"""Latent models of paper 003: bags of candidate rows, one hidden row per bag.
+"""Latent models of Behl (2015): bags of candidate rows, one hidden row per bag.
 
 A bag's score is w'x of its chosen row; the rows X (M, d) carry the features, the bag of each
 row and one label per bag. Three models, each a :class:`LatentModel` whose ``latent(w)``
-imputes the positives' rows at w (003 Proposition 2, eq. A.4; a known row stays) and returns
+imputes the positives' rows at w (Behl 2015, Proposition 2, eq. A.4; a known row stays) and returns
 the completed convex model that CCCP's inner learner trains:
 
-* :class:`LatentRankingModel` with loss "latent-ap" -- latent AP-SVM (003 ch. 3); the
+* :class:`LatentRankingModel` with loss "latent-ap" -- latent AP-SVM (Behl 2015, ch. 3); the
   completed model's most violated constraint is exact (``latent-ap``: Proposition 3, then AP
   inference on the bag scores).
-* :class:`LatentRankingModel` with loss "latent-ssvm" -- latent SSVM with the AP loss (003
-  appendix A); its most violated constraint is approximate (``latent-greedy``).
-* :class:`LatentBinaryModel` -- the latent binary SVM baseline (Felzenszwalb et al.; 003 sec.
-  4): the imputed positive rows against every candidate row of the negative bags, weighted 0-1
+* :class:`LatentRankingModel` with loss "latent-ssvm" -- latent SSVM with the AP loss (Behl
+  2015, appendix A); its most violated constraint is approximate (``latent-greedy``).
+* :class:`LatentBinaryModel` -- the latent binary SVM baseline (Felzenszwalb et al. 2010; Behl 2015,
+  sec. 4): the imputed positive rows against every candidate row of the negative bags, weighted 0-1
   loss, optionally ignoring the most confusing fraction of the negative rows.
 """
 from __future__ import annotations

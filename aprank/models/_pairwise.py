@@ -1,5 +1,5 @@
-"""High-order models of paper 002: HOB-SVM (labellings with pair terms) and HOAP-SVM (AP over
-max-marginal scores), on the max-marginals of the "pairwise" kind.
+"""High-order models of Dokania et al. (2014): HOB-SVM (labellings with pair terms) and HOAP-SVM (AP
+over max-marginal scores), on the max-marginals of the "pairwise" kind.
 
 Joint feature of a labelling Y of n linked samples (design rows x_i, bias column included):
 
@@ -35,7 +35,7 @@ __all__ = ["HOBModel", "HOAPModel", "HOAPLinearised", "pair_features", "exp_simi
 
 
 def exp_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Phi(z_a, z_b) = exp(-(z_a - z_b)^2), elementwise (paper 002 eq. 5).
+    """Phi(z_a, z_b) = exp(-(z_a - z_b)^2), elementwise (Dokania et al. 2014, eq. 5).
 
     Parameters
     ----------
@@ -80,7 +80,7 @@ def pair_features(X, edges: np.ndarray, phi: Optional[Callable] = None) -> np.nd
         raise ValueError("the pair feature returned non-finite values")
     if (F < 0).any():
         raise ValueError("the pair feature must be non-negative: with w2 <= 0 a cut pair then "
-                         "never scores above an uncut one (paper 002 sec. 3)")
+                         "never scores above an uncut one (Dokania et al. 2014, sec. 3)")
     return F
 
 
@@ -155,7 +155,8 @@ class _Pairwise:
 
 
 class HOBModel(_Pairwise, StructuredModel):
-    """HOB-SVM (paper 002 sec. 3): loss-augmented inference over labellings by graph cuts.
+    """HOB-SVM (Dokania et al. 2014, sec. 3): loss-augmented inference over labellings by graph
+    cuts.
 
     Parameters
     ----------
@@ -204,12 +205,12 @@ class HOBModel(_Pairwise, StructuredModel):
 
 
 class HOAPModel(_Pairwise, LatentModel):
-    """HOAP-SVM (paper 002 sec. 4): AP loss over the ranking by s_i = m_i^+ - m_i^-.
+    """HOAP-SVM (Dokania et al. 2014, sec. 4): AP loss over the ranking by s_i = m_i^+ - m_i^-.
 
     The score of a ranking is sum_k c_k(R) s_k(w) with the AP coefficients c of the ranking
-    kind (gamma = 1 / (P N), paper 004's normalisation), and s_k is a difference of two convex
-    functions of w. :meth:`latent` linearises the concave part at w_t (Proposition 4): it fixes
-    for each sample the max-marginal labelling of its own true label at w_t, restricted to the
+    kind (gamma = 1 / (P N), the normalisation of Mohapatra et al. 2018), and s_k is a difference of
+    two convex functions of w. :meth:`latent` linearises the concave part at w_t (Proposition 4): it
+    fixes for each sample the max-marginal labelling of its own true label at w_t, restricted to the
     sample's component (see :meth:`clamped_psi`: the paper linearises the whole labelling,
     a looser bound that gives the same scores); the result,
     :class:`HOAPLinearised`, is convex in w and its most violated ranking is exact AP inference
@@ -286,15 +287,15 @@ class HOAPModel(_Pairwise, LatentModel):
 
 
 class HOAPLinearised(StructuredModel):
-    """HOAP-SVM's convex problem at w_t (paper 002 eq. 17): the max-marginals of the true labels
-    are replaced by the linear w'Psi(Ybar) of the labellings fixed at w_t.
+    """HOAP-SVM's convex problem at w_t (Dokania et al. 2014, eq. 17): the max-marginals of the true
+    labels are replaced by the linear w'Psi(Ybar) of the labellings fixed at w_t.
 
     At w, sample k's score is s_k(w) = t_k w'(Psi(Ybar_k) - Psi(Y_k^other(w))), t = +1 for a
     positive and -1 for a negative, Psi restricted to k's component (Proposition 5; the other
     components cancel): a lower bound of the true score, equal to it at w_t, and concave for a positive (minus the convex
     m_k^-), convex for a negative (m_k^+ minus a linear term). In a ranking's constraint a
-    positive's score has a coefficient <= 0 and a negative's one >= 0 (paper 002 eq. 15), so the
-    constraint is convex and the rows v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give a
+    positive's score has a coefficient <= 0 and a negative's one >= 0 (Dokania et al. 2014, eq. 15),
+    so the constraint is convex and the rows v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give a
     subgradient cut at w, tight there.
 
     Parameters
@@ -348,8 +349,8 @@ class HOAPLinearised(StructuredModel):
         the true labels' labellings fixed at this w_t.
 
         It is a valid cut here: the ranking's constraint is linear in w except for the convex
-        max-marginals m_k^other(w) (coefficients of the right sign, paper 002 eq. 15), and
-        w'Psi(Y_k^other) <= m_k^other(w) for any w, so the cut lies below the constraint
+        max-marginals m_k^other(w) (coefficients of the right sign, Dokania et al. 2014, eq. 15),
+        and w'Psi(Y_k^other) <= m_k^other(w) for any w, so the cut lies below the constraint
         everywhere (tight where Y_k^other is the maximiser).
 
         Parameters

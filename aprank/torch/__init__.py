@@ -11,6 +11,16 @@ computes the same ranks.
 >>> loss = aprank.torch.ap_hinge_loss(scores, torch.tensor([1, 0, 1, 0]))
 >>> loss.backward()
 """
+try:
+    import torch  # noqa: F401
+except ImportError as err:    # the optional extra is missing: say how to get it
+    # a ModuleNotFoundError naming torch, as a bare one would be, so that callers which leave
+    # out what needs torch keep catching it; the message says what to install
+    raise ModuleNotFoundError(
+        "aprank.torch needs PyTorch: pip install \"aprank[torch]\" (for a CPU build first: pip "
+        f"install torch --index-url https://download.pytorch.org/whl/cpu) ({err})",
+        name="torch") from err
+
 from aprank.torch._loss import (
     BACKENDS, REDUCTIONS, APHingeLoss, NDCGHingeLoss, ap_hinge_loss, hinge_loss, ndcg_hinge_loss,
 )

@@ -1,14 +1,14 @@
 """Exact loss-augmented inference for AP and NDCG in torch operations (any device).
 
 The compiled kernels walk the negatives one by one; a GPU wants a few wide operations instead.
-The same decomposition serves both (paper 004, section 4; ERRATA items 1-3): the j-th negative
-in rank order, with score s, gets the interleaving rank opt_j, the largest maximiser over
-i in 1..P+1 of
+The same decomposition serves both (Mohapatra et al. 2018, section 4, corrected as
+docs/references.md says): the j-th negative in rank order, with score s, gets the interleaving rank
+opt_j, the largest maximiser over i in 1..P+1 of
 
     f_j(i) = (2 / PN) * (sum_{k < i} s+_k - (i - 1) s) + delta_j(i) - delta_j(1),
 
-and opt_j does not decrease with j (paper 004 Observation 4). That monotonicity is what a
-parallel search needs: solve a negative exactly over the rank interval its solved neighbours
+and opt_j does not decrease with j (Mohapatra et al. 2018, Observation 4). That monotonicity is what
+a parallel search needs: solve a negative exactly over the rank interval its solved neighbours
 leave, then the negatives above it lie in [rl, opt] and those below in [opt, rh] (OptRanks
 without the partition: the negatives are sorted once by ``torch.sort``). The negatives are
 solved along a fixed binary tree, all nodes of one level at once, so there are bit_length(n)

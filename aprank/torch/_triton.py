@@ -3,13 +3,14 @@
 The torch-ops search (:mod:`aprank.torch._ops`) solves the negatives level by level of a
 binary tree, a dozen torch operations per level, because a negative's exact search there is
 bounded by its solved neighbours. A kernel needs no such bounds: each negative's opt_j (paper
-004 section 4; see :mod:`aprank.torch._ops`) is found on its own by the compiled kernels' own
-search (``opt_rank`` of ``aprank/inference/_kernel.pxd``): a binary search where f_j is concave
-(AP: candidates up to min(j, P) + 1), then a scan to the first positive scoring below the
-negative, summing the steps from the incumbent. One lane per negative, the same step
+Mohapatra et al. (2018), section 4; see :mod:`aprank.torch._ops`) is found on its own by the
+compiled kernels' own search (``opt_rank`` of ``aprank/inference/_kernel.pxd``): a binary search
+where f_j is concave (AP: candidates up to min(j, P) + 1), then a scan to the first positive scoring
+below the negative, summing the steps from the incumbent. One lane per negative, the same step
 arithmetic as the kernels' ``step()``, so ties are decided alike. Two launches bound the
 scans: every 64th negative of a query first, over all candidates, then the others between the
-ranks of the two pivots around them (opt_j does not decrease with j, paper 004 Observation 4).
+ranks of the two pivots around them (opt_j does not decrease with j, Mohapatra et al. 2018,
+Observation 4).
 
 A second kernel finishes the job in one pass over the sorted samples: each positive counts the
 negatives ranked at or above it by a binary search over its query's negatives' ranks (they do

@@ -12,7 +12,7 @@ __all__ = ["run_zero_one", "KINDS", "ALGORITHMS"]
 
 def run_zero_one(call) -> None:
     """The compiled kernel: per query, every sample whose flip raises the objective is flipped
-    (paper 002 eq. 7), all queries in one call."""
+    (Dokania et al. 2014, eq. 7), all queries in one call."""
     J = call.loss.J
     _zero_one_cy.zero_one_queries(
         call.scores, call.is_pos.view("uint8"), call.order, call.offsets,
@@ -43,7 +43,7 @@ KINDS = (
 
 ALGORITHMS = (
     Algorithm("zero-one", "labelling", ("zero-one",), True, "O(N + P)",
-              "paper 002 eq. 7 (weighted 0-1 loss)", run_zero_one, cost=_linear_cost,
+              "Dokania et al. (2014), eq. 7 (weighted 0-1 loss)", run_zero_one, cost=_linear_cost,
               seconds=per_query_seconds(_linear_cost, *_US_ZERO_ONE)),
     Algorithm("brute", "labelling", None, True, "O(2^n n)",
               "exhaustive over labellings: the oracle", run_brute, cost=_brute_labelling_cost,

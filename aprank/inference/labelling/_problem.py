@@ -1,5 +1,5 @@
 """The validated problem of the labelling kind: the ranking kind's queries of scores and binary
-labels, solved for the weighted 0-1 loss (paper 002 eq. 7)."""
+labels, solved for the weighted 0-1 loss (Dokania et al. 2014, eq. 7)."""
 from __future__ import annotations
 
 from aprank.inference.ranking import RankingProblem

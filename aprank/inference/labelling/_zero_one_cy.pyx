@@ -1,7 +1,8 @@
 # distutils: language = c++
 """Loss-augmented inference for the weighted 0-1 loss of the binary structural SVM.
 
-Paper 002 eq. 7: Delta(Y*, Y) = (J * #positives labelled 0 + #negatives labelled 1) / (J P + N).
+Dokania et al. (2014), eq. 7:
+Delta(Y*, Y) = (J * #positives labelled 0 + #negatives labelled 1) / (J P + N).
 With the joint feature Psi(X, Y) = sum_i v_i y~_i psi(x_i) / (2 (J P + N)), where y~ = 2y - 1 and
 v_i = J for a positive and 1 for a negative, the problem separates over samples: a sample is
 flipped exactly when its margin y~*_i s_i is below 1, and the objective is the class-weighted

@@ -1,5 +1,5 @@
 """The latent kind: bags of candidate rows with one binary label per bag -> the most violated
-ranking of bags and latent choice of rows (latent AP-SVM and latent SSVM, paper 003).
+ranking of bags and latent choice of rows (latent AP-SVM and latent SSVM, Behl 2015).
 
 The kind's modules: ``_problem.py`` (:class:`LatentProblem`, :class:`LatentBags`),
 ``_algorithms.py`` (latent AP-SVM's step and the latent SSVM's greedy), ``_oracle.py`` (every

@@ -1,5 +1,5 @@
-"""The latent kind's registry entries: latent AP-SVM's exact step (003 Propositions 2-3) and
-the latent SSVM's greedy (003 appendix A)."""
+"""The latent kind's registry entries: latent AP-SVM's exact step (Behl 2015, Propositions 2-3) and
+the latent SSVM's greedy (Behl 2015, appendix A)."""
 from __future__ import annotations
 
 from math import factorial
@@ -20,8 +20,8 @@ _AP = AveragePrecision()
 
 
 def run_latent_ap(call) -> None:
-    """003 Proposition 3: each negative bag takes its best row, each positive its row of H_P;
-    then exact AP inference on the bag scores (the problem's ``ranking_algorithm``)."""
+    """Behl (2015), Proposition 3: each negative bag takes its best row, each positive its row of
+    H_P; then exact AP inference on the bag scores (the problem's ``ranking_algorithm``)."""
     pos = call.bags.is_pos
     rows = np.where(pos, call.impute, call.argmax)
     result = call.problem.bag_problem.solve_one(call.scores[rows], call.problem.ranking_algorithm)
@@ -31,8 +31,8 @@ def run_latent_ap(call) -> None:
 
 
 def run_latent_greedy(call) -> None:
-    """003 appendix A: start from the ground-truth pattern and move the negative slots up one
-    at a time (the highest first), each to the rank that maximises the loss-augmented score
+    """Behl (2015), appendix A: start from the ground-truth pattern and move the negative slots up
+    one at a time (the highest first), each to the rank that maximises the loss-augmented score
     with the others fixed (ties, within a rounding tolerance at the scale of the score
     differences: the highest place, and a move that ties with staying is taken); every pattern
     is scored with its best placement of bags and latent choices, an assignment per side of
@@ -128,13 +128,13 @@ KINDS = (
 ALGORITHMS = (
     Algorithm("latent-ap", "latent", ("latent-ap",), True,
               "O(M) + the ranking algorithm's (qs: O(N log P + P log N))",
-              "paper 003 Propositions 2-3: best row per bag, then exact AP inference",
+              "Behl (2015), Propositions 2-3: best row per bag, then exact AP inference",
               run_latent_ap, cost=_latent_ap_cost, seconds=_latent_ap_seconds),
     Algorithm("latent-greedy", "latent", ("latent-ssvm",), False,
               "O(M + (N + P) log(N + P) + S (N + P) B), S <= N slots scanned, B the few "
               "Bellman-Ford passes a certificate takes; a swap search O(N^2 + P^2) where one "
               "does not hold at once",
-              "paper 003 appendix A: greedy over negative slots, compiled; each side's "
+              "Behl (2015), appendix A: greedy over negative slots, compiled; each side's "
               "assignment a split between the slots >= 0 and < 0 (sorted matchings), "
               "certified by Bellman-Ford on a two-path flow network", run_latent_greedy,
               cost=_latent_greedy_cost, seconds=_latent_greedy_seconds),

@@ -1,5 +1,5 @@
 # distutils: language = c++
-"""Paper 003 appendix A's greedy for the latent SSVM, compiled (issue 24 item 1).
+"""Behl (2015), appendix A's greedy for the latent SSVM, compiled.
 
 The greedy (see ``run_latent_greedy``) moves the negative slots up one at a time, each to the
 rank of largest loss-augmented score with the others fixed. Scoring one pattern takes two

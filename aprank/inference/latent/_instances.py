@@ -38,7 +38,7 @@ class LatentInstance(Instance):
 
 
 class LatentInstances(Instances):
-    """Instances of bags of candidate rows (paper 003)."""
+    """Instances of bags of candidate rows (Behl 2015)."""
 
     kind = "latent"
 

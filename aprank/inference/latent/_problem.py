@@ -1,15 +1,15 @@
-"""The latent kind: rankings of bags whose scoring instance is hidden (paper 003).
+"""The latent kind: rankings of bags whose scoring instance is hidden (Behl 2015).
 
 Each sample is a *bag* of candidate rows (an image and its boxes, a recording and its
 segments); the latent variable h of a bag picks the row that scores it, s(h) = w'x_h. A ranking
-Y of B bags (P positive, N negative) scores, with paper 004's normalisation,
+Y of B bags (P positive, N negative) scores, with the normalisation of Mohapatra et al. (2018),
 
     w'Psi(Y, H) = 1 / (P N) sum_{i in P, j in N} Y_ij (s_i(h_i) - s_j(h_j)),
 
 Y_ij = +1 when positive bag i is ranked above negative bag j, -1 otherwise, and Delta(Y*, Y) is
 the AP loss of the ranking. Two losses of the kind say which constraint a learner needs:
 
-* ``"latent-ap"`` -- latent AP-SVM (003 eq. 3.3): the positives' h fixed (H_P, the CCCP
+* ``"latent-ap"`` -- latent AP-SVM (Behl 2015, eq. 3.3): the positives' h fixed (H_P, the CCCP
   linearisation point: ``impute``, by default each positive bag's best row, the minimiser of
   Proposition 2), the negatives' h free and shared by both terms:
 
@@ -17,8 +17,8 @@ the AP loss of the ranking. Two losses of the kind say which constraint a learne
 
   Proposition 3: every negative takes its best row; then exact AP inference on the bag scores.
 
-* ``"latent-ssvm"`` -- latent SSVM (003 eq. A.1, A.3): every h free in the loss-augmented term,
-  the ground truth at H_P (``impute``) and at the negatives' h that least favour it:
+* ``"latent-ssvm"`` -- latent SSVM (Behl 2015, eq. A.1, A.3): every h free in the loss-augmented
+  term, the ground truth at H_P (``impute``) and at the negatives' h that least favour it:
 
       max_{Y, H}  [Delta(Y*, Y) + w'Psi(Y, H)]  -  min_{H_N} w'Psi(Y*, {H_P, H_N}).
 
@@ -315,7 +315,7 @@ class LatentProblem(Problem):
     # ------------------------------------------------------------------------ solving
     def impute(self, scores) -> np.ndarray:
         """Per bag, its best-scoring row (its known row where given): the positives' h that
-        minimises the latent AP-SVM slack (003 Proposition 2) and the output-consistent
+        minimises the latent AP-SVM slack (Behl 2015, Proposition 2) and the output-consistent
         inference of the latent SSVM (eq. A.4)."""
         s = self._scores(validation.as_scores(scores))
         return self.bags.best_rows(s)

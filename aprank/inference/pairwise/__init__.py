@@ -1,5 +1,5 @@
 """The pairwise kind: unary scores, linked pairs and binary labels -> the most violated labelling
-and every max-marginal (HOB/HOAP-SVM, paper 002).
+and every max-marginal (HOB/HOAP-SVM, Dokania et al. 2014).
 
 The kind's modules: ``_problem.py`` (:class:`PairwiseProblem`, :class:`PairwiseGraph`,
 :func:`max_marginals`), ``_algorithms.py`` (graph cuts and the compiled enumeration of small

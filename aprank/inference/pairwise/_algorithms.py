@@ -248,8 +248,9 @@ ALGORITHMS = (
                                lambda call: _maxflow_cy.DENSE_MAX)),
     Algorithm("graphcut-dynamic", "pairwise", ("pairwise-zero-one",), True,
               "one s-t min cut per component + one dynamic re-cut per sample",
-              "paper 002 sec. 3; Boykov-Kolmogorov 2004 (compiled, our own), dynamic cuts of "
-              "Kohli-Torr 2005; pair scores <= 0", run_graphcut_dynamic, cost=_graphcut_cost,
+              "Dokania et al. (2014), sec. 3; Boykov & Kolmogorov (2004) (compiled, our own), "
+              "dynamic cuts of Kohli & Torr (2005); pair scores <= 0", run_graphcut_dynamic,
+              cost=_graphcut_cost,
               seconds=_seconds(_US_RECUT, lambda call: 0)),
     Algorithm("graphcut-static", "pairwise", ("pairwise-zero-one",), True,
               "2 s-t min cuts from scratch per sample",

@@ -1,6 +1,6 @@
 # distutils: language = c++
 """The maximum and every max-marginal of small linked components by enumeration (the
-pairwise kind; paper 002 eqs. 9-10).
+pairwise kind; Dokania et al. (2014), eqs. 9-10).
 
 A component of k samples has 2^k labellings. Walking them in Gray-code order changes one label
 per step, so a step updates the score in O(degree of that sample) and the 2k running
@@ -11,7 +11,7 @@ faster than any cut (measured: ``python -m benchmarks --pairwise``).
 Labellings are kept as bit codes (bit i: the label of the component's i-th sample). Valid for pair
 scores of any sign (enumeration needs no submodularity).
 
-Exactness at any scale (issue 24 item 3). The running score accumulates rounding along the walk:
+Exactness at any scale. The running score accumulates rounding along the walk:
 with pair scores many binary orders of magnitude above the unary ones (adding and removing -1e16
 wipes out a unary score of 1) it can rank labellings wrongly. What is reported is always
 :func:`_value`, the score summed from scratch (as brute force does), and the running score decides

@@ -40,7 +40,7 @@ class PairwiseInstance(Instance):
 
 
 class PairwiseInstances(Instances):
-    """Instances of linked samples with pair scores <= 0 (paper 002)."""
+    """Instances of linked samples with pair scores <= 0 (Dokania et al. 2014)."""
 
     kind = "pairwise"
 

@@ -1,5 +1,5 @@
 // Boykov-Kolmogorov max-flow with the dynamic updates of Kohli and Torr, for the pairwise kind's
-// max-marginals (paper 002 sec. 3). Written from the papers:
+// max-marginals (Dokania et al. 2014, sec. 3). Written from the papers:
 //   Y. Boykov, V. Kolmogorov, "An experimental comparison of min-cut/max-flow algorithms for
 //   energy minimization in vision", PAMI 2004 (growth, augmentation, adoption of orphans; the
 //   time-stamp/distance heuristic of the adoption's origin checks);

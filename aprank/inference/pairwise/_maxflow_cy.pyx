@@ -1,6 +1,6 @@
 # distutils: language = c++
 """The maximum and every max-marginal of linked components by graph cuts (the pairwise kind;
-paper 002 sec. 3), around the Boykov-Kolmogorov max-flow of ``_maxflow.hpp``.
+Dokania et al. (2014), sec. 3), around the Boykov-Kolmogorov max-flow of ``_maxflow.hpp``.
 
 Per component one cut gives the best labelling y (the source side: label 1). Then each sample i
 in turn is clamped to the label it does not take (an infinite terminal capacity), the cut is

@@ -1,4 +1,4 @@
-"""The pairwise kind: labellings of linked samples and their max-marginals (paper 002).
+"""The pairwise kind: labellings of linked samples and their max-marginals (Dokania et al. 2014).
 
 A labelling Y in {0, 1}^n of n samples, some pairs of which are linked (the edges E), scores
 
@@ -21,7 +21,7 @@ need a cut; a single sample's max-marginals are closed form.
 Every algorithm of the kind fills a :class:`PairwiseCall`: the maximising labelling, the
 max-marginals and, on request, for every sample the set of samples that change label between
 the maximising labelling and the max-marginal labelling of the other value of that sample
-(``flips``, CSR) -- what HOAP-SVM's linearisation needs (paper 002 Proposition 4).
+(``flips``, CSR) -- what HOAP-SVM's linearisation needs (Dokania et al. 2014, Proposition 4).
 """
 from __future__ import annotations
 
@@ -339,7 +339,7 @@ def _check_size(graph, algo):
 
 class PairwiseProblem(QueryProblem):
     """Linked samples with binary labels: the problem type of the "pairwise" kind (loss
-    "pairwise-zero-one", the weighted 0-1 loss of paper 002 eq. 7 over one labelling).
+    "pairwise-zero-one", the weighted 0-1 loss of Dokania et al. (2014), eq. 7 over one labelling).
 
     Loss-augmented inference maximises Delta(Y*, Y) + score(Y) (see the module docstring);
     Delta = (J #positives labelled 0 + #negatives labelled 1) / (J P + N) adds J / (J P + N)

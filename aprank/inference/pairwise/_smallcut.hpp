@@ -1,5 +1,5 @@
 // Max-flow and every max-marginal of a small component (at most 64 samples) on a dense residual
-// matrix with 64-bit node sets, for the pairwise kind (paper 002 sec. 3).
+// matrix with 64-bit node sets, for the pairwise kind (Dokania et al. 2014, sec. 3).
 //
 // Why a second max-flow: the groups that real groupings give (segments of one recording, boxes
 // of one image) are cliques of 10-30 samples. On them the general Boykov-Kolmogorov code of

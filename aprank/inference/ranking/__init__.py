@@ -1,5 +1,5 @@
 """The ranking kind: scores and binary labels per query -> the most violated ranking (losses AP
-and NDCG; papers 000 and 004).
+and NDCG; Mohapatra et al. 2014 and 2018).
 
 The kind's modules: ``_problem.py`` (:class:`RankingProblem` and its call), ``_algorithms.py``
 (the registry entries, the runners of the compiled kernels ``_<name>_cy.pyx`` behind the

@@ -5,7 +5,7 @@ For each query it splits the samples into positives and negatives (scores and in
 sorts the positives,
 pre-fills the negatives' ranks with P+1, calls the algorithm's `solve` (a C function pointer
 handed over in a capsule), and then computes the output from the interleaving ranks alone
-(paper 004 Observation 2): coefficients of the joint feature vector, the loss from the
+(Mohapatra et al. 2018, Observation 2): coefficients of the joint feature vector, the loss from the
 +/- pattern, and the objective. All of it runs without the GIL.
 
 Ctrl-C: the loop counts each query's samples in a poll (``_interrupt.pxd``), which the kernels
@@ -183,7 +183,8 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
     """Coefficients, positive ranks, loss and objective from the negatives' ranks.
 
     Objective = loss + (2 / PN) * sum over inverted pairs (positive below negative) of
-    (s_neg - s_pos), which equals Delta + w'Psi(R) - w'Psi(R*) (ERRATA item 1). Scores are
+    (s_neg - s_pos), which equals Delta + w'Psi(R) - w'Psi(R*) (the coefficients corrected as in
+    docs/references.md, printing errors). Scores are
     centred on a positive's score first so the sums do not lose precision when all scores
     share a large offset.
 

@@ -1,10 +1,10 @@
 # distutils: language = c++
 """Greedy loss-augmented inference: sort the negatives, then scan every rank for each one.
 
-This is Yue et al.'s algorithm for AP (SIGIR 2007; paper 000 Algorithm 1) and, with the NDCG
-increments, the greedy of Chakrabarti et al. as corrected in paper 004 section 2.3 (exact for
-convex, non-increasing discounts). O(N log N + P N): kept as the published baseline, so it
-deliberately does not use the monotonicity of the optimal ranks to shorten its scans.
+This is Yue et al.'s algorithm for AP (SIGIR 2007; Mohapatra et al. 2014, Algorithm 1) and, with the
+NDCG increments, the greedy of Chakrabarti et al. as corrected in Mohapatra et al. (2018), section
+2.3 (exact for convex, non-increasing discounts). O(N log N + P N): kept as the published baseline,
+so it deliberately does not use the monotonicity of the optimal ranks to shorten its scans.
 
 A call at P = 2e4, N = 2e6 scans for minutes: each negative's scan of P steps is counted in the
 driver's poll, which stops the solve on Ctrl-C.

@@ -1,5 +1,5 @@
 # distutils: language = c++
-"""OptRanks: the quicksort-flavoured divide and conquer of paper 004 (Algorithms 1-2).
+"""OptRanks: the quicksort-flavoured divide and conquer of Mohapatra et al. (2018) (Algorithms 1-2).
 
 A pivot negative splits the current range of negatives, exactly as in quicksort; its position
 j is then known, so its optimal rank opt_j can be found within the rank interval [rl, rh]

@@ -1,8 +1,8 @@
 """The ranking kind's oracle: exhaustive loss-augmented inference over every +/- pattern.
 
 It enumerates every interleaving of the positives and the negatives, each kept in rank order
-(paper 004 Observation 1 shows an optimum of that form exists), i.e. C(n, P) candidates, and
-serves any ranking loss from the loss's own ``from_pattern``. Queries are limited to
+(Mohapatra et al. 2018, Observation 1 shows an optimum of that form exists), i.e. C(n, P)
+candidates, and serves any ranking loss from the loss's own ``from_pattern``. Queries are limited to
 MAX_SAMPLES samples. See ``aprank/inference/_exhaustive.py`` for the arithmetic it shares with
 the labelling kind's oracle.
 """
@@ -39,7 +39,7 @@ def _ranking_query(s, pos, loss):
     coef = np.empty(n)
     ranks[pos_sorted] = 1 + above[m]
     ranks[neg_sorted] = 1 + np.searchsorted(above[m], np.arange(1, N + 1), side="left")
-    coef[pos_sorted] = (N + 2 - 2 * ranks[pos_sorted]) / (P * N)   # ERRATA item 1
+    coef[pos_sorted] = (N + 2 - 2 * ranks[pos_sorted]) / (P * N)   # not as printed: docs/references.md
     coef[neg_sorted] = (P + 2 - 2 * ranks[neg_sorted]) / (P * N)
     return (ranks, coef, float(loss.from_pattern(above[m], P, N)),
             scaled_back(objective, unit), None)

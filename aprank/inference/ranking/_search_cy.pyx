@@ -1,9 +1,10 @@
 # distutils: language = c++
-"""SEARCH (paper 000 Algorithm 2, paper 004 Algorithm 3): sort the negatives, then find each
-optimal rank by binary search where the AP objective is unimodal and a linear scan elsewhere.
+"""SEARCH (Mohapatra et al. 2014, Algorithm 2, Mohapatra et al. 2018, Algorithm 3): sort the
+negatives, then find each optimal rank by binary search where the AP objective is unimodal and a
+linear scan elsewhere.
 
-O(N log N + N log P + P^2). Rank P+1 is a candidate (ERRATA item 3). Each search starts at the
-previous negative's rank (the optimal ranks do not decrease along the sorted negatives).
+O(N log N + N log P + P^2). Rank P+1 is a candidate (unlike some listings). Each search starts at
+the previous negative's rank (the optimal ranks do not decrease along the sorted negatives).
 The negatives go in blocks between which the driver's poll is asked for a stop (Ctrl-C): the
 P^2 of the scans runs long on large queries.
 """

@@ -1,5 +1,6 @@
 # distutils: language = c++
-"""SELECT (paper 000 Algorithm 3, as corrected by ERRATA item 4).
+"""SELECT (Mohapatra et al. 2014, Algorithm 3, its two sets the other way
+round from the print, as docs/references.md explains).
 
 The negatives whose optimal rank is P+1 form a suffix of the rank order (optimal ranks do not
 decrease along it). A binary search over order statistics finds where that suffix starts: each

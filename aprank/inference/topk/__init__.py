@@ -1,5 +1,5 @@
 """The top-k kind: scores, binary labels and core interactions per query -> the most violated
-subset of k items (precision@k; paper 001's c-star).
+subset of k items (precision@k; the c-star model of Mensink et al. 2011).
 
 The kind's modules: ``_problem.py`` (:class:`TopKProblem`), ``_algorithms.py`` (the registry
 entries and the compiled kernel ``_cstar_cy.pyx`` / ``_cstar.hpp``), ``_oracle.py`` (every

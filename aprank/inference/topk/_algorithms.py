@@ -124,7 +124,7 @@ KINDS = (
 
 ALGORITHMS = (
     Algorithm("cstar", "topk", ("precision@k",), True, "O(2^C N), C = core size",
-              "paper 001 sec. 4 (Gray-code core states, linear-time selection)",
+              "Mensink et al. (2011), sec. 4 (Gray-code core states, linear-time selection)",
               run_cstar, cost=_cstar_cost, seconds=_cstar_seconds),
     Algorithm("cstar-plain", "topk", ("precision@k",), True, "O(2^C (C N + N log N))",
               "the c-star enumeration without Gray-code updates or selection (NumPy): "

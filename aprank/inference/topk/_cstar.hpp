@@ -1,4 +1,4 @@
-// The c-star top-k maximisation of paper 001 (section 4):
+// The c-star top-k maximisation of Mensink et al. (2011) (section 4):
 //
 //     max over subsets t of exactly k items of   sum_i t_i u_i + t'F t,
 //
@@ -12,8 +12,8 @@
 // linear-time selection (std::nth_element) the total is O(2^C N), the bound of the paper less
 // its k log k for sorting the k chosen items, which the subset does not need.
 //
-// Items may be clamped (interactive labelling, paper 001 section 5): clamp[i] = 1 forces item
-// i in, -1 forces it out, 0 leaves it free. Ties: states are compared strictly in Gray-code
+// Items may be clamped (interactive labelling, Mensink et al. 2011, section 5): clamp[i] = 1 forces
+// item i in, -1 forces it out, 0 leaves it free. Ties: states are compared strictly in Gray-code
 // order (the first best state wins) and equal g_i go to the smaller index, so results are
 // deterministic; the value is what every exact method must agree on.
 #pragma once

@@ -1,6 +1,6 @@
 # distutils: language = c++
-"""The c-star top-k kernel (paper 001 section 4): a loop over queries around cstar_solve in
-_cstar.hpp, without the GIL but for a check for Ctrl-C about every 0.1 s of work."""
+"""The c-star top-k kernel (Mensink et al. 2011, section 4): a loop over queries around cstar_solve
+in _cstar.hpp, without the GIL but for a check for Ctrl-C about every 0.1 s of work."""
 from libc.stdint cimport int64_t, uint8_t, int8_t
 from libcpp cimport bool as cpp_bool
 from libcpp.vector cimport vector

@@ -41,7 +41,7 @@ class TopKInstance(Instance):
 
 
 class TopKInstances(Instances):
-    """Instances of one query of items with a core of interactions (paper 001)."""
+    """Instances of one query of items with a core of interactions (Mensink et al. 2011)."""
 
     kind = "topk"
 

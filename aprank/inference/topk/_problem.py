@@ -1,14 +1,15 @@
-"""The top-k kind: subsets of k items with pairwise interactions on a core (paper 001, c-star).
+"""The top-k kind: subsets of k items with pairwise interactions on a core (Mensink et al. 2011,
+c-star).
 
 A query's items i have scores s_i and relevance z_i. A subset is its indicator t (k ones); its
 score is f(t) = t's + t'Ft, where F (L x L, shared by every query of L items) is non-zero only
 in the rows and columns of a core of C items. Loss-augmented inference for precision@k,
 Delta(t, z) = <t, 1 - z> / k, maximises Delta + f, i.e. f with s_i replaced by
-s_i + (1 - z_i)/k (ERRATA item 10). The reference subset is the best-scoring loss-free one
-(paper 001 eq. 8): the relevant items when k is their number (break-even), otherwise the best k
-of them (k below it) or all of them and the best k - R others (k above it). The objective is
-max_t [Delta + f(t)] - f(t_ref) >= 0, a convex-in-F-and-s upper bound on the loss at the best
-reference (eq. 8).
+s_i + (1 - z_i)/k (Mensink et al. 2011, section 4). The reference subset is the best-scoring
+loss-free one (Mensink et al. 2011, eq. 8): the relevant items when k is their number (break-even),
+otherwise the best k of them (k below it) or all of them and the best k - R others (k above it). The
+objective is max_t [Delta + f(t)] - f(t_ref) >= 0, a convex-in-F-and-s upper bound on the loss at
+the best reference (eq. 8).
 
 Every algorithm of the kind solves the same inner problem, "best subset of k items with some
 items clamped in or out", through ``run(call)`` on a :class:`TopKCall`; the problem calls it
@@ -166,8 +167,8 @@ class TopKProblem(QueryProblem):
         return np.repeat(per_query, np.diff(self.offsets))
 
     def reference_clamp(self) -> np.ndarray:
-        """Clamps (grouped) whose best subset is the best loss-free one (paper 001 eq. 8): the
-        non-relevant items out when k <= R, the relevant ones in when k > R."""
+        """Clamps (grouped) whose best subset is the best loss-free one (Mensink et al. 2011, eq.
+        8): the non-relevant items out when k <= R, the relevant ones in when k > R."""
         k_le_R = self._per_item(self.k <= self.positives)
         return np.where(k_le_R, np.where(self.z > 0, 0, -1), np.where(self.z > 0, 1, 0)).astype(np.int8)
 

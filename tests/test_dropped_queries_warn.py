@@ -1,8 +1,10 @@
-"""Issue 25 item 1: a score that silently drops the queries or the pairs the model was fitted
-with (a scikit-learn search without metadata routing, or a call without qid / groups) warns,
-naming what to pass; the correct calls stay quiet."""
+"""A score that silently drops the queries or the pairs the model was fitted with (a
+scikit-learn search without metadata routing, or a call without qid / groups) warns, in one
+sentence that links the docs section saying what to pass; a fit without qid is one ranking,
+quietly, and the correct calls stay quiet."""
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +15,9 @@ from sklearn.pipeline import Pipeline
 from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, LatentAPSVM,
                           LatentSSVM, LatentSVM, OneQueryWarning)
 
-FIT_ONE_QUERY = r"fit got no qid, so it ranks all \d+ samples as one query: pass qid="
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
+#: the docs section a OneQueryWarning links
+QUERIES_DOCS = "docs/learning.md#queries-qid"
 NO_PAIRS = r"got neither groups nor edges.*fitted with pairs"
 
 
@@ -52,53 +55,71 @@ def _quiet(pattern, call):
 
 
 @pytest.mark.parametrize("cls", [APSVM, NDCGSVM, BinarySVM, APSVMAppx])
-def test_item1_score_without_qid_after_a_fit_on_queries_warns(cls):
+def test_score_without_qid_after_a_fit_on_queries_warns(cls):
     X, y, qid = _queries()
     est = cls(C=1.0).fit(X, y, qid=qid)
-    with pytest.warns(UserWarning, match=ONE_QUERY + r" 9 queries: pass qid=.*"
-                      r"enable_metadata_routing=True.*set_score_request\(qid=True\)"):
+    with pytest.warns(OneQueryWarning, match=ONE_QUERY + r" 9 queries; pass qid=.*"
+                      + re.escape(QUERIES_DOCS)):
         global_score = est.score(X, y)
     per_query = _quiet(ONE_QUERY, lambda: est.score(X, y, qid=qid))
     assert global_score != pytest.approx(per_query)    # what the warning is about
     # one query on purpose: one id for every sample
     assert _quiet(ONE_QUERY, lambda: est.score(X, y, qid=np.zeros(len(y)))) == global_score
-    # fitted as one query: scoring one query is the fit's own setting
-    single = cls(C=1.0).fit(X, y, qid=np.zeros(len(y)))
-    _quiet(ONE_QUERY, lambda: single.score(X, y))
+    # fitted as one ranking: scoring one ranking is the fit's own setting
+    single = _quiet("", lambda: cls(C=1.0).fit(X, y))
+    _quiet("", lambda: single.score(X, y))
+
+
+@pytest.mark.parametrize("cls", [APSVM, NDCGSVM, BinarySVM, APSVMAppx])
+def test_the_one_query_warning_is_one_sentence_linking_the_docs(cls):
+    """Short enough to read where it is printed: one sentence, then the docs section that
+    explains qid and the routing of a search (which must exist)."""
+    X, y, qid = _queries()
+    est = cls(C=1.0).fit(X, y, qid=qid)
+    with pytest.warns(OneQueryWarning) as said:
+        est.score(X, y)
+    message = str(said[0].message)
+    assert len(said) == 1 and len(message) <= 200, message
+    assert message.endswith(QUERIES_DOCS) and message.count(". ") == 0, message
+    page, anchor = QUERIES_DOCS.split("#")
+    headings = [line.lstrip("#").strip() for line in
+                (Path(__file__).resolve().parents[1] / page).read_text().splitlines()
+                if line.startswith("## ")]
+    # MyST's anchor of a heading: lower case, punctuation dropped, spaces as hyphens
+    slugs = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-") for h in headings}
+    assert anchor in slugs, slugs
 
 
 @pytest.mark.parametrize("cls", [APSVM, NDCGSVM, APSVMAppx])
-def test_item1_search_with_groups_but_no_routing_says_each_fold_is_one_query(cls):
-    """GridSearchCV without routing gives groups= to its splitter only: every fold is fitted
-    as one query, which the fit says, naming qid= and the routing; the routed search and a
-    fit with one id for every sample (one query on purpose) are quiet."""
+def test_a_fit_without_qid_is_one_ranking_quietly(cls):
+    """No qid is the plain way to say one ranking, as scikit-learn users expect: nothing is
+    said, by the fit or by a search over it, and the fit is the one of one id for all."""
     X, y, qid = _queries()
-    search = GridSearchCV(cls(), {"C": [0.1, 10.0]}, cv=GroupKFold(3))
-    with pytest.warns(OneQueryWarning, match=FIT_ONE_QUERY + r".*enable_metadata_routing=True"
-                      r".*set_fit_request\(qid=True\)"):
-        search.fit(X, y, groups=qid)
+    one = _quiet("", lambda: cls(C=1.0).fit(X, y, qid=np.zeros(len(y))))
+    plain = _quiet("", lambda: cls(C=1.0).fit(X, y))
+    np.testing.assert_array_equal(one.coef_, plain.coef_)
+    _quiet("", lambda: plain.score(X, y))
+    search = _quiet("", lambda: GridSearchCV(cls(), {"C": [0.1, 10.0]}, cv=3).fit(X, y))
+    assert search.best_estimator_._n_fit_queries == 1
+    # the routed search over queries is quiet too
     with sklearn.config_context(enable_metadata_routing=True):
         est = cls().set_fit_request(qid=True).set_score_request(qid=True)
-        _quiet(FIT_ONE_QUERY, lambda: GridSearchCV(est, {"C": [0.1, 10.0]}, cv=GroupKFold(3))
+        _quiet("", lambda: GridSearchCV(est, {"C": [0.1, 10.0]}, cv=GroupKFold(3))
                .fit(X, y, groups=qid, qid=qid))
-    one = _quiet(FIT_ONE_QUERY, lambda: cls(C=1.0).fit(X, y, qid=np.zeros(len(y))))
-    with pytest.warns(OneQueryWarning, match=FIT_ONE_QUERY):
-        same = cls(C=1.0).fit(X, y)
-    np.testing.assert_array_equal(one.coef_, same.coef_)    # no qid is one query, as said
 
 
-def test_item1_binary_svm_fits_without_qid_quietly():
+def test_binary_svm_fits_without_qid_quietly():
     """The 0-1 loss is a classifier's on one query as on many: no OneQueryWarning."""
     X, y, _ = _queries()
-    _quiet(FIT_ONE_QUERY, lambda: BinarySVM(C=1.0).fit(X, y))
+    _quiet("", lambda: BinarySVM(C=1.0).fit(X, y))
 
 
-def test_item1_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
+def test_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
     X, y, qid = _queries()
     # the old-style fit parameter of a Pipeline step: fit per query, score one global query
     search = GridSearchCV(Pipeline([("apsvm", APSVM())]), {"apsvm__C": [0.1, 10.0]},
                           cv=GroupKFold(3))
-    with pytest.warns(UserWarning, match=ONE_QUERY):
+    with pytest.warns(OneQueryWarning, match=ONE_QUERY):
         search.fit(X, y, groups=qid, apsvm__qid=qid)
     # the documented way: metadata routing, qid requested by fit and score
     with sklearn.config_context(enable_metadata_routing=True):
@@ -110,7 +131,7 @@ def test_item1_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls,kwargs", [(HOBSVM, {}), (HOAPSVM, {"max_outer": 3})])
-def test_item1_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, kwargs):
+def test_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, kwargs):
     X, y, groups = _grouped()
     est = cls(C=10.0, eta=1.0, **kwargs).fit(X, y, groups=groups)
     assert np.any(est.coef_pairs_ != 0)
@@ -134,7 +155,7 @@ NO_BAGS = r"score got no bags, so every one of its \d+ rows is a bag of its own"
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls", [LatentAPSVM, LatentSSVM, LatentSVM])
-def test_item1_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
+def test_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
     """The latent SVMs' score without bags ranks rows, not bags: after a fit on bags of
     several rows that is the same silent drop as a rank SVM's score without qid."""
     rng = np.random.default_rng(0)
@@ -151,7 +172,7 @@ def test_item1_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
 
 
 @pytest.mark.parametrize("name", ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"])
-def test_item1_dask_score_without_qid_after_a_fit_on_queries_warns(name):
+def test_dask_score_without_qid_after_a_fit_on_queries_warns(name):
     """The Dask estimators' score says it as the single-machine ones do (no cluster needed:
     dask's local scheduler runs the same code)."""
     pytest.importorskip("dask", reason="aprank.dask needs the dask extra")

@@ -1,5 +1,5 @@
-"""Issue 25: results that depended on the algorithm or on the layout of the input where the
-objective leaves a choice (items 6 and 7). One test per item."""
+"""Results that once depended on the algorithm or on the layout of the input where the
+objective leaves a choice: the latent rows of a bag, and the order of per-query outputs."""
 import numpy as np
 import pytest
 
@@ -22,7 +22,7 @@ def _canonical_rows(problem, scores, result):
     return rows
 
 
-def test_item6_latent_rows_and_value_do_not_depend_on_the_algorithm():
+def test_latent_rows_and_value_do_not_depend_on_the_algorithm():
     # the issue's case: the negative bag sits below the positive, its row drops out of the
     # objective; both algorithms now report its best row (row 2) and the same value
     for algorithm in ("latent-ap", "brute"):
@@ -53,7 +53,7 @@ def test_item6_latent_rows_and_value_do_not_depend_on_the_algorithm():
 
 
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one", "precision@k"])
-def test_item7_per_query_results_in_ascending_id_order_for_every_layout(loss):
+def test_per_query_results_in_ascending_id_order_for_every_layout(loss):
     rng = np.random.default_rng(7)
     # queries 3, 5, 9 of four samples each (grouped in ascending id order here)
     scores = rng.standard_normal(12)

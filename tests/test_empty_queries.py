@@ -1,4 +1,4 @@
-"""Issue 25, item 12: queries without a relevant sample are left out of a fit by default
+"""Queries without a relevant sample are left out of a fit by default
 (counted in ``n_skipped_queries_``, said in one EmptyQueryWarning), ``empty="error"`` still
 refuses them, and the Dask estimators decide both on the client, before anything is persisted;
 queries already grouped in the input need no Dask shuffle."""

@@ -1,4 +1,4 @@
-"""Issue 25, items 8 and 9: errors that name the problem, and choices listed in context."""
+"""Errors that name the problem, and choices listed in context."""
 import warnings
 
 import numpy as np
@@ -16,8 +16,8 @@ def _pairs_data(seed=0, n=30, d=4):
     return X, y, groups
 
 
-# ------------------------------------------------------------------------------ item 8
-def test_item8_hoapsvm_huge_features():
+# ---------------------------------------------------------------- errors that name the problem
+def test_hoapsvm_huge_features():
     X, y, groups = _pairs_data()
     for estimator in (HOAPSVM(), HOBSVM()):
         with warnings.catch_warnings():
@@ -26,7 +26,7 @@ def test_item8_hoapsvm_huge_features():
                 estimator.fit(X * 1e300, y, groups=groups)
 
 
-def test_item8_cstar_unknown_kernel():
+def test_cstar_unknown_kernel():
     from aprank.learn import CStarPrecisionAtK
     X = np.random.default_rng(0).standard_normal((12, 3))
     Y = (np.arange(36).reshape(12, 3) % 2 == 0).astype(int)
@@ -35,7 +35,7 @@ def test_item8_cstar_unknown_kernel():
 
 
 @pytest.mark.parametrize("name", ["LatentAPSVM", "LatentSSVM", "LatentSVM"])
-def test_item8_latent_array_likes(name):
+def test_latent_array_likes(name):
     import aprank.learn
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 4))
@@ -53,7 +53,7 @@ def test_item8_latent_array_likes(name):
     assert np.array_equal(scores, est.bag_scores(X, bags=bags)[1])
 
 
-def test_item8_dask_sparse_input():
+def test_dask_sparse_input():
     pytest.importorskip("distributed")
     import dask
     import dask.array as da
@@ -68,8 +68,8 @@ def test_item8_dask_sparse_input():
                 DaskAPSVM(max_iter=5).fit(X_sparse, y)
 
 
-# ------------------------------------------------------------------------------ item 9
-def test_item9_unknown_algorithm_lists_the_loss_algorithms():
+# --------------------------------------------------------------- choices listed in context
+def test_unknown_algorithm_lists_the_loss_algorithms():
     scores, labels = np.array([0.5, -0.2, 0.1, 0.7]), np.array([1, 0, 0, 1])
     with pytest.raises(ValueError, match=r"unknown algorithm 'nope'.*choose one of \[") as info:
         aprank.infer(scores, labels, algorithm="nope")
@@ -79,14 +79,14 @@ def test_item9_unknown_algorithm_lists_the_loss_algorithms():
         assert other not in message
 
 
-def test_item9_torch_unknown_loss_lists_accepted_losses():
+def test_torch_unknown_loss_lists_accepted_losses():
     torch = pytest.importorskip("torch")
     import aprank.torch
     with pytest.raises(ValueError, match=r"unknown loss 'map'; choose one of \['ap', 'ndcg'\]"):
         aprank.torch.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="map")
 
 
-def test_item9_infer_keyword_typo_names_infer():
+def test_infer_keyword_typo_names_infer():
     scores, labels = np.array([0.5, -0.2, 0.1, 0.7]), np.array([1, 0, 0, 1])
     with pytest.raises(TypeError, match=r"^infer\(\) got an unexpected keyword argument 'algo' "
                                         r"\(did you mean 'algorithm'\?\)"):
@@ -98,7 +98,7 @@ def test_item9_infer_keyword_typo_names_infer():
         aprank.infer_batch(scores, labels, [0, 0, 1, 1], algo="qs")
 
 
-def test_item9_ranking_estimator_groups_says_use_qid():
+def test_ranking_estimator_groups_says_use_qid():
     from aprank.learn import APSVM, APSVMAppx
     X, y, groups = _pairs_data()
     for estimator in (APSVM(), APSVMAppx()):
@@ -108,13 +108,13 @@ def test_item9_ranking_estimator_groups_says_use_qid():
             estimator.fit(X, y, groups=groups)
 
 
-def test_item9_no_positive_without_qid_names_the_labels():
+def test_no_positive_without_qid_names_the_labels():
     with pytest.raises(ValueError, match=r"undefined without positive samples, and the labels "
                                          r"have no positive sample$"):
         aprank.infer(np.array([0.5, -0.2, 0.1]), np.array([0, 0, 0]))
 
 
-def test_item9_messages_print_plain_values():
+def test_messages_print_plain_values():
     with pytest.raises(ValueError, match=r"^scores\[0\] = nan is not finite$"):
         aprank.infer(np.array([np.nan, 1.0]), np.array([1, 0]))
     with pytest.raises(ValueError, match=r"^labels\[0\] = 2: labels must be"):
@@ -124,7 +124,7 @@ def test_item9_messages_print_plain_values():
                      h={np.int64(0): np.int64(7)})
 
 
-def test_item9_qid_for_latent_and_pairwise_is_a_value_error():
+def test_qid_for_latent_and_pairwise_is_a_value_error():
     # already a ValueError on this code (since infer has one path): kept as a regression test
     scores, labels = np.array([0.3, 0.1, 0.2, 0.5]), np.array([1, 0, 0, 1])
     qid = np.array([0, 0, 1, 1])
@@ -137,7 +137,7 @@ def test_item9_qid_for_latent_and_pairwise_is_a_value_error():
             aprank.infer_batch(scores, labels, qid, **options)
 
 
-def test_item8_hoapsvm_start_is_cccp_best():
+def test_hoapsvm_start_is_cccp_best():
     # tiny features: w = 0, the start, is CCCP's best w, which no inner run produced (the fit
     # raised AttributeError: 'NoneType' object has no attribute 'w')
     X, y, groups = _pairs_data()

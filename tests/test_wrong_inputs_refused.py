@@ -1,5 +1,5 @@
-"""Issue 25: inputs that were accepted although wrong, and a query order that depended on the
-layout of the query ids. One test per item of the issue."""
+"""Inputs that were accepted although wrong: a sparse adjacency, wrong shapes and types, an
+impossible top-k clamp, a pairwise loss without a negative."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from aprank.inference import PairwiseGraph, max_marginals
 
 
-def test_item2_sparse_adjacency_gives_the_pairs_only():
+def test_sparse_adjacency_gives_the_pairs_only():
     scores = np.array([1.0, -1.0, 0.2])
     pattern = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0]]))
     # 1 and True mark a pair, an explicit 0 marks none
@@ -34,7 +34,7 @@ def test_item2_sparse_adjacency_gives_the_pairs_only():
     np.testing.assert_allclose(r.scores, ref.scores)
 
 
-def test_item3_wrong_inputs_are_refused():
+def test_wrong_inputs_are_refused():
     import aprank
     from aprank.inference import group_pairs
     from aprank.inference.latent._problem import LatentProblem
@@ -65,7 +65,7 @@ def test_item3_wrong_inputs_are_refused():
             est.fit(X, y, groups=groups)
 
 
-def test_item4_topk_impossible_clamp_is_refused():
+def test_topk_impossible_clamp_is_refused():
     from aprank.inference.topk._problem import TopKProblem
     from aprank.losses import PrecisionAtK
 
@@ -85,7 +85,7 @@ def test_item4_topk_impossible_clamp_is_refused():
     assert t.tolist() == [1, 0, 0, 1] and value.tolist() == [5.0]
 
 
-def test_item5_pairwise_loss_default_J_needs_a_negative():
+def test_pairwise_loss_default_J_needs_a_negative():
     import aprank
     from aprank.inference.pairwise._problem import PairwiseProblem
     from aprank.losses import PairwiseZeroOne
