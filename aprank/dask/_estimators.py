@@ -84,21 +84,23 @@ class _OnDask:
                         samples=self.split_samples)
 
     def decision_function(self, X):
-        """Scores w'x (+ bias) as a dask array (lazy), one per row of X."""
+        """Scores w'x (+ bias; less ``threshold_`` for the rank SVMs, as on one machine) as a
+        dask array (lazy), one per row of X."""
         check_is_fitted(self)
         X = as_dask_array(X, "X", 2).astype(np.float64)
         if X.shape[1] != self.coef_.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted "
                              f"with {self.coef_.shape[0]}")
         scores = X @ self.coef_
-        return scores + self.intercept_ if self._has_intercept else scores
+        if self._has_intercept:
+            scores = scores + self.intercept_
+        return scores - self.threshold_ if self._learns_threshold else scores
 
     def predict(self, X):
-        """The second class where the score is above ``threshold_`` (the rank SVMs', as on
-        one machine) or 0 (BinarySVM's, its bias learnt), as a dask array (lazy)."""
+        """The second class where ``decision_function`` is above 0 (for the rank SVMs, w'x
+        above ``threshold_``, as on one machine), as a dask array (lazy)."""
         scores = self.decision_function(X)
-        threshold = self.threshold_ if self._learns_threshold else 0.0
-        return da.where(scores > threshold, self.classes_[1], self.classes_[0])
+        return da.where(scores > 0, self.classes_[1], self.classes_[0])
 
     def _scored(self, X, y, qid):
         """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed).

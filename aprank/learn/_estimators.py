@@ -12,9 +12,9 @@ and inference times are comparable across them:
   loss is optimised over the rest while the easiest are kept correctly classified.
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
-their joint feature), so their ``predict`` marks scores above ``threshold_``, a threshold
-chosen on the training scores (:func:`break_even_threshold`); ``score`` is the mean AP (the
-mean NDCG for NDCGSVM).
+their joint feature), so their ``decision_function`` is w'x less ``threshold_``, a threshold
+chosen on the training scores (:func:`break_even_threshold`), and ``predict`` marks it above
+0; ``score`` is the mean AP (the mean NDCG for NDCGSVM).
 
 Parameters are declared (``_parameter_constraints``) and checked before ``fit`` reads data; a
 fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
@@ -170,8 +170,9 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     ``aprank.models.RankingModel``. Zero weights drop samples."""
 
     _has_intercept = False
-    #: the rank SVMs learn no bias: ``predict`` thresholds at ``threshold_``, learnt on the
-    #: training scores (BinarySVM's bias makes its threshold 0)
+    #: the rank SVMs learn no bias: ``decision_function`` subtracts ``threshold_``, learnt
+    #: on the training scores, so that ``predict`` (above 0) means something (BinarySVM's
+    #: bias makes its threshold 0)
     _learns_threshold = True
 
     _parameter_constraints: dict = {
@@ -367,20 +368,23 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------------------- prediction
     def decision_function(self, X):
-        """Scores w'x (+ bias): rank samples by them, highest first."""
+        """Scores w'x (+ bias), less ``threshold_`` for the rank SVMs: rank samples by them,
+        highest first; ``predict`` marks those above 0."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         scores = np.asarray(X @ self.coef_).ravel()
-        return scores + self.intercept_ if self._has_intercept else scores
+        if self._has_intercept:
+            scores = scores + self.intercept_
+        # a constant shift: the ranking (and every metric of it) is w'x's
+        return scores - self.threshold_ if self._learns_threshold else scores
 
     def predict(self, X):
-        """The second class where ``decision_function`` is above ``threshold_`` (the rank
-        SVMs learn a ranking, not a bias: their threshold is the training ranking's
-        break-even point, see :func:`break_even_threshold`; BinarySVM's is 0, its bias
-        learnt)."""
+        """The second class where ``decision_function`` is above 0: for the rank SVMs, which
+        learn a ranking and not a bias, where w'x (+ b) is above ``threshold_``, the training
+        ranking's break-even point (see :func:`break_even_threshold`); for BinarySVM, where
+        w'x + b is, its bias learnt."""
         check_is_fitted(self)
-        threshold = self.threshold_ if self._learns_threshold else 0.0
-        return self.classes_[(self.decision_function(X) > threshold).astype(int)]
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def _metric(self, relevant, scores, qid, per_query=False):
         """The metric ``score`` reports (per query with ``per_query``: (ids, values))."""
@@ -508,10 +512,12 @@ _COMMON_DOC = """
 
 #: the rank SVMs' threshold
 _THRESHOLD_DOC = """    threshold_ : float
-        ``predict``'s threshold on ``decision_function``: the break-even point of the
-        training ranking (as many training samples score above it as are relevant, weighted
-        by ``sample_weight``; its precision equals its recall there), midway between the
-        scores on either side. The rank SVMs learn no bias, so 0 means nothing to them.
+        ``predict``'s threshold on w'x (+ b): the break-even point of the training ranking
+        (as many training samples score above it as are relevant, weighted by
+        ``sample_weight``; its precision equals its recall there), midway between the scores
+        on either side. The rank SVMs learn a ranking and no bias, so 0 means nothing to
+        them: ``decision_function`` is w'x (+ b) less ``threshold_`` (the ranking unchanged),
+        and ``predict`` marks where it is above 0, as scikit-learn's classifiers do.
 """
 
 #: the rank SVMs' parameters: their default learner is multi-cut OCAS

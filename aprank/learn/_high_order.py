@@ -48,6 +48,7 @@ class _HighOrder(_StructuredSVM):
     ``sample_weight`` (the pairwise models have no weighting): passing one is a TypeError."""
 
     _has_intercept = True
+    _learns_threshold = False       # the bias is learnt, as BinarySVM's
     _parameter_constraints = {
         **{k: v for k, v in _StructuredSVM._parameter_constraints.items() if k != "empty"},
         "eta": [NON_NEGATIVE], "pair_feature": [callable, None], "algorithm": [str],
