@@ -6,7 +6,12 @@ less inference), the working-set QP, loss-augmented inference and the rest (vali
 model's setup, the learner's bookkeeping), next to scikit-learn's ``LinearSVC`` on exactly
 BinarySVM's problem.
 
-The matching: BinarySVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries of
+The table's C is the structural SVM's, the weight of a loss normalised to [0, 1], for every
+method: BinarySVM's own C is per sample (LinearSVC's), so its row at C is ``BinarySVM(C=C / n)``
+with n the training samples, and LinearSVC's is ``LinearSVC(C=C / n, loss="hinge",
+class_weight="balanced")`` (given as the sample weights below).
+
+The matching: the 0-1 loss's structural SVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries of
 sum_i v_i hinge_i / z_q, with v_i = J_q = N_q / P_q for a positive and 1 for a negative and
 z_q = J_q P_q + N_q = 2 N_q (the weighted 0-1 loss's normaliser), and a bias as a constant
 feature 1 regularised like w. That is LinearSVC(loss="hinge", dual=True, C=C,
@@ -99,13 +104,39 @@ def birds_tasks():
             for s in BIRD_SPECIES]
 
 
+#: the dense wide set: as many features as a gene-expression or image-descriptor table has,
+#: more than twice its rows, so that one epoch of coordinate descent is a full pass over 12
+#: million values
+WIDE_SHAPE = (2000, 5900)
+WIDE_LATENT = 40
+
+
+def dense_wide(shape=WIDE_SHAPE, seed: int = SEED):
+    """(X, y) of a dense data set with features correlated through ``WIDE_LATENT`` latent
+    factors plus noise (standardised), and about 15 % positives, a noisy linear function of
+    the factors (so that no C separates them)."""
+    n, d = shape
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, WIDE_LATENT))
+    X = Z @ rng.standard_normal((WIDE_LATENT, d)) / np.sqrt(WIDE_LATENT)
+    X += rng.standard_normal((n, d))
+    X = (X - X.mean(0)) / X.std(0)
+    score = Z @ rng.standard_normal(WIDE_LATENT) + rng.standard_normal(n)
+    return X, score > np.quantile(score, 0.85)
+
+
+def wide_tasks():
+    X, y = dense_wide()
+    return [("15 % positives", X, y, None)]
+
+
 def yahoo_tasks():
     train = load_yahoo_ltr("train")
     return [("relevance >= 2", train.X, train.relevance >= 2, train.qid)]
 
 
 DATA_SETS = {"digits": digits_tasks, "mnist-like": mnist_tasks, "HJA birds": birds_tasks,
-             "Yahoo LTR": yahoo_tasks}
+             "Yahoo LTR": yahoo_tasks, "dense wide": wide_tasks}
 
 
 # --------------------------------------------------------------------------- fits

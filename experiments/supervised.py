@@ -32,7 +32,7 @@ import numpy as np
 from aprank.datasets import load_hja_birdsong, load_hja_recordings, load_yahoo_ltr, recording_split
 from aprank.inference import algorithms
 from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, APSVMCV, BinarySVM,
-                          BinarySVMCV, CStarPrecisionAtK, NDCGSVMCV)
+                          CStarPrecisionAtK, NDCGSVMCV)
 from aprank.metrics import average_precision, ndcg
 
 # C is searched over decades: first C_GRID, then widened one decade at a time while the chosen C
@@ -45,8 +45,36 @@ QUICK_C_GRID = (1.0, 10.0)
 SEED = 0
 TOL = 1e-3
 
+
+
+def _n_trained(y, qid=None, sample_weight=None) -> float:
+    """BinarySVM's n: the training samples in queries with a relevant sample (weighted)."""
+    y = np.asarray(y)
+    is_pos = y == np.unique(y)[-1]
+    keep = np.ones(y.shape[0], bool)
+    if qid is not None:
+        qid = np.asarray(qid)
+        keep = np.isin(qid, np.unique(qid[is_pos]))
+    return float(keep.sum() if sample_weight is None else np.asarray(sample_weight)[keep].sum())
+
+
+class StructuralBinarySVM(BinarySVM):
+    """BinarySVM with C on the rank SVMs' scale, the one the stored tables were made at (and
+    BinarySVM's own in aprank 0.1.0): C weighs the mean of the samples' weighted hinges, as
+    the rank SVMs' C weighs their losses, so that one C grid means the same trade-off for
+    every method. BinarySVM's C is per sample (scikit-learn's), so each fit runs
+    ``BinarySVM(C / n)``, n its own training samples (a fold's, in cross-validation)."""
+
+    def fit(self, X, y, qid=None, sample_weight=None):
+        inner = BinarySVM(**{**self.get_params(), "C": self.C / _n_trained(y, qid, sample_weight)})
+        inner.fit(X, y, qid=qid, sample_weight=sample_weight)
+        params = self.get_params()
+        self.__dict__.update({k: v for k, v in vars(inner).items() if k not in params})
+        return self
+
+
 METHODS = {
-    "BinarySVM": lambda C: BinarySVM(C=C, tol=TOL),
+    "BinarySVM": lambda C: StructuralBinarySVM(C=C, tol=TOL),
     "APSVM": lambda C: APSVM(C=C, tol=TOL),
     "APSVM-APPX 25%": lambda C: APSVMAppx(C=C, keep=0.25, tol=TOL),
     "APSVM-APPX 50%": lambda C: APSVMAppx(C=C, keep=0.50, tol=TOL),
@@ -54,9 +82,10 @@ METHODS = {
 }
 
 #: The methods whose C the package's cross-validated estimators search (given the folds, no
-#: refit); the others (APSVMAppx) by ``loop_scores``.
+#: refit); the others by ``loop_scores``: APSVMAppx, and BinarySVM, whose C here is the
+#: structural one (``StructuralBinarySVM``), which BinarySVMCV's per-sample Cs cannot be
+#: across folds of different sizes (its cold fits are the loop's otherwise).
 CV_METHODS = {
-    "BinarySVM": lambda Cs, cv: BinarySVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
     "APSVM": lambda Cs, cv: APSVMCV(Cs=Cs, cv=cv, refit=False, tol=TOL),
 }
 
@@ -203,6 +232,11 @@ def _c_text(choice: CChoice) -> str:
     return f"{choice.C:g}" + (", flat edge" if choice.flat else ", edge" if choice.on_edge else "")
 
 
+#: what the tables' C means for BinarySVM
+_STRUCTURAL_C = ("BinarySVM's C is the rank SVMs' (structural) one, each fit "
+                 "`BinarySVM(C / n)` with n its training samples.")
+
+
 def _c_search_text(quick, choices, folds, score) -> str:
     """How C was chosen, and how many of ``choices`` sit on an edge of the C tried."""
     grid, limits = _grid(quick)
@@ -214,7 +248,7 @@ def _c_search_text(quick, choices, folds, score) -> str:
             f"the smallest C within one standard error of the best mean. {edge} of {len(choices)} "
             f"choices sit on an edge of the C tried, {flat} of them on a flat edge (marked "
             f"\"flat edge\": the fold scores equal those at the neighbouring C, the fits ranking "
-            f"alike, so no wider grid could change them).")
+            f"alike, so no wider grid could change them). {_STRUCTURAL_C}")
 
 
 def _fmt(x, digits=3):
@@ -371,7 +405,7 @@ def yahoo(quick=False, log=print) -> str:
     train, test = load_yahoo_ltr("train"), load_yahoo_ltr("test")
     grid, limits = _grid(quick)
     folds = 3 if quick else 5
-    methods = {"BinarySVM": (BinarySVM, BinarySVMCV), "APSVM": (APSVM, APSVMCV),
+    methods = {"BinarySVM": (StructuralBinarySVM, None), "APSVM": (APSVM, APSVMCV),
                "NDCGSVM": (NDCGSVM, NDCGSVMCV)}
     rows = []
     for threshold in (2, 1):
@@ -385,8 +419,10 @@ def yahoo(quick=False, log=print) -> str:
 
             def make_cv(Cs, cv, cv_cls=cv_cls):
                 return cv_cls(Cs=Cs, cv=cv, refit=False, tol=TOL, empty="skip")
-            choice = _cross_validated_C(cv_scores(make_cv, train.X, y, splits, qid=train.qid),
-                                        grid, limits)
+            scores_at = (loop_scores(make, train.X, y, _Given(splits), qid=train.qid)
+                         if cv_cls is None else
+                         cv_scores(make_cv, train.X, y, splits, qid=train.qid))
+            choice = _cross_validated_C(scores_at, grid, limits)
             fit = replace(_final_fit(make(choice.C), train.X, y, test.X, yt, train.qid, test.qid),
                           choice=choice)
             scores = fit.estimator.decision_function(test.X)
@@ -487,7 +523,7 @@ HO_JOBS = 2          # species run in parallel processes
 
 #: name -> (make(C, eta), whether it takes the pairs)
 HO_METHODS = {
-    "BinarySVM": (lambda C, eta: BinarySVM(C=C, tol=TOL), False),
+    "BinarySVM": (lambda C, eta: StructuralBinarySVM(C=C, tol=TOL), False),
     "APSVM": (lambda C, eta: APSVM(C=C, tol=TOL), False),
     "HOBSVM": (lambda C, eta: HOBSVM(C=C, eta=eta, tol=TOL), True),
     "HOAPSVM": (lambda C, eta: HOAPSVM(C=C, eta=eta, tol=TOL, max_outer=HO_MAX_OUTER), True),
@@ -532,7 +568,10 @@ def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds, l
     for method, (make, pairs) in HO_METHODS.items():
         etas = {}
         scores_at = (_ho_pair_scores(make, X, y, rec, idx_train, cv, eta_grid, etas) if pairs
-                     else cv_scores(CV_METHODS[method], X[idx_train], y[idx_train], cv))
+                     else cv_scores(CV_METHODS[method], X[idx_train], y[idx_train], cv)
+                     if method in CV_METHODS else
+                     loop_scores(lambda C, make=make: make(C, None), X[idx_train], y[idx_train],
+                                 _Given(cv)))
         choice = _cross_validated_C(scores_at, c_grid, limits, choose=best_mean_choice)
         C, eta = choice.C, etas.get(choice.C)
         t0 = time.perf_counter()
@@ -583,8 +622,8 @@ def high_order(quick=False, log=print) -> str:
            f"one recording (Phi = exp(-(x_a - x_b)^2), eq. 5). C by {folds}-fold "
            f"cross-validation over training recordings (mean AP) over {first}{widened}, and "
            f"eta from {{{', '.join(f'{e:g}' for e in eta_grid)}}} (the best at each C); the "
-           f"choice is the best mean, the smallest C among equals (BinarySVM and APSVM: "
-           f"`BinarySVMCV` and `APSVMCV` given the folds). {edge} of {len(choices)} choices "
+           f"choice is the best mean, the smallest C among equals (APSVM: `APSVMCV` given the "
+           f"folds). {_STRUCTURAL_C} {edge} of {len(choices)} choices "
            f"sit on an edge of the C tried, {flat} of them on a flat edge. tol = {TOL:g}; "
            f"HOAPSVM starts from HOBSVM and runs CCCP until its objective decreases by less "
            f"than tol (at most {HO_MAX_OUTER} iterations, a bound no fit is meant to reach). "

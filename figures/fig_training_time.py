@@ -32,12 +32,14 @@ def panels(quick):
 
 
 def learners():
-    """(label, estimator factory): BinarySVM, then every exact AP and NDCG algorithm."""
-    out = [("BinarySVM", lambda: BinarySVM(C=C))]
+    """(label, estimator factory of the sample count n): BinarySVM, then every exact AP and
+    NDCG algorithm. All weigh their normalised loss by C: BinarySVM's C is per sample, so its
+    C / n is the same structural C."""
+    out = [("BinarySVM", lambda n: BinarySVM(C=C / n))]
     for cls, loss in ((APSVM, "ap"), (NDCGSVM, "ndcg")):
         for a in algorithms(loss=loss, exact=True):
             if a.max_samples is None:
-                out.append((f"{cls.__name__}/{a.name}", lambda cls=cls, a=a: cls(C=C, algorithm=a.name)))
+                out.append((f"{cls.__name__}/{a.name}", lambda n, cls=cls, a=a: cls(C=C, algorithm=a.name)))
     return out
 
 
@@ -63,7 +65,7 @@ def compute(quick):
             y = np.r_[np.ones(P, bool), np.zeros(N, bool)]
             row = {"P": P, "N": N}
             for label, make in learners():
-                est = make().fit(X[idx], y, qid=np.zeros(y.size))    # one ranking, said
+                est = make(y.size).fit(X[idx], y, qid=np.zeros(y.size))    # one ranking, said
                 row[label] = {"inference_seconds": sum(h["inference_seconds"] for h in est.history_),
                               "iterations": est.n_iter_, "converged": bool(est.converged_)}
             rows.append(row)

@@ -88,9 +88,10 @@ def test_classes_in_processes_give_the_same_choices_and_test_ap():
 
 
 def test_the_cv_estimators_give_the_fold_loops_scores_and_choice():
-    # the tables' C searches for BinarySVM, APSVM and NDCGSVM run through the
-    # package's CV estimators; given the same folds they score every C as the loop over folds
-    # does (cold fits), so the choice is the loop's, under either rule
+    # the tables' C searches for APSVM and NDCGSVM run through the package's CV estimators
+    # (BinarySVM's, at the structural C, through the loop); given the same folds they score
+    # every C as the loop over folds does (cold fits), so the choice is the loop's, under
+    # either rule
     from sklearn.datasets import load_digits
     from sklearn.model_selection import GroupKFold, StratifiedKFold
 
@@ -118,3 +119,27 @@ def test_the_cv_estimators_give_the_fold_loops_scores_and_choice():
             warnings.simplefilter("ignore")     # APSVM without qid: one query, on purpose
             est = cv_cls(Cs=list(grid), cv=splits, refit=False, tol=1e-3).fit(X, y, qid=q)
         assert est.C_ == best_mean_choice(by_cv)
+
+
+def test_the_tables_binary_svm_fits_at_the_structural_c():
+    # the tables' C is the rank SVMs' for every method: BinarySVM's per-sample C is C / n,
+    # n the fit's own training samples in queries with a relevant sample
+    from sklearn.datasets import load_digits
+
+    from aprank.learn import BinarySVM
+    from experiments.supervised import METHODS, StructuralBinarySVM
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300] / 16.0, y[:300] == 3
+    qid = np.repeat(np.arange(10), 30)
+    qid_empty = qid[~y][0]                      # a query left without a relevant sample
+    y = y & (qid != qid_empty)
+    n = np.count_nonzero(qid != qid_empty)
+    assert isinstance(METHODS["BinarySVM"](10.0), StructuralBinarySVM)
+    for q, n_used in ((None, 300), (qid, n)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the query skipped
+            got = StructuralBinarySVM(C=10.0, tol=1e-6).fit(X, y, qid=q)
+            ref = BinarySVM(C=10.0 / n_used, tol=1e-6).fit(X, y, qid=q)
+        np.testing.assert_array_equal(got.coef_, ref.coef_)
+        assert got.intercept_ == ref.intercept_ and got.C == 10.0

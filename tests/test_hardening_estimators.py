@@ -261,7 +261,10 @@ QUERY_WEIGHTED = [(APSVM, {}), (NDCGSVM, {}), (APSVMAppx, {"keep": 0.0}), (Binar
 @pytest.mark.parametrize("cls, kwargs", QUERY_WEIGHTED, ids=[c.__name__ for c, _ in QUERY_WEIGHTED])
 def test_query_weight_two_is_the_query_entered_twice(digits, cls, kwargs):
     X, y, qid = digits
-    est = lambda: cls(C=10.0, tol=1e-6, **kwargs)      # noqa: E731
+    # BinarySVM's C is per sample: C / n is the rank SVMs' structural C (at C = 10 per sample
+    # the data are separated and the weights would not matter)
+    C = 10.0 / X.shape[0] if cls is BinarySVM else 10.0
+    est = lambda: cls(C=C, tol=1e-6, **kwargs)      # noqa: E731
     sw = np.where(qid == 3, 2.0, 1.0)
     weighted = fit_quiet(est(), X, y, qid=qid, sample_weight=sw)
     twice = np.r_[np.arange(X.shape[0]), np.flatnonzero(qid == 3)]
@@ -275,8 +278,9 @@ def test_query_weight_two_is_the_query_entered_twice(digits, cls, kwargs):
     assert weighted.score(X, y, qid=qid, sample_weight=sw) == pytest.approx(
         weighted.score(X[twice], y[twice], qid=qid_twice), abs=1e-12)
     if cls is APSVMAppx:        # the first stage is the BinarySVM of the same weights
-        first = BinarySVM(C=10.0, tol=1e-6, solver=weighted.solver).fit(X, y, qid=qid,
-                                                                        sample_weight=sw)
+        # at C / n, n the weighted samples (every query has a relevant one)
+        first = BinarySVM(C=10.0 / sw.sum(), tol=1e-6, solver=weighted.solver).fit(
+            X, y, qid=qid, sample_weight=sw)
         np.testing.assert_array_equal(weighted.binary_.coef_, first.coef_)
 
 

@@ -25,7 +25,11 @@ pytestmark = pytest.mark.min_versions
 TOL = 1e-3
 
 
-def data(seed=0, n=300, d=8, queries=None, sparse=False):
+#: the samples of ``data``: BinarySVM's C is per sample, so C / N_DATA is the structural C
+N_DATA = 300
+
+
+def data(seed=0, n=N_DATA, d=8, queries=None, sparse=False):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     y = X @ rng.normal(size=d) + rng.normal(scale=1.5, size=n) > 0.5
@@ -152,8 +156,8 @@ def test_the_descents_cut_has_the_descents_dual():
 def test_fits_are_reproducible_and_leave_the_data_alone():
     X, y, qid = data(7, queries=4)
     kept = X.copy()
-    first = BinarySVM(C=100.0).fit(X[:, :-1], y, qid=qid)
-    again = BinarySVM(C=100.0).fit(X[:, :-1], y, qid=qid)
+    first = BinarySVM(C=100.0 / N_DATA).fit(X[:, :-1], y, qid=qid)
+    again = BinarySVM(C=100.0 / N_DATA).fit(X[:, :-1], y, qid=qid)
     assert first.solver == "dual-cd"
     np.testing.assert_array_equal(first.coef_, again.coef_)
     np.testing.assert_array_equal(X, kept)
@@ -165,12 +169,12 @@ def test_warm_starts_along_c_reach_the_cold_objectives():
     X, y, qid = data(8, queries=4)
     X = X[:, :-1]
     warm = BinarySVM(warm_start=True)
-    for C in (0.1, 1.0, 10.0, 100.0):
+    for C in (0.1 / N_DATA, 1.0 / N_DATA, 10.0 / N_DATA, 100.0 / N_DATA):
         warm.set_params(C=C).fit(X, y, qid=qid)
         cold = BinarySVM(C=C).fit(X, y, qid=qid)
         assert abs(warm.primal_ - cold.primal_) <= TOL
         assert warm._working_set.fractions is not None
-    warm.set_params(C=1.0).fit(X, y, qid=qid)
+    warm.set_params(C=1.0 / N_DATA).fit(X, y, qid=qid)
     assert all("epochs" in h for h in warm.history_)      # the descent converged alone
     warm.fit(X, y, qid=qid)
     assert warm.n_iter_ == 1
@@ -184,7 +188,7 @@ def test_weight_two_and_the_sample_entered_twice_have_the_same_objective():
     X = X[:, :-1]
     sw = np.where(X[:, 0] > 0.5, 2.0, 1.0)
     twice = np.r_[np.arange(y.shape[0]), np.flatnonzero(sw == 2.0)]
-    C = 10.0
+    C = 10.0 / N_DATA
     weighted = BinarySVM(C=C).fit(X, y, sample_weight=sw)
     repeated = BinarySVM(C=C).fit(X[twice], y[twice])
     assert abs(weighted.primal_ - repeated.primal_) <= TOL
@@ -227,11 +231,10 @@ def test_ctrl_c_stops_the_epochs_within_a_second():
     assert fired and stopped - fired[0] < 1.0
 
 
-@pytest.mark.parametrize("budget", ["DUAL_CD_PASSES", "DUAL_CD_WORK"])
-def test_the_work_budgets_end_the_descent_too(monkeypatch, budget):
-    """A budget of work (full epochs, or multiply-adds) far below one round's ends the descent
-    after its first round, however many epochs remain; OCAS finishes."""
-    monkeypatch.setattr(_cutting_plane, budget, 1e-9)
+def test_the_work_budget_ends_the_descent_too(monkeypatch):
+    """A budget of work (full epochs) far below one round's ends the descent after its first
+    round, however many epochs remain; OCAS finishes."""
+    monkeypatch.setattr(_cutting_plane, "DUAL_CD_PASSES", 1e-9)
     X, y, _ = data(13)
     m = model(X, y)
     got = cutting_plane(m, 1e3, tol=TOL, solver="dual-cd")
@@ -243,5 +246,21 @@ def test_the_work_budgets_end_the_descent_too(monkeypatch, budget):
 def test_max_iter_ends_the_descent_unconverged():
     X, y, _ = data(14)
     with pytest.warns(ConvergenceWarning, match="did not converge in 1 iterations"):
-        est = BinarySVM(C=1e4, max_iter=1).fit(X[:, :-1], y)
+        est = BinarySVM(C=1e4 / N_DATA, max_iter=1).fit(X[:, :-1], y)
     assert not est.converged_ and est.n_iter_ == 1 and est.gap_ > TOL
+
+
+def test_dense_wide_data_stay_with_the_descent():
+    """On dense data wider than it is long, an epoch is as costly as a cutting-plane
+    iteration's products: the descent's budget is in passes over X, so it converges there
+    rather than handing over to OCAS after a few epochs' worth of multiply-adds (as a budget
+    of 2e7 multiply-adds did, and OCAS then took 20 x the descent's time at large C)."""
+    rng = np.random.default_rng(3)
+    n, d = 150, 20_000                  # 3e6 multiply-adds an epoch
+    Z = rng.standard_normal((n, 5))
+    X = Z @ rng.standard_normal((5, d)) / np.sqrt(5) + rng.standard_normal((n, d))
+    y = Z @ rng.standard_normal(5) + rng.standard_normal(n) > 0.8
+    est = BinarySVM(C=10.0, tol=1e-4).fit(X, y)
+    assert est.converged_
+    descent = [h for h in est.history_ if "epochs" in h]
+    assert len(descent) == est.n_iter_ and descent[-1]["epochs"] > 7

@@ -187,7 +187,8 @@ def test_multi_cut_with_hard_constraints_and_cccp(digits):
     X, y = np.c_[X[:500], np.ones(500)], y[:500] == 8
     qid = np.repeat(np.arange(10), 50)
     signs = np.where(y, 1.0, -1.0)
-    margins = signs * BinarySVM(C=1.0).fit(X[:, :-1], y).decision_function(X[:, :-1])
+    # BinarySVM's C is per sample: 1 / n is the structural C = 1 these rows were chosen at
+    margins = signs * BinarySVM(C=1.0 / 500).fit(X[:, :-1], y).decision_function(X[:, :-1])
     easy = margins > 1.0
     model = RankingModel(X[~easy], y[~easy], "ap", qid=qid[~easy], algorithm="qs")
     plain, multi = [cutting_plane(model, 10.0, hard=X[easy] * signs[easy, None], solver=s)

@@ -84,7 +84,8 @@ def test_binary_svm_matches_the_full_qp(C, seed):
     X, y = small_problem(seed)
     G, b = all_labelling_constraints(X, y)
     w, primal = full_qp(G, b, C)
-    est = BinarySVM(C=C, tol=1e-9, max_iter=500).fit(X, y)
+    # the full QP's C is the structural one; BinarySVM's is per sample
+    est = BinarySVM(C=C / X.shape[0], tol=1e-9, max_iter=500).fit(X, y)
     assert est.converged_
     np.testing.assert_allclose(np.r_[est.coef_, est.intercept_], w, atol=1e-6 * max(1.0, np.abs(w).max()))
     assert est.primal_ == pytest.approx(primal, abs=1e-6)

@@ -250,7 +250,8 @@ def test_with_eta_zero_hobsvm_is_binarysvm():
         np.testing.assert_allclose(a.g[:design.shape[1]], b.g, atol=1e-12)
         np.testing.assert_array_equal(a.g[design.shape[1]:], 0.0)
     hob = HOBSVM(C=3.0, eta=0.0, J=1.0, tol=1e-7).fit(X, y, groups=groups)
-    binary = BinarySVM(C=3.0, J=1.0, tol=1e-7).fit(X, y)
+    # BinarySVM's C is per sample: HOBSVM's C (the structural one) over n
+    binary = BinarySVM(C=3.0 / X.shape[0], J=1.0, tol=1e-7).fit(X, y)
     assert hob.primal_ == pytest.approx(binary.primal_, abs=1e-6)
     np.testing.assert_allclose(hob.coef_, binary.coef_, atol=1e-3)
     _assert_same_ranking(hob.decision_function(X, groups=groups), binary.decision_function(X))

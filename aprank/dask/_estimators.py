@@ -61,10 +61,17 @@ class _OnDask:
         data = persist_inputs(inputs)
         classes, n_features = data.classes, data.n_features
         model = self._dask_model(data, classes[1], qid is None)
+        X_in, y_in = inputs.X, inputs.y     # lazy: read again only for a rank SVM's threshold
         # the model holds what it needs: blocks it was built from are freed on the workers
         del data, inputs
         res, warm = self._train(model)
-        self.__dict__.update(warm, **self._fitted(res, n_features, classes),
+        fitted = self._fitted(res, n_features, classes)
+        if self._learns_threshold:
+            # the training scores and labels, n values each, gathered as score gathers them
+            scores, labels = dask.compute(X_in.astype(np.float64) @ fitted["coef_"], y_in)
+            fitted["threshold_"] = self._break_even(np.asarray(scores),
+                                                    _gather(labels) == classes[1])
+        self.__dict__.update(warm, **fitted,
                              n_features_in_=n_features, n_skipped_queries_=n_skipped,
                              _n_fit_queries=1 if found.query_ids is None
                              else found.query_ids.shape[0])
@@ -77,17 +84,21 @@ class _OnDask:
                         samples=self.split_samples)
 
     def decision_function(self, X):
-        """Scores w'x (+ bias) as a dask array (lazy), one per row of X."""
+        """Scores w'x (+ bias; less ``threshold_`` for the rank SVMs, as on one machine) as a
+        dask array (lazy), one per row of X."""
         check_is_fitted(self)
         X = as_dask_array(X, "X", 2).astype(np.float64)
         if X.shape[1] != self.coef_.shape[0]:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} was fitted "
                              f"with {self.coef_.shape[0]}")
         scores = X @ self.coef_
-        return scores + self.intercept_ if self._has_intercept else scores
+        if self._has_intercept:
+            scores = scores + self.intercept_
+        return scores - self.threshold_ if self._learns_threshold else scores
 
     def predict(self, X):
-        """The second class where the score is above 0, as a dask array (lazy)."""
+        """The second class where ``decision_function`` is above 0 (for the rank SVMs, w'x
+        above ``threshold_``, as on one machine), as a dask array (lazy)."""
         scores = self.decision_function(X)
         return da.where(scores > 0, self.classes_[1], self.classes_[0])
 

@@ -58,9 +58,9 @@ def _block_model(block: Block, positive, loss, algorithm, empty, intercept):
 
 def _block_counts(model):
     if model is None:
-        return 0, 0, 0
+        return 0, 0, 0, 0
     p = model.problem
-    return int(p.used.sum()), p.n_pos, p.n_samples - p.n_pos
+    return int(p.used.sum()), p.n_pos, p.n_samples - p.n_pos, model.n_samples_used
 
 
 def _block_cut(model: RankingModel, w):
@@ -108,7 +108,9 @@ class QueriesModel(StructuredModel):
                   for b in data.blocks]
         self.models = list(dask.persist(*models))
         counts = np.array(dask.compute(*[dask.delayed(_block_counts)(m) for m in self.models]),
-                          dtype=float).reshape(-1, 3)
+                          dtype=float).reshape(-1, 4)
+        #: the samples of the queries used (``aprank.models.RankingModel.n_samples_used``)
+        self.n_samples_used = float(counts[:, 3].sum())
         if one_query:
             # block b's 0-1 sums are normalised by J P_b + N_b; the query's by J P + N
             z = loss.J * counts[:, 1] + counts[:, 2]

@@ -12,8 +12,9 @@ and inference times are comparable across them:
   loss is optimised over the rest while the easiest are kept correctly classified.
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
-their joint feature), so ``predict`` only marks scores above 0; ``score`` is the mean AP (the
-mean NDCG for NDCGSVM).
+their joint feature), so their ``decision_function`` is w'x less ``threshold_``, a threshold
+chosen on the training scores (:func:`break_even_threshold`), and ``predict`` marks it above
+0; ``score`` is the mean AP (the mean NDCG for NDCGSVM).
 
 Parameters are declared (``_parameter_constraints``) and checked before ``fit`` reads data; a
 fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
@@ -95,6 +96,43 @@ def _refuse_keywords(estimator, unexpected: dict) -> None:
                     f"{name!r}" + ("; use qid= for queries" if name in _QUERY_WORDS else ""))
 
 
+def _n_with_positives(is_pos, qid, sample_weight) -> float:
+    """The samples of the queries with a relevant sample, weighted: BinarySVM's n (the other
+    queries are left out, or refused under ``empty="error"``)."""
+    order, offsets, _ = as_query_groups(qid, is_pos.shape[0])
+    grouped = is_pos if order is None else is_pos[order]
+    has = np.logical_or.reduceat(grouped, offsets[:-1]) if grouped.shape[0] else grouped
+    keep = np.repeat(has, np.diff(offsets))
+    if order is not None:
+        keep = keep[np.argsort(order)]
+    return float(keep.sum() if sample_weight is None else sample_weight[keep].sum())
+
+
+def break_even_threshold(scores, is_pos, sample_weight=None) -> float:
+    """The rank SVMs' ``threshold_``: the score above which as many training samples are as
+    there are positives (weighted), the break-even point of the training ranking, where its
+    precision equals its recall; midway between the last sample above and the first below.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n,)
+        The training samples' ``decision_function``.
+    is_pos : ndarray of bool, shape (n,)
+        Whether each is relevant (``classes_[1]``); both classes present.
+    sample_weight : ndarray of shape (n,), optional
+        Positive weights, counted as copies.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    weight = np.ones(scores.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    order = np.argsort(-scores, kind="stable")
+    mass = np.cumsum(weight[order])
+    # the first rank whose samples above weigh as much as the positives (rounding allowed)
+    k = int(np.searchsorted(mass, weight[is_pos].sum() * (1 - 1e-12)))
+    k = min(k, scores.shape[0] - 1)
+    below = scores[order[k + 1]] if k + 1 < scores.shape[0] else scores[order[k]] - 1.0
+    return float(0.5 * (scores[order[k]] + below))
+
+
 class _HardOnly(StructuredModel):
     """A model with no loss term left (APSVMAppx when every difficult sample is of one class):
     only the hard constraints shape w."""
@@ -132,6 +170,10 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     ``aprank.models.RankingModel``. Zero weights drop samples."""
 
     _has_intercept = False
+    #: the rank SVMs learn no bias: ``decision_function`` subtracts ``threshold_``, learnt
+    #: on the training scores, so that ``predict`` (above 0) means something (BinarySVM's
+    #: bias makes its threshold 0)
+    _learns_threshold = True
 
     _parameter_constraints: dict = {
         "C": [POSITIVE],
@@ -221,6 +263,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                             empty=self.empty if empty is None else empty,
                             sample_weight=sample_weight)
 
+    def _slack_C(self, model) -> float:
+        """The weight of the model's slack xi in the learner's 1/2 ||w||^2 + C xi: ``C``,
+        which for the rank SVMs weighs the mean loss over queries."""
+        return float(self.C)
+
     def _train(self, model: StructuredModel, hard=None, upper=None):
         """Run the cutting plane on ``model``: (CuttingPlaneResult, the warm-start state to
         store with the fitted attributes). Nothing of self changes here."""
@@ -245,7 +292,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                 user_callback(info)
 
         try:
-            res = cutting_plane(model, float(self.C), tol=self.tol, max_iter=self.max_iter,
+            res = cutting_plane(model, self._slack_C(model), tol=self.tol, max_iter=self.max_iter,
                                 prune_after=self.prune_after, solver=self.solver, hard=hard, w0=w0,
                                 working_set=working_set, upper=upper, callback=callback)
         finally:
@@ -264,14 +311,21 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         say_skipped(n_skipped, n_queries)
         return n_skipped
 
-    def _fitted(self, res, n_features, classes) -> dict:
+    #: the rank SVMs' ``threshold_`` of training scores (for subclasses that score elsewhere)
+    _break_even = staticmethod(break_even_threshold)
+
+    def _fitted(self, res, n_features, classes, X=None, is_pos=None, sample_weight=None) -> dict:
         """The fitted attributes of a cutting-plane result (assigned by the caller, at the end
-        of its fit)."""
+        of its fit); the training samples X (without bias column), is_pos and sample_weight
+        give the rank SVMs' ``threshold_`` (``break_even_threshold``)."""
         fitted = {"classes_": classes, "coef_": res.w[:n_features].copy(),
                   "n_iter_": res.n_iter, "converged_": res.converged, "primal_": res.primal,
                   "dual_": res.dual, "gap_": res.gap, "history_": res.history}
         if self._has_intercept:
             fitted["intercept_"] = float(res.w[n_features] * self.intercept_scaling)
+        if self._learns_threshold and X is not None:
+            scores = np.asarray(X @ fitted["coef_"]).ravel() + fitted.get("intercept_", 0.0)
+            fitted["threshold_"] = break_even_threshold(scores, is_pos, sample_weight)
         return fitted
 
     @atomic_fit
@@ -306,21 +360,29 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         used = model.problem.used
         n_skipped = self._say_skipped(int(used.shape[0] - np.count_nonzero(used)), used.shape[0])
         res, warm = self._train(model)
-        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes),
+        self.__dict__.update(warm, **self._fitted(res, data.X.shape[1], data.classes, data.X,
+                                                  data.is_pos, data.sample_weight),
                              n_skipped_queries_=n_skipped,
                              _n_fit_queries=used.shape[0])   # the model grouped them
         return self
 
     # --------------------------------------------------------------------------- prediction
     def decision_function(self, X):
-        """Scores w'x (+ bias): rank samples by them, highest first."""
+        """Scores w'x (+ bias), less ``threshold_`` for the rank SVMs: rank samples by them,
+        highest first; ``predict`` marks those above 0."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         scores = np.asarray(X @ self.coef_).ravel()
-        return scores + self.intercept_ if self._has_intercept else scores
+        if self._has_intercept:
+            scores = scores + self.intercept_
+        # a constant shift: the ranking (and every metric of it) is w'x's
+        return scores - self.threshold_ if self._learns_threshold else scores
 
     def predict(self, X):
-        """The second class where the score is above 0 (rank SVMs learn no threshold)."""
+        """The second class where ``decision_function`` is above 0: for the rank SVMs, which
+        learn a ranking and not a bias, where w'x (+ b) is above ``threshold_``, the training
+        ranking's break-even point (see :func:`break_even_threshold`); for BinarySVM, where
+        w'x + b is, its bias learnt."""
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
@@ -448,6 +510,16 @@ _COMMON_DOC = """
 """ + _SKIPPED_DOC
 
 
+#: the rank SVMs' threshold
+_THRESHOLD_DOC = """    threshold_ : float
+        ``predict``'s threshold on w'x (+ b): the break-even point of the training ranking
+        (as many training samples score above it as are relevant, weighted by
+        ``sample_weight``; its precision equals its recall there), midway between the scores
+        on either side. The rank SVMs learn a ranking and no bias, so 0 means nothing to
+        them: ``decision_function`` is w'x (+ b) less ``threshold_`` (the ranking unchanged),
+        and ``predict`` marks where it is above 0, as scikit-learn's classifiers do.
+"""
+
 #: the rank SVMs' parameters: their default learner is multi-cut OCAS
 _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd"}, default "ocas"', '"dual-cd"}, default "multi-cut"').replace(
@@ -455,23 +527,38 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd" is OCAS. "multi-cut" is the rank SVMs\' default: on the fit\n'
     '        benchmark it needs the fewest iterations at C >= 100 (Yahoo LTR at C = 1e4: 150\n'
     '        to 160 against 958 to 1000 for OCAS), at up to 1.2 x the time of OCAS at\n'
-    '        C <= 100; on one query it is OCAS (``docs/learning.md``).\n        See')
+    '        C <= 100; on one query it is OCAS (``docs/learning.md``).\n        See') + _THRESHOLD_DOC
 
 
 class BinarySVM(_StructuredSVM):
     __doc__ = """Binary structural SVM with the weighted 0-1 loss (Dokania et al. 2014, eq. 7) and a
     bias.
 
-    The 1-slack problem is the class-weighted hinge-loss SVM with weights J (positives) and
-    1 (negatives), so besides the rank SVMs' cutting planes it has liblinear's dual coordinate
-    descent (``solver="dual-cd"``, the default: measured fastest up to C = 100 and no slower
-    than OCAS on most fits beyond; ``docs/learning.md``).
+    It minimises 1/2 ||w||^2 + C sum_i a_i max(0, 1 - s_i (w'x_i + b)), with s_i = +1 for the
+    relevant class and -1 for the other, and per-sample weights a_i that sum to n, the number
+    of training samples: a_i = n v_i / (J P + N), v_i = J for a positive and 1 for a negative.
+    At the default J = N / P that is a_i = n / (2 P) for a positive and n / (2 N) for a
+    negative, scikit-learn's ``class_weight="balanced"``: ``BinarySVM(C)`` solves the problem
+    of ``LinearSVC(C=C, loss="hinge", class_weight="balanced", intercept_scaling=1)``
+    (intercept_scaling alike; both regularise the bias), so C means what it means there and
+    in ``LogisticRegression``. This is the 1-slack structural SVM of the weighted 0-1 loss at
+    C n: the rank SVMs' C weighs a loss normalised to [0, 1], BinarySVM's a sum over samples.
+    (In aprank 0.1.0, BinarySVM's C was that structural C: an old ``BinarySVM(C=c)`` is
+    ``BinarySVM(C=c / n)`` now.)
+
+    With qid, J, P and N are per query, and each query's weights a_i sum to n / Q (Q queries
+    used): the queries weigh alike, as in the loss. Queries left out (``empty="skip"``) do
+    not count in n.
+
+    Besides the rank SVMs' cutting planes it has liblinear's dual coordinate descent
+    (``solver="dual-cd"``, the default; ``docs/learning.md``), which stops as liblinear does.
 
     ``sample_weight`` (fit and score) weighs samples: a weight scales the sample's hinge term,
-    and J P + N and the default J = N / P count weighted samples, so without qid (or within a
+    and n, J P + N and the default J = N / P count weighted samples, so without qid (or within a
     query) weight 2 is the sample entered twice. With qid, each query counts with the mean
     weight of its samples: weights constant within queries are query weights, as for the rank
     SVMs. ``score`` is AP with the weights as sample counts, per query, in the same mean.
+    ``predict`` is the second class where ``decision_function`` is above 0 (the learnt bias).
 
     Parameters
     ----------
@@ -479,9 +566,18 @@ class BinarySVM(_StructuredSVM):
         Weight of a positive; default N/P per query.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the (regularised) bias.
-""" + _COMMON_DOC.replace('"dual-cd"}, default "ocas"', '"dual-cd"}, default "dual-cd"')
+""" + _COMMON_DOC.replace('"dual-cd"}, default "ocas"', '"dual-cd"}, default "dual-cd"').replace(
+        """    C : float, default 1.0
+        Weight of the slack against 1/2 ||w||^2.
+""", """    C : float, default 1.0
+        Weight of the sum of the samples' weighted hinges against 1/2 ||w||^2: a per-sample
+        C, LinearSVC's (see above).
+""").replace("""        Final primal objective 1/2||w||^2 + C xi (xi from exact inference at the final w),""",
+             """        Final primal objective 1/2||w||^2 + C sum_i a_i hinge_i (the 0-1 loss's exact
+        slack xi at the final w is that sum over n),""")
 
     _has_intercept = True
+    _learns_threshold = False
     _parameter_constraints = {**_StructuredSVM._parameter_constraints,
                               "J": [NON_NEGATIVE, None], "intercept_scaling": [POSITIVE]}
 
@@ -497,6 +593,11 @@ class BinarySVM(_StructuredSVM):
 
     def _loss(self):
         return ZeroOne(self.J)
+
+    def _slack_C(self, model) -> float:
+        """C n: the model's slack xi is the weighted hinges' sum over n (their weights sum
+        to 1 in the model), so C n xi is C times the sum of the a_i-weighted hinges."""
+        return float(self.C) * model.n_samples_used
 
     def _algorithm(self):
         return "zero-one"
@@ -591,7 +692,9 @@ class APSVMAppx(_StructuredSVM):
     __doc__ = """AP-SVM-APPX (Mohapatra et al. 2014, section 3.3): AP loss over the difficult
     samples only.
 
-    A :class:`BinarySVM` (same C, tol, max_iter) is trained first; samples it classifies with
+    A :class:`BinarySVM` (tol and max_iter alike, and C / n, n the training samples in queries
+    with a relevant sample, weighted: BinarySVM's C is per sample, so the two stages weigh
+    their normalised losses alike) is trained first; samples it classifies with
     margin y(w'x + b) > 1 are easy. The ``keep`` fraction of the easy samples with the largest
     margins keep hard constraints y(w'x + b) >= 1; every other sample joins the difficult set,
     whose AP loss is optimised. Within the difficult set, queries left without positives are
@@ -609,7 +712,7 @@ class APSVMAppx(_StructuredSVM):
         Exact AP inference algorithm.
     intercept_scaling : float, default 1.0
         Value of the constant feature carrying the bias.
-""" + _COMMON_DOC + """    binary_ : BinarySVM
+""" + _COMMON_DOC + _THRESHOLD_DOC + """    binary_ : BinarySVM
         The fitted first-stage BinarySVM.
     easy_ : ndarray of bool, shape (n_samples,)
         The samples kept easy (hard constraints).
@@ -644,7 +747,9 @@ class APSVMAppx(_StructuredSVM):
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight
         if sw is not None:      # refuse weights that are not query weights before any training
             query_weights(sw, *as_query_groups(qid, X.shape[0]))
-        binary = BinarySVM(self.C, intercept_scaling=self.intercept_scaling, tol=self.tol,
+        # BinarySVM's C is per sample: C / n is the structural C of the AP stage
+        binary = BinarySVM(self.C / _n_with_positives(is_pos, qid, sw),
+                           intercept_scaling=self.intercept_scaling, tol=self.tol,
                            max_iter=self.max_iter, prune_after=self.prune_after,
                            solver=self.solver,
                            empty=self.empty).fit(X, data.classes[is_pos.astype(int)], qid,
@@ -666,7 +771,7 @@ class APSVMAppx(_StructuredSVM):
             easy_given[np.flatnonzero(data.kept)[is_easy]] = True
         # the first stage left out (and said) the queries without a relevant sample; the AP
         # stage's own skips (queries whose positives all became easy) are not the data's
-        self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes),
+        self.__dict__.update(warm, **self._fitted(res, X.shape[1], data.classes, X, is_pos, sw),
                              binary_=binary, easy_=easy_given,
                              n_skipped_queries_=binary.n_skipped_queries_,
                              _n_fit_queries=binary._n_fit_queries)

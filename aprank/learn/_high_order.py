@@ -48,6 +48,7 @@ class _HighOrder(_StructuredSVM):
     ``sample_weight`` (the pairwise models have no weighting): passing one is a TypeError."""
 
     _has_intercept = True
+    _learns_threshold = False       # the bias is learnt, as BinarySVM's
     _parameter_constraints = {
         **{k: v for k, v in _StructuredSVM._parameter_constraints.items() if k != "empty"},
         "eta": [NON_NEGATIVE], "pair_feature": [callable, None], "algorithm": [str],
@@ -163,7 +164,9 @@ class HOBSVM(_HighOrder):
     linked pairs with different labels; the loss is the weighted 0-1 loss of eq. 7 with
     J = N / P. Trained by the 1-slack cutting plane with w2 <= 0 (eq. 8: graph cuts are exact
     there), loss-augmented inference by graph cuts. The joint feature is divided by J P + N
-    (the loss's normaliser): with eta = 0 and J = 1 the problem is BinarySVM's (J = 1). With
+    (the loss's normaliser): with eta = 0 and J = 1 the problem is that of
+    ``BinarySVM(C / n, J=1)``, n the samples (HOB-SVM's C weighs the normalised loss, as the
+    rank SVMs' does; BinarySVM's C is per sample, scikit-learn's). With
     J != 1 the two differ: BinarySVM weighs a positive's hinge by J (a weighted sample), HOB-SVM,
     as eq. 7, asks a positive for a margin J (a weight in a label-dependent joint feature
     cannot be used at prediction, where labels are unknown).

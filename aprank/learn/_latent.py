@@ -40,6 +40,8 @@ class _Latent(_StructuredSVM):
     """Shared by the latent estimators: bags, starts, CCCP, bag scores. No ``sample_weight``
     (the latent models have no weighting): passing one is a TypeError."""
 
+    #: scores are bags' best rows and predict thresholds them at 0 (no ``threshold_``)
+    _learns_threshold = False
     _parameter_constraints = {
         **{k: v for k, v in _StructuredSVM._parameter_constraints.items()
            if k not in ("empty", "warm_start")},

@@ -14,7 +14,8 @@ labelling's score is w'Psi = sum_i y_i w_1'x_i + sum_cut eta w_2'Phi + const: un
 s_i = w_1'x_i and pair scores c_ab = eta w_2'Phi_ab, <= 0 when w_2 <= 0.
 
 :class:`HOBModel` divides Psi by Z = J P + N, the normaliser of the loss (eq. 7), so that with
-no pairs its 1-slack problem is BinarySVM's at J = 1 (and C means the same in both).
+no pairs its 1-slack problem is BinarySVM's at J = 1: HOB-SVM's C is the structural one of
+that problem, which is ``BinarySVM(C / n, J=1)`` (BinarySVM's C is per sample).
 :class:`HOAPModel` is the latent model of HOAP-SVM's CCCP (Algorithm 1, Propositions 4-5).
 """
 from __future__ import annotations

@@ -71,6 +71,15 @@ class RankingModel(StructuredModel):
         return self.problem.loss
 
     @property
+    def n_samples_used(self) -> float:
+        """The samples of the queries the risk counts, each counted with its weight (1
+        without ``sample_weight``): the n of a per-sample C (``aprank.learn.BinarySVM``)."""
+        used = self.problem.per_sample(self.problem.used)
+        if self.sample_weight is None:
+            return float(np.count_nonzero(used))
+        return float(self.sample_weight[used].sum())
+
+    @property
     def size_joint_feature(self) -> int:
         return self.X.shape[1]
 
