@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from named_warnings import only_the_warnings_named_in
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -95,8 +96,9 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__main__"}     # the Dask example guards its cluster by this
     try:
-        for k, block in enumerate(blocks):
-            exec(compile(block, f"docs/{page} block {k + 1}", "exec"), namespace)
+        with only_the_warnings_named_in(code):
+            for k, block in enumerate(blocks):
+                exec(compile(block, f"docs/{page} block {k + 1}", "exec"), namespace)
     except DataUnavailableError:
         pytest.skip(f"docs/{page} needs the data home (docs/data.md)")
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from named_warnings import only_the_warnings_named_in
 
 import aprank
 
@@ -84,8 +85,9 @@ def test_readme_python_blocks_run_as_written(heading, blocks):
             pytest.skip(f"{heading!r} needs {extra}")
     namespace = {"__name__": "__main__"}     # the dask example guards its cluster by this
     try:
-        for k, block in enumerate(blocks):
-            exec(compile(block, f"README {heading} block {k + 1}", "exec"), namespace)
+        with only_the_warnings_named_in(code):
+            for k, block in enumerate(blocks):
+                exec(compile(block, f"README {heading} block {k + 1}", "exec"), namespace)
     except DataUnavailableError:
         pytest.skip(f"{heading!r} needs the data home (docs/data.md)")
 
