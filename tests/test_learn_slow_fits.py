@@ -212,6 +212,9 @@ def test_a_large_core_warns_at_the_real_threshold(stub):
 #: what it saw. Uninterrupted, each of these fits runs for more than 5 s.
 CHILD = r"""
 import json, signal, sys, threading, time, warnings
+# Python leaves SIGINT ignored where its parent did (a background job of a non-interactive
+# shell, as CI may start the tests): Ctrl-C's handler, whatever the parent ignores
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 warnings.simplefilter("ignore")
