@@ -24,7 +24,7 @@ ESTIMATORS = [BinarySVM(), BinarySVM(solver="ocas"), APSVM(), NDCGSVM(), APSVMAp
 
 #: The rank SVMs' sample_weight is a query weight (exact AP/NDCG inference has no per-sample
 #: weights), so these checks' weights, varying over one query, are refused with a ValueError
-#: (tests/test_hardening_estimators.py asserts that error). BinarySVM passes them.
+#: (tests/test_estimator_parameters_failures_and_weights.py asserts that error). BinarySVM passes them.
 QUERY_WEIGHT_CHECKS = {
     name: "a rank SVM's sample_weight is a query weight: varying weights in one query are refused"
     for name in ("check_sample_weights_not_overwritten",

@@ -68,7 +68,7 @@ def test_the_file_list_is_read():
 
 def test_no_text_cites_a_paper_or_errata_number():
     """Papers by authors and year ("Mohapatra et al. (2018), eq. 1"), printing errors by what
-    they are (docs/references.md explains each): never "paper 004" or "ERRATA 4"."""
+    they are (docs/references.md explains each): never a folder number or an errata number."""
     found = offending_lines(FOLDER_CITATIONS, FILES)
     assert not found, "folder-number citations:\n" + "\n".join(found)
 

@@ -1,6 +1,6 @@
-"""Hardening of inference, input checks, registry and cross-checks, and warnings before long calls.
+"""Inference: input checks, the registry, cross-checks, and warnings before long calls.
 
-Each test names its item; every one of them failed (or raised) on the code before the fix.
+Each test names what it pins; every one of them failed (or raised) on the code before the fix.
 """
 import pickle
 import subprocess
