@@ -12,5 +12,5 @@ includes.
 * :mod:`experiments.torch_peers` -- torch-peers, the AP hinge beside LibAUC's and
   pytorch-metric-learning's losses (:mod:`experiments.peer_tasks`, :mod:`experiments.peer_losses`).
 
-They import only public names of ``aprank`` (checked by ``tests/test_architecture.py``).
+They import only public names of ``aprank`` (checked by ``tests/project/test_architecture.py``).
 """

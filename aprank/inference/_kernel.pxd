@@ -102,7 +102,7 @@ cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
     the loss part -(1/P) i/((j+i)(j+i-1)) does not increase while i <= j-1, because
     (i+1)(j+i-1) >= i(j+i+1) iff i <= j-1. So steps 1..min(j, P) are non-increasing and f_j is
     concave on candidates 1..min(j, P)+1: one more candidate than Mohapatra et al. (2018), Prop. 5
-    states (docs/references.md, printing errors); tests/test_oracle.py checks the claim against
+    states (docs/references.md, printing errors); tests/inference/test_oracle.py checks the claim against
     exhaustive search.
     """
     if L.kind == LOSS_AP:

@@ -4,7 +4,7 @@ Each chooses C from a grid by k-fold cross-validation, as scikit-learn's
 ``LogisticRegressionCV`` does for its C: within a fold one estimator walks the grid from the
 smallest C to the largest. By default every C is fitted from nothing, so the fits, the scores,
 the ranking of the grid and the chosen C are those of a ``GridSearchCV`` over the same grid and
-splitter with ``qid`` routed to ``fit`` and ``score`` (tests/test_cv_estimators.py checks it);
+splitter with ``qid`` routed to ``fit`` and ``score`` (tests/learn/test_cv_estimators.py checks it);
 with ``warm_path=True`` each fit starts from the previous fit's working set (``warm_start``:
 the same training data, so its constraints still hold). The folds run in parallel with
 ``n_jobs``.

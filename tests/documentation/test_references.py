@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCES = ROOT / "docs" / "references.md"
 TEXT_SUFFIXES = {".py", ".pyx", ".pxd", ".hpp", ".h", ".cpp", ".md", ".toml", ".txt", ".cfg",
                  ".ini", ".yml", ".yaml", ".sh", ""}
 #: Generated or build output (docs/_generated and docs/_build are made by the docs build from the
 #: sources checked here).
 SKIP_PREFIXES = ("build/", "docs/_build/", "docs/_generated/", "docs/api/generated/")
-THIS_FILE = "tests/test_references.py"
+THIS_FILE = "tests/documentation/test_references.py"
 
 #: How the repository once cited what lies outside it. The paper-file numbers run 000-004, so a
 #: three-digit number with a leading zero, standing alone (not part of 0.001, 1,000, 10_000 or a

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "aprank"
+ROOT = Path(__file__).resolve().parents[2] / "aprank"
 
 #: Lower layers never import higher ones: inference (what an algorithm computes), models (joint
 #: feature, loss, which inference), learners (how w is found), tools (bench, checks, figures,
@@ -214,7 +214,7 @@ def test_the_abstract_types_cannot_be_half_implemented():
 
 
 # ---------------------------------------------------------------------------- the tools
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 PACKAGE = REPOSITORY / "aprank"
 TOOLS = ("benchmarks", "experiments", "figures")
 TOOL_FILES = sorted(f for tool in TOOLS for f in (REPOSITORY / tool).rglob("*.py"))
@@ -311,7 +311,7 @@ def test_matplotlib_is_no_dependency_of_the_package(pyproject):
 
 def test_the_test_extra_installs_what_the_tests_need(pyproject):
     """``pip install -e ".[test]"`` is all the README's test command installs: the docs tools
-    that tests/test_docs.py builds with come with it (PyTorch stays apart: see the README)."""
+    that tests/documentation/test_docs.py builds with come with it (PyTorch stays apart: see the README)."""
     extras = pyproject["project"]["optional-dependencies"]
     assert set(extras["docs"]) <= set(extras["test"])
     assert "torch" not in {_requirement_name(r) for r in extras["test"]}

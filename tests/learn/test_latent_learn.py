@@ -11,20 +11,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.models import LatentBinaryModel
+from synthetic import mil
 
-
-def mil(n_bags=40, size=4, d=5, seed=0, frac=0.4):
-    """Bags of ``size`` rows ~ N(0, 1); a positive bag has one witness row shifted along a
-    fixed direction (its index is the known h)."""
-    rng = np.random.default_rng(seed)
-    bag_pos = rng.random(n_bags) < frac
-    bag_pos[:2] = [True, False]
-    bags = np.repeat(np.arange(n_bags), size)
-    X = rng.standard_normal((bags.size, d))
-    witness = np.arange(n_bags) * size + rng.integers(0, size, n_bags)
-    X[witness[bag_pos]] += 2.0 * np.eye(d)[0] + 1.0 * np.eye(d)[1]
-    y = bag_pos[bags].astype(int)
-    return X, y, bags, witness
 
 
 def test_cccp_objective_never_increases():

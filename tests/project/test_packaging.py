@@ -11,7 +11,7 @@ import pytest
 
 import aprank
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow       # pip builds the wheel, compiling every kernel (about a minute)
 
 

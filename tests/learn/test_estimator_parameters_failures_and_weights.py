@@ -287,7 +287,7 @@ def test_query_weight_two_is_the_query_entered_twice(digits, cls, kwargs):
 def test_binary_weight_two_is_the_sample_entered_twice(digits):
     """Without qid (one query) BinarySVM's weights count copies of samples: the same w and the
     same score as the data with each sample repeated (scikit-learn's check of the same kind
-    passes too, tests/test_learn.py)."""
+    passes too, tests/learn/test_learn.py)."""
     X, y, _ = digits
     counts = np.random.default_rng(5).integers(0, 4, X.shape[0])
     counts[:2] = 1
@@ -344,7 +344,7 @@ def test_rankers_refuse_weights_that_vary_within_a_query(digits, cls):
 
 @pytest.mark.parametrize("cls", RANKERS)
 def test_the_rankers_expected_failures_of_check_estimator_are_the_query_weight_rule(cls):
-    """tests/test_learn.py declares the per-sample weight checks as expected failures for the
+    """tests/learn/test_learn.py declares the per-sample weight checks as expected failures for the
     rank SVMs: this is the reason, and no other."""
     with pytest.raises(ValueError, match="constant within each query"):
         check_sample_weights_not_overwritten(cls.__name__, cls())

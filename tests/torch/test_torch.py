@@ -313,7 +313,7 @@ def test_torch_compile_runs_the_loss_eagerly(backend):
 
 
 def test_docs_example_runs():
-    page = (Path(__file__).resolve().parents[1] / "docs" / "torch.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "torch.md").read_text()
     block = page.split("<!-- torch example -->")[1].split("<!-- end torch example -->")[0]
     code = block.split("```python\n")[1].split("```")[0]
     namespace = {}

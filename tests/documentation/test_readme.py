@@ -1,6 +1,6 @@
 """The README stays true and short: its algorithm table, its CI command, every ```python block
 (which runs as written), and at most 250 lines (the rest lives in docs/, which
-tests/test_docs.py checks)."""
+tests/documentation/test_docs.py checks)."""
 import importlib.util
 import re
 from pathlib import Path
@@ -12,7 +12,7 @@ import aprank
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
 

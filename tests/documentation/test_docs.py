@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from named_warnings import only_the_warnings_named_in
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 import aprank_docs  # noqa: E402  (the extension that writes the API pages)

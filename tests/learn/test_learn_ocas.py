@@ -30,7 +30,7 @@ def digits():
 def test_solvers_reach_the_plain_objective(digits, cls, C):
     # all stop at gap <= tol over a lower bound of the same convex objective, so their primal
     # objectives are within tol of the optimum and of each other (multi-cut splits the cut
-    # over the 10 queries, or the 0-1 loss's samples: tests/test_learn_multicut.py)
+    # over the 10 queries, or the 0-1 loss's samples: tests/learn/test_learn_multicut.py)
     X, y = digits
     X, y = X[:500], y[:500] == 8
     qid = np.repeat(np.arange(10), 50)
@@ -145,7 +145,7 @@ def test_ocas_as_cccps_inner_solver():
 
 @pytest.mark.parametrize("solver", ["ocas", "multi-cut"])
 def test_warm_start_and_cv_path_reach_the_cold_objective(digits, solver):
-    # (multi-cut: tests/test_learn_multicut.py; its working set holds cuts of the queries)
+    # (multi-cut: tests/learn/test_learn_multicut.py; its working set holds cuts of the queries)
     X, y = digits
     qid = np.arange(y.size) // 180
     cold = APSVM(C=30.0, solver=solver).fit(X, y == 9, qid=qid)

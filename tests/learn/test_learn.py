@@ -24,7 +24,7 @@ ESTIMATORS = [BinarySVM(), BinarySVM(solver="ocas"), APSVM(), NDCGSVM(), APSVMAp
 
 #: The rank SVMs' sample_weight is a query weight (exact AP/NDCG inference has no per-sample
 #: weights), so these checks' weights, varying over one query, are refused with a ValueError
-#: (tests/test_estimator_parameters_failures_and_weights.py asserts that error). BinarySVM passes them.
+#: (tests/learn/test_estimator_parameters_failures_and_weights.py asserts that error). BinarySVM passes them.
 QUERY_WEIGHT_CHECKS = {
     name: "a rank SVM's sample_weight is a query weight: varying weights in one query are refused"
     for name in ("check_sample_weights_not_overwritten",
@@ -38,9 +38,9 @@ QUERY_WEIGHT_CHECKS = {
 #: default C = 1, per sample, and tol = 1e-3 they differ by 4e-4).
 #: scikit-learn's own LinearSVC(dual=True) is exempt from them for the same reason ("a
 #: stochastic solver") and checked with dual=False. BinarySVM(solver="ocas") is checked
-#: here, BinarySVMCV likewise (tests/test_cv_estimators.py), the descent passes them at a
+#: here, BinarySVMCV likewise (tests/learn/test_cv_estimators.py), the descent passes them at a
 #: tighter tol (test_dual_cd_passes_the_weight_checks_at_a_tight_tol), and
-#: tests/test_learn_dual_cd.py checks the objectives of weighted and repeated dual-cd fits.
+#: tests/learn/test_learn_dual_cd.py checks the objectives of weighted and repeated dual-cd fits.
 ORDER_CHECKS = {
     name: "dual coordinate descent's solution depends on the order of the samples' "
           "multipliers: equal within tol, not to 1e-7 (checked with solver='ocas')"

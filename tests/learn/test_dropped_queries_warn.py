@@ -14,6 +14,7 @@ from sklearn.pipeline import Pipeline
 
 from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, LatentAPSVM,
                           LatentSSVM, LatentSVM, OneQueryWarning)
+from synthetic import grouped
 
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
 #: the docs section a OneQueryWarning links
@@ -32,16 +33,6 @@ def _queries(n_queries=9, size=24, d=5, seed=0):
     y[1::size] = 0
     return X, y, qid
 
-
-def _grouped(n_groups=14, size=5, d=4, seed=0):
-    """Samples in groups whose members tend to share a label."""
-    rng = np.random.default_rng(seed)
-    groups = np.repeat(np.arange(n_groups), size)
-    group_label = rng.random(n_groups) < 0.4
-    group_label[:2] = (True, False)
-    y = group_label[groups] ^ (rng.random(groups.size) < 0.15)
-    X = rng.standard_normal((groups.size, d)) + 0.8 * y[:, None]
-    return X, y.astype(int), groups
 
 
 def _quiet(pattern, call):
@@ -83,7 +74,7 @@ def test_the_one_query_warning_is_one_sentence_linking_the_docs(cls):
     assert message.endswith(QUERIES_DOCS) and message.count(". ") == 0, message
     page, anchor = QUERIES_DOCS.split("#")
     headings = [line.lstrip("#").strip() for line in
-                (Path(__file__).resolve().parents[1] / page).read_text().splitlines()
+                (Path(__file__).resolve().parents[2] / page).read_text().splitlines()
                 if line.startswith("## ")]
     # MyST's anchor of a heading: lower case, punctuation dropped, spaces as hyphens
     slugs = {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-") for h in headings}
@@ -132,7 +123,7 @@ def test_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls,kwargs", [(HOBSVM, {}), (HOAPSVM, {"max_outer": 3})])
 def test_high_order_score_without_pairs_after_a_fit_with_pairs_warns(cls, kwargs):
-    X, y, groups = _grouped()
+    X, y, groups = grouped(n_groups=14)
     est = cls(C=10.0, eta=1.0, **kwargs).fit(X, y, groups=groups)
     assert np.any(est.coef_pairs_ != 0)
     with pytest.warns(UserWarning, match=NO_PAIRS + r".*pass the samples' pairs as groups=.*"

@@ -30,7 +30,7 @@ from aprank.learn import (APSVM, APSVMCV, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, B
 
 from signals import interrupted_after
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _never_run(call):

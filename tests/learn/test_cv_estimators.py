@@ -29,8 +29,8 @@ CS = [0.01, 0.1, 1.0, 10.0]
 
 def expected_failed_checks(estimator):
     # the folds' fits and scores are the estimator's: the rank SVMs' query weights refuse
-    # weights that vary within one query, as tests/test_learn.py says of the base estimators
-    # (BinarySVMCV's default solver: as tests/test_learn.py says of BinarySVM's)
+    # weights that vary within one query, as tests/learn/test_learn.py says of the base estimators
+    # (BinarySVMCV's default solver: as tests/learn/test_learn.py says of BinarySVM's)
     if not isinstance(estimator, BinarySVMCV):
         return QUERY_WEIGHT_CHECKS
     return ORDER_CHECKS if estimator.solver == "dual-cd" else {}

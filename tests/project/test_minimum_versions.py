@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
@@ -60,4 +60,4 @@ def test_the_lane_covers_inference_learning_docs_and_extras():
     files = {line.split("::")[0] for line in out.splitlines() if "::" in line}
     for name in ("test_infer.py", "test_learn.py", "test_metrics.py", "test_readme.py"):
         assert f"tests/{name}" in files, out[-2000:]
-    assert "tests/test_docs.py::test_python_blocks_run[learning.md]" in out
+    assert "tests/documentation/test_docs.py::test_python_blocks_run[learning.md]" in out

@@ -201,7 +201,7 @@ def test_read_only_copy_of_the_shared_folder_is_enough(shared, tmp_path, monkeyp
 
 # ------------------------------------------------------------- concurrent downloads of one file
 RANK_QUERY = "ltr/yahoo_ltr_sample_lightgbm/rank.test.query"
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 class _Truncating(http.server.BaseHTTPRequestHandler):

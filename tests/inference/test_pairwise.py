@@ -12,6 +12,7 @@ from aprank.inference import PairwiseGraph, PairwiseProblem, group_pairs, max_ma
 from aprank.learn import APSVM, HOAPSVM, HOBSVM, BinarySVM
 from aprank.losses import PairwiseZeroOne, ZeroOne
 from aprank.models import HOBModel, RankingModel, pair_features
+from synthetic import grouped
 
 EXACT = ("graphcut", "graphcut-dynamic", "graphcut-static")
 
@@ -151,22 +152,11 @@ def test_without_pairs_the_max_marginal_difference_is_the_score():
 
 
 # ------------------------------------------------------------------------------ models
-def _grouped(n_groups=12, size=5, d=4, seed=0):
-    """Samples in groups whose members tend to share a label (the group's label flips a
-    sample with probability 0.15)."""
-    rng = np.random.default_rng(seed)
-    groups = np.repeat(np.arange(n_groups), size)
-    group_label = rng.random(n_groups) < 0.4
-    group_label[:2] = (True, False)
-    y = group_label[groups] ^ (rng.random(groups.size) < 0.15)
-    X = rng.standard_normal((groups.size, d)) + 0.8 * y[:, None]
-    return X, y.astype(int), groups
-
 
 def test_hob_model_constraint_is_the_oracle_violation():
     """most_violated's violation equals the brute-force max over labellings of
     Delta + w'(Psi(Y) - Psi(Y*)) / Z, and its row g reproduces it."""
-    X, y, groups = _grouped(n_groups=3, size=4)
+    X, y, groups = grouped(n_groups=3, size=4)
     X = np.hstack([X, np.ones((X.shape[0], 1))])
     edges = group_pairs(groups)
     Phi = pair_features(X, edges)
@@ -184,7 +174,7 @@ def test_hob_model_constraint_is_the_oracle_violation():
 
 
 def test_psi_of_flipped_labellings():
-    X, y, groups = _grouped(n_groups=4, size=3)
+    X, y, groups = grouped(n_groups=4, size=3)
     edges = group_pairs(groups)
     model = HOBModel(X, y.astype(bool), edges, pair_features(X, edges), eta=1.3)
     rng = np.random.default_rng(2)
@@ -201,7 +191,7 @@ def test_psi_of_flipped_labellings():
 
 # ------------------------------------------------------------------------------ learners
 def test_hobsvm_keeps_pair_weights_nonpositive_and_ranks_by_max_marginals():
-    X, y, groups = _grouped()
+    X, y, groups = grouped()
     est = HOBSVM(C=10.0, eta=1.0, tol=1e-4).fit(X, y, groups=groups)
     assert est.converged_
     assert est.coef_pairs_.shape == (X.shape[1],)
@@ -219,7 +209,7 @@ def test_hobsvm_keeps_pair_weights_nonpositive_and_ranks_by_max_marginals():
 
 
 def test_hoapsvm_objective_never_increases_and_pair_weights_stay_nonpositive():
-    X, y, groups = _grouped(seed=4)
+    X, y, groups = grouped(seed=4)
     history = []
     est = HOAPSVM(C=10.0, eta=1.0, tol=1e-4, callback=history.append).fit(X, y, groups=groups)
     objectives = [h["objective"] for h in est.cccp_history_]
@@ -235,7 +225,7 @@ def test_hoapsvm_objective_never_increases_and_pair_weights_stay_nonpositive():
 def test_with_eta_zero_hobsvm_is_binarysvm():
     """eta = 0: for every w the same most violated constraint as BinarySVM's model (J = 1), so
     the same problem; the fits agree to the solver's tolerance and rank alike."""
-    X, y, groups = _grouped(seed=5)
+    X, y, groups = grouped(seed=5)
     design = np.hstack([X, np.ones((X.shape[0], 1))])
     edges = group_pairs(groups)
     hob_model = HOBModel(design, y.astype(bool), edges, pair_features(X, edges), eta=0.0,
@@ -266,7 +256,7 @@ def _assert_same_ranking(s, ref, margin=1e-3):
 
 @pytest.mark.parametrize("init", ["zero", "hob"])
 def test_with_eta_zero_hoapsvm_ranks_as_apsvm(init):
-    X, y, groups = _grouped(seed=6)
+    X, y, groups = grouped(seed=6)
     hoap = HOAPSVM(C=3.0, eta=0.0, init=init, tol=1e-7).fit(X, y, groups=groups)
     ap = APSVM(C=3.0, tol=1e-7).fit(X, y)
     assert hoap.objective_ == pytest.approx(ap.primal_, abs=1e-6)
@@ -278,7 +268,7 @@ def test_with_eta_zero_hoapsvm_ranks_as_apsvm(init):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")   # max_outer=3
 def test_estimators_pickle_and_predict_alike():
-    X, y, groups = _grouped(seed=8)
+    X, y, groups = grouped(seed=8)
     for est in (HOBSVM(C=1.0, eta=0.5), HOAPSVM(C=1.0, eta=0.5, max_outer=3)):
         est.fit(X, y, groups=groups)
         back = pickle.loads(pickle.dumps(est))
@@ -293,7 +283,7 @@ def test_estimators_pickle_and_predict_alike():
 
 
 def test_estimator_bad_input():
-    X, y, groups = _grouped()
+    X, y, groups = grouped()
     with pytest.raises(ValueError, match="as edges or as groups, not both"):
         HOBSVM().fit(X, y, edges=group_pairs(groups), groups=groups)
     with pytest.raises(ValueError, match=r"groups must hold one entry per sample \(60\)"):
@@ -384,7 +374,7 @@ def test_grid_search_routes_groups_to_fit_and_score():
     and to score: its fold scores equal the ones computed by hand."""
     import sklearn
     from sklearn.model_selection import GridSearchCV, GroupKFold
-    X, y, groups = _grouped(n_groups=24, seed=9)
+    X, y, groups = grouped(n_groups=24, seed=9)
     with sklearn.config_context(enable_metadata_routing=True):
         est = HOBSVM(C=1.0, eta=1.0).set_fit_request(groups=True).set_score_request(groups=True)
         gs = GridSearchCV(est, {"eta": [1.0]}, cv=GroupKFold(3)).fit(X, y, groups=groups)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FILES = ["test_figures.py", "test_packaging.py", "test_docs.py", "test_torch.py",
          "test_dask.py", "test_simd.py", "test_oracle.py", "test_cli.py"]
 
@@ -25,28 +25,28 @@ def pytest_collection_finish(session):
         print("KEPT", item.nodeid)
 '''
 
-SLOW = ["tests/test_figures.py::test_script_runs_quick[fig_scaling]",
-        "tests/test_figures.py::test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped",
-        "tests/test_packaging.py::test_the_wheel_lists_what_it_ships",
-        "tests/test_docs.py::test_docs_build_without_warnings",
-        "tests/test_docs.py::test_python_blocks_run[dask.md]",
-        "tests/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-continuous]",
-        "tests/test_oracle.py::test_ranking_losses_against_all_permutations[portable-ap]"]
-SLOW_TORCH = ["tests/test_torch.py::test_bench_rows_are_measured",
-              "tests/test_torch.py::test_torch_ops_rank_like_the_kernels_on_thousands_of_instances[ap]"]
-SLOW_DASK = ["tests/test_dask.py::test_same_w_as_one_machine[one-DaskAPSVM]",
-             "tests/test_dask.py::test_split_inference_equals_qs_on_a_million[no-ties-ap]"]
+SLOW = ["tests/tools/test_figures.py::test_script_runs_quick[fig_scaling]",
+        "tests/tools/test_figures.py::test_make_figures_runs_what_needs_no_data_and_says_what_it_skipped",
+        "tests/project/test_packaging.py::test_the_wheel_lists_what_it_ships",
+        "tests/documentation/test_docs.py::test_docs_build_without_warnings",
+        "tests/documentation/test_docs.py::test_python_blocks_run[dask.md]",
+        "tests/inference/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-continuous]",
+        "tests/inference/test_oracle.py::test_ranking_losses_against_all_permutations[portable-ap]"]
+SLOW_TORCH = ["tests/torch/test_torch.py::test_bench_rows_are_measured",
+              "tests/torch/test_torch.py::test_torch_ops_rank_like_the_kernels_on_thousands_of_instances[ap]"]
+SLOW_DASK = ["tests/dask/test_dask.py::test_same_w_as_one_machine[one-DaskAPSVM]",
+             "tests/dask/test_dask.py::test_split_inference_equals_qs_on_a_million[no-ties-ap]"]
 
-KEPT = ["tests/test_figures.py::test_scaling_series_come_from_the_registry",
-        "tests/test_figures.py::test_scaling_silences_only_the_slow_algorithm_warning",
-        "tests/test_docs.py::test_code_blocks_are_found",
-        "tests/test_docs.py::test_python_blocks_run[inference.md]",
-        "tests/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-ties]",
-        "tests/test_oracle.py::test_ranking_losses_against_all_permutations[simd-ap]",
+KEPT = ["tests/tools/test_figures.py::test_scaling_series_come_from_the_registry",
+        "tests/tools/test_figures.py::test_scaling_silences_only_the_slow_algorithm_warning",
+        "tests/documentation/test_docs.py::test_code_blocks_are_found",
+        "tests/documentation/test_docs.py::test_python_blocks_run[inference.md]",
+        "tests/inference/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-ties]",
+        "tests/inference/test_oracle.py::test_ranking_losses_against_all_permutations[simd-ap]",
         "tests/test_cli.py::test_version_prints_the_package_version"]
-KEPT_TORCH = ["tests/test_torch.py::test_unknown_loss_is_refused",
-              "tests/test_torch.py::test_value_and_gradient_equal_the_kernels[torch-ap-dtype1]"]
-KEPT_DASK = ["tests/test_dask.py::test_import_aprank_does_not_import_dask"]
+KEPT_TORCH = ["tests/torch/test_torch.py::test_unknown_loss_is_refused",
+              "tests/torch/test_torch.py::test_value_and_gradient_equal_the_kernels[torch-ap-dtype1]"]
+KEPT_DASK = ["tests/dask/test_dask.py::test_import_aprank_does_not_import_dask"]
 
 
 def _collect(tmp_path, expression):

@@ -182,7 +182,7 @@ def test_warm_starts_along_c_reach_the_cold_objectives():
 
 def test_weight_two_and_the_sample_entered_twice_have_the_same_objective():
     """The descent's order differs between the two, so w may differ within tol (scikit-learn's
-    equivalence checks ask 1e-7: tests/test_learn.py); the objective of each fit's w evaluated
+    equivalence checks ask 1e-7: tests/learn/test_learn.py); the objective of each fit's w evaluated
     on the other problem is the optimum within tol."""
     X, y, _ = data(9)
     X = X[:, :-1]

@@ -2,7 +2,7 @@
 samples of the 0-1 loss) cut separately, each block of parts with its own slack. The objective,
 the tolerance and the gap are the plain cutting plane's; the model only grows tighter. The
 objectives of the estimators against the plain loop, and warm starts and C paths, are checked
-with OCAS's in tests/test_learn_ocas.py."""
+with OCAS's in tests/learn/test_learn_ocas.py."""
 import copy
 import pickle
 import warnings

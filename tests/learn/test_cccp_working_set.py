@@ -11,8 +11,7 @@ from aprank.learn import (HOAPSVM, LatentAPSVM, LatentSSVM, LatentSVM, WorkingSe
 from aprank.learn._cccp import carry
 from aprank.models import (HOAPModel, LatentBinaryModel, LatentRankingModel, StructuredModel,
                            pair_features)
-from test_latent_learn import mil
-from test_pairwise import _grouped
+from synthetic import grouped, mil
 
 
 def _latent_data(seed=1):
@@ -21,7 +20,7 @@ def _latent_data(seed=1):
 
 
 def _hoap_model(seed=5):
-    X, y, groups = _grouped(n_groups=13, seed=seed)
+    X, y, groups = grouped(n_groups=13, seed=seed)
     edges = group_pairs(groups)
     return HOAPModel(np.c_[X, np.ones(X.shape[0])], y, edges, pair_features(X, edges), 1.0)
 
@@ -178,7 +177,7 @@ def test_carried_working_sets_reach_the_same_objective(make, data):
         X, y, bags, _ = mil(seed=1)
         data = (X, y, {"bags": bags})
     else:
-        X, y, groups = _grouped(seed=4)
+        X, y, groups = grouped(seed=4)
         data = (X, y, {"groups": groups})
     cold, warm = _fit(make(False), data), _fit(make(True), data)
     assert warm.objective_ == pytest.approx(cold.objective_, abs=cold.tol)

@@ -16,7 +16,7 @@ from aprank import datasets
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
 
-REPOSITORY = Path(__file__).resolve().parents[1]
+REPOSITORY = Path(__file__).resolve().parents[2]
 FIGURES = REPOSITORY / "figures"
 SCRIPTS = sorted(FIGURES.glob("fig_*.py"))
 #: The data folders each figure reads (the others need none).
