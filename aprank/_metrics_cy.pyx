@@ -1,15 +1,16 @@
 # distutils: language = c++
 """Compiled pass of ``aprank.metrics``: every query's value in one loop over the queries.
 
-The vectorised NumPy pass it replaces sorted all samples twice (by score, then a radix pass by
-query) and made a dozen segment-sum passes over n; over many small queries those passes, not
-the arithmetic, were the cost (1.7-2.9 x ``infer_batch`` on the same input). Here each query is
-gathered into a small buffer, sorted there (the kernels' own sort: descending score), and its
-value computed while the buffer is still in cache.
+Vectorised in NumPy, the metrics sort all samples twice (by score, then a radix pass by query)
+and make a dozen segment-sum passes over n; over many small queries those passes, not the
+arithmetic, are the cost (the figures: docs/benchmarks/inference.md, metrics over many
+queries). Here each query is gathered into a small buffer, sorted there (the kernels' own sort:
+descending score), and its value computed while the buffer is still in cache.
 
-The arithmetic of each term is the NumPy pass's, operation for operation; only the order in
-which a query's terms are summed may differ (sequential here, pairwise in ``np.add.reduceat``),
-so values agree to rounding (the tests hold them to 1e-12).
+The arithmetic of each term is the vectorised NumPy pass's (the tests' reference,
+tests/metrics_numpy.py), operation for operation; only the order in which a query's terms are
+summed may differ (sequential here, pairwise in ``np.add.reduceat``), so values agree to
+rounding (the tests hold them to 1e-12).
 """
 from libc.stdint cimport int64_t, uint8_t
 from libc.math cimport NAN

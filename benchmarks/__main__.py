@@ -13,7 +13,17 @@ import time
 from pathlib import Path
 
 from aprank.inference import simd_level
-from benchmarks import bench, fit_times
+from benchmarks import (
+    cstar,
+    fit_times,
+    iteration,
+    latent,
+    many_queries,
+    pairwise,
+    partition_paths,
+    query_metrics,
+    ranking,
+)
 from benchmarks.cli import Parser, at_least, run
 from benchmarks.machine import machine
 
@@ -105,26 +115,24 @@ def _full(args) -> int:
     """Every section of the full run, each printed as it is made; --out gets them all."""
     log = print if args.verbose else (lambda line: None)
     print(f"Timing (median of up to {args.repeats} runs; {simd_level()} partition):")
-    rows = bench.bench(bench.FULL_CELLS, repeats=args.repeats, max_seconds=args.max_seconds,
-                       log=log)
-    sections = [bench.format_table(rows)]
+    rows = ranking.bench(ranking.FULL_CELLS, repeats=args.repeats,
+                         max_seconds=args.max_seconds, log=log)
+    sections = [ranking.format_table(rows)]
     print(sections[-1])
-    seq, par, ratio = bench.gil_overlap()
-    sections.append(f"GIL: two threads each calling infer(algorithm='qs') at P=1e3, N=1e6 took "
-                    f"{par * 1e3:.1f} ms; the same two calls one after the other "
-                    f"{seq * 1e3:.1f} ms (ratio {ratio:.2f}).")
+    sections.append(ranking.format_gil_overlap(*ranking.gil_overlap()))
     print("\n" + sections[-1])
     _write_result(args, "bench", "\n\n".join(sections), PROG)
     more = (
         ("latent", lambda: _latent_table(args)),
         # a few seconds up to about half a minute each
         ("many-queries", lambda: _many_queries_table(args)),
-        ("metrics", lambda: bench.format_many_query_metrics(
-            bench.many_query_metrics(repeats=args.repeats))),
+        ("metrics", lambda: query_metrics.format_many_query_metrics(
+            query_metrics.many_query_metrics(repeats=args.repeats))),
         # every partition path against np.sort: about a minute
-        ("partition-paths", lambda: bench.format_partition_paths(
-            bench.partition_paths(repeats=max(7, args.repeats))
-            + bench.partition_paths_without_numpy_avx512(repeats=max(7, args.repeats)))),
+        ("partition-paths", lambda: partition_paths.format_partition_paths(
+            partition_paths.partition_paths(repeats=max(7, args.repeats))
+            + partition_paths.partition_paths_without_numpy_avx512(
+                repeats=max(7, args.repeats)))),
     )
     for name, section in more:
         sections.append(section())
@@ -137,26 +145,18 @@ def _full(args) -> int:
 
 
 def _latent_table(args) -> str:
-    return bench.format_latent(bench.latent_scaling(bench.LATENT_CELLS, repeats=args.repeats,
-                                                    max_seconds=args.max_seconds))
+    return latent.format_latent(latent.latent_scaling(latent.LATENT_CELLS, repeats=args.repeats,
+                                                      max_seconds=args.max_seconds))
 
 
 def _many_queries_table(args) -> str:
-    return bench.format_many_query_inference(
-        *bench.many_query_inference(bench.MANY_QUERY_SIZES, args.repeats))
+    return many_queries.format_many_query_inference(
+        *many_queries.many_query_inference(many_queries.MANY_QUERY_SIZES, args.repeats))
 
 
 def _iteration(args) -> str:
-    r = bench.iteration_overhead(n=args.n, n_queries=args.n_queries, d=args.d)
-    return "\n".join([
-        f"One cutting-plane iteration of APSVM (qs), n = {r['n']:g}, {r['n_queries']} "
-        f"interleaved queries, d = {r['d']} (medians over iterations 2-{r['iterations']}; "
-        f"{simd_level()} partition):",
-        f"  inference {r['inference'] * 1e3:8.1f} ms",
-        f"  QP        {r['qp'] * 1e3:8.1f} ms",
-        f"  the rest  {r['rest'] * 1e3:8.1f} ms  ({r['rest'] / r['inference']:.2f} x inference; "
-        "products X w and X'c included)",
-        f"  building the model once: {r['setup'] * 1e3:.1f} ms"])
+    return iteration.format_iteration(
+        iteration.iteration_overhead(n=args.n, n_queries=args.n_queries, d=args.d))
 
 
 def _fit_table(args) -> str:
@@ -194,17 +194,17 @@ def _torch_table(args) -> str:
 
 def _pairwise_table(args) -> str:
     start = os.getloadavg()[0]
-    rows, source = bench.pairwise_scaling(repeats=args.repeats)
-    crossover = bench.enumeration_crossover(repeats=args.repeats)
-    component = bench.component_scaling(repeats=args.repeats)
-    return bench.format_pairwise(rows, source, crossover, component,
-                                 (start, os.getloadavg()[0]))
+    rows, source = pairwise.pairwise_scaling(repeats=args.repeats)
+    crossover = pairwise.enumeration_crossover(repeats=args.repeats)
+    component = pairwise.component_scaling(repeats=args.repeats)
+    return pairwise.format_pairwise(rows, source, crossover, component,
+                                    (start, os.getloadavg()[0]))
 
 
 def _cstar_table(args) -> str:
-    rows, slopes = bench.cstar_scaling(repeats=args.repeats)
+    rows, slopes = cstar.cstar_scaling(repeats=args.repeats)
     return ("c-star top-k inference (no loss term), one query, k = 100, against numpy.argsort "
-            "of the same scores:\n" + bench.format_cstar(rows, slopes))
+            "of the same scores:\n" + cstar.format_cstar(rows, slopes))
 
 
 #: The sections that run alone, in the order they run when several are asked for.

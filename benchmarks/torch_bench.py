@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from aprank.torch import ap_hinge_loss
-from benchmarks.bench import median_time
+from benchmarks.timing import median_time
 
 __all__ = ["bench", "format_bench", "describe_devices", "REFERENCE"]
 

@@ -59,8 +59,8 @@ def _n_trained(y, qid=None, sample_weight=None) -> float:
 
 
 class StructuralBinarySVM(BinarySVM):
-    """BinarySVM with C on the rank SVMs' scale, the one the stored tables were made at (and
-    BinarySVM's own in aprank 0.1.0): C weighs the mean of the samples' weighted hinges, as
+    """BinarySVM with C on the rank SVMs' scale, the one the stored tables were made at: C
+    weighs the mean of the samples' weighted hinges, as
     the rank SVMs' C weighs their losses, so that one C grid means the same trade-off for
     every method. BinarySVM's C is per sample (scikit-learn's), so each fit runs
     ``BinarySVM(C / n)``, n its own training samples (a fold's, in cross-validation)."""

@@ -9,7 +9,7 @@ says is linear in N whatever C.
 import sys
 
 from figures._tools import script_main
-from benchmarks.bench import cstar_scaling
+from benchmarks.cstar import cstar_scaling
 
 NAME = "fig_cstar_scaling"
 CORES = (0, 2, 5, 8)

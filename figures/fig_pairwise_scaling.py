@@ -11,7 +11,7 @@ component (10 pairs per sample, strong pair scores): time of every max-marginal 
 import sys
 
 from figures._tools import script_main
-from benchmarks.bench import component_scaling, pairwise_scaling
+from benchmarks.pairwise import component_scaling, pairwise_scaling
 
 NAME = "fig_pairwise_scaling"
 

@@ -16,7 +16,7 @@ import numpy as np
 from figures._tools import fit_slope, script_main
 from aprank.inference import (SlowAlgorithmWarning, algorithms, get_algorithm, get_kind,
                               infer)
-from benchmarks.bench import REGIMES, make_scores, median_time
+from benchmarks.timing import REGIMES, make_scores, median_time
 
 NAME = "fig_scaling"
 MAX_SECONDS = 3.0

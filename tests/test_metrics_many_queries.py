@@ -296,20 +296,20 @@ def test_graded_gains_only_for_ndcg():
 # ---- the benchmark section (timed there, never asserted here) -----------------------------------
 
 def test_many_query_bench_rows_are_measured():
-    from benchmarks import bench
-    scores, labels, qid = bench.many_queries(3_000, 1_000)
+    from benchmarks import query_metrics
+    scores, labels, qid = query_metrics.many_queries(3_000, 1_000)
     counts = np.bincount(qid)
     assert counts.size == 1_000 and counts.min() >= 1 and counts.max() > 2 * counts.min()
     assert np.bincount(qid, weights=labels).min() >= 1       # no empty query
     assert np.unique(qid[:-1] == qid[1:]).size == 2            # interleaved, not contiguous
-    rows = bench.many_query_metrics(3_000, 1_000, repeats=1)
+    rows = query_metrics.many_query_metrics(3_000, 1_000, repeats=1)
     assert [r[:2] for r in rows] == [(layout, name) for layout in ("interleaved", "contiguous")
-                                     for name in bench.METRIC_CALLS]
+                                     for name in query_metrics.METRIC_CALLS]
     for layout, name, seconds, ratio in rows:
         yardstick = next(r[2] for r in rows if r[0] == layout)
         assert seconds > 0 and ratio == pytest.approx(seconds / yardstick)
-    table = bench.format_many_query_metrics(rows, 3_000, 1_000)
+    table = query_metrics.format_many_query_metrics(rows, 3_000, 1_000)
     for layout in ("interleaved", "contiguous"):
-        assert table.count(f"| {layout} |") == len(bench.METRIC_CALLS)
+        assert table.count(f"| {layout} |") == len(query_metrics.METRIC_CALLS)
     with pytest.raises(ValueError, match="repeats"):
-        bench.many_query_metrics(3_000, 1_000, repeats=0)
+        query_metrics.many_query_metrics(3_000, 1_000, repeats=0)

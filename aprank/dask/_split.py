@@ -276,7 +276,7 @@ def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
     loss = get_loss(loss)
     if loss.kind != "ranking":
         raise ValueError(f"split inference serves ranking losses (AP, NDCG), not {loss.name!r}")
-    loss.kernel_spec(1)    # NotImplementedError now for a loss the kernels do not know
+    loss.kernel_spec(1)    # before any work: NotImplementedError for a loss the kernels lack
     if int(samples) < 1:
         raise ValueError(f"samples must be a positive integer, got {samples!r}")
     scores = da.asarray(scores)

@@ -39,7 +39,8 @@ cdef inline int check_signals(double* next_check) except -1 nogil:
 
 cdef enum:
     # Units of work (about a nanosecond each: a scan step, an item update) between two reads
-    # of the clock by poll_stop: reading it costs some 20 ns.
+    # of the clock by poll_stop: a read costs tens of units, so reading it every unit would
+    # slow the kernels.
     POLL_WORK = 1 << 20
 
 

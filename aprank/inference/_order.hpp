@@ -118,9 +118,9 @@ static inline int64_t partition_block(double* s, int64_t* x, int64_t lo, int64_t
 // set aside at the start (see APRANK_VECTOR_PARTITION) keep at least W free slots on each side
 // at every store, so the full-width stores never reach an unread key. Full stores of a permuted register, not
 // compress-stores to memory: vcompresspd/vpcompressq with a memory operand are microcoded on
-// AMD Zen 4, where they made the AVX-512 partition 4 x slower than the portable one, and the
-// permute is faster on Intel too (10 partition levels over 1e6 keys: 5.5 vs 85 ms on Zen 4,
-// 6.6 vs 10.6 ms on Xeon Emerald Rapids; see the README).
+// AMD Zen 4, which makes a compress-store partition slower than the portable one, and the
+// permute is faster on Intel too (the figures: docs/benchmarks/inference.md, partition
+// paths).
 
 // perm[m], byte j: the lane that output lane j takes when the lanes set in m go left.
 template <int W>

@@ -227,8 +227,8 @@ _TRITON_MIN_CAPABILITY = (8, 0)
 @functools.cache
 def _cuda_auto(device: torch.device) -> str:
     """"triton" where the triton package is installed and the GPU is one Triton supports (on an
-    H100 20-30 x faster than the torch operations, in every cell of
-    docs/benchmarks/extras.md), else "torch"."""
+    H100 faster than the torch operations in every cell of docs/benchmarks/extras.md), else
+    "torch"."""
     if _triton is None or torch.cuda.get_device_capability(device) < _TRITON_MIN_CAPABILITY:
         return "torch"
     return "triton"
@@ -630,7 +630,7 @@ class NDCGHingeLoss(_HingeModule):
 
     def __init__(self, reduction="mean", *, discount=None, **options):
         super().__init__(reduction, **options)
-        self.loss = _ndcg(discount)    # checks the discount now, not at the first batch
+        self.loss = _ndcg(discount)    # checks the discount at construction, not at the first batch
         # A buffer: it follows the module's .to(device) and is not copied to the device at
         # every call. None (the default 1/log2(1 + m)): the torch operations build it from
         # the batch's shape on the device, no transfer either.

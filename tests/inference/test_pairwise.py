@@ -338,35 +338,35 @@ def test_enumerate_up_to_is_checked():
 
 
 def test_pairwise_bench_rows_are_measured():
-    from benchmarks import bench
-    rows, source = bench.pairwise_scaling(sizes=(600,), repeats=1)
-    assert [r[2] for r in rows] == list(bench.PAIRWISE_ALGORITHMS)
+    from benchmarks import pairwise
+    rows, source = pairwise.pairwise_scaling(sizes=(600,), repeats=1)
+    assert [r[2] for r in rows] == list(pairwise.PAIRWISE_ALGORITHMS)
     assert all(r[0] == 600 and r[1] > 0 and r[3] > 0 and r[4] > 0 for r in rows)
-    crossover = bench.enumeration_crossover(ks=(4, 6), n=240, repeats=1)
+    crossover = pairwise.enumeration_crossover(ks=(4, 6), n=240, repeats=1)
     assert [k for k, *_ in crossover] == [4, 6] and all(min(t) > 0 for _, *t in crossover)
-    component = bench.component_scaling(sizes=(200,), repeats=1)
-    assert [r[2] for r in component] == list(bench.COMPONENT_ALGORITHMS)
-    assert all(r[0] == 200 and r[1] == 200 * bench.COMPONENT_NEIGHBOURS and r[3] > 0
+    component = pairwise.component_scaling(sizes=(200,), repeats=1)
+    assert [r[2] for r in component] == list(pairwise.COMPONENT_ALGORITHMS)
+    assert all(r[0] == 200 and r[1] == 200 * pairwise.COMPONENT_NEIGHBOURS and r[3] > 0
                and r[4] > 0 for r in component)
-    table = bench.format_pairwise(rows, source, crossover, component, (0.5, 0.7))
+    table = pairwise.format_pairwise(rows, source, crossover, component, (0.5, 0.7))
     assert "graphcut-dynamic" in table and "| 6 |" in table and "| 200 | 2000 |" in table
     assert "0.50, 0.70" in table
 
 
 def test_main_bench_times_the_pairwise_kind(monkeypatch):
-    from benchmarks import bench
-    rows = bench.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
-                       log=lambda line: None)
+    from benchmarks import ranking
+    rows = ranking.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
+                         log=lambda line: None)
     pairwise = {r.algorithm: r for r in rows if r.kind == "pairwise"}
     assert set(pairwise) == {"graphcut", "graphcut-dynamic", "graphcut-static"}   # brute: n > 16
     assert all(r.seconds > 0 and r.ratio > 0 and r.memory >= 0 for r in pairwise.values())
     # a call slower than the tracing limit is timed, its memory not traced, and the table says so
-    monkeypatch.setattr(bench, "TRACE_UP_TO", 0.0)
-    rows = bench.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
-                       log=lambda line: None)
+    monkeypatch.setattr(ranking, "TRACE_UP_TO", 0.0)
+    rows = ranking.bench(cells=((5, 60),), regimes={"overlapping": 1.0}, repeats=1,
+                         log=lambda line: None)
     untraced = [r for r in rows if r.kind == "pairwise"]
     assert untraced and all(r.memory is None and r.seconds > 0 for r in untraced)
-    assert "not traced" in bench.format_table(untraced)
+    assert "not traced" in ranking.format_table(untraced)
 
 
 def test_grid_search_routes_groups_to_fit_and_score():

@@ -150,10 +150,10 @@ def test_a_source_tree_without_kernels_says_how_to_build_them(tmp_path):
 
 
 def test_the_iteration_split_runs(capsys):
-    from benchmarks import bench
+    from benchmarks import iteration
     from benchmarks.__main__ import main
 
-    r = bench.iteration_overhead(n=20_000, n_queries=20, d=4, iterations=5)
+    r = iteration.iteration_overhead(n=20_000, n_queries=20, d=4, iterations=5)
     assert r["iterations"] == 5 and r["inference"] > 0 and r["qp"] >= 0 and r["setup"] > 0
     assert main(["--iteration", "--n", "20000", "--n-queries", "20", "--d", "4"]) == 0
     assert "x inference" in capsys.readouterr().out

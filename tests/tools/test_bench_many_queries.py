@@ -3,12 +3,12 @@ reported, never asserted)."""
 import numpy as np
 import pytest
 
-from benchmarks import bench
+from benchmarks import many_queries
 
 
 def test_equal_queries_layouts_hold_the_same_queries():
-    a = bench.equal_queries(7, 30, shuffled=False, seed=4)
-    b = bench.equal_queries(7, 30, shuffled=True, seed=4)
+    a = many_queries.equal_queries(7, 30, shuffled=False, seed=4)
+    b = many_queries.equal_queries(7, 30, shuffled=True, seed=4)
     for scores, labels, qid in (a, b):
         assert np.bincount(qid).tolist() == [7] * 30
         assert np.all(np.bincount(qid, weights=labels) >= 1)
@@ -17,7 +17,7 @@ def test_equal_queries_layouts_hold_the_same_queries():
 
 
 def test_many_query_inference_rows_and_table():
-    rows, single = bench.many_query_inference(((5, 40), (30, 10)), repeats=1)
+    rows, single = many_queries.many_query_inference(((5, 40), (30, 10)), repeats=1)
     names = {(docs, layout): set() for docs in (5, 30) for layout in ("sorted", "shuffled")}
     for docs, n_queries, layout, name, seconds, ratio in rows:
         names[docs, layout].add(name)
@@ -26,7 +26,7 @@ def test_many_query_inference_rows_and_table():
     assert all(names[d, "sorted"] == common | {"infer loop"} for d in (5, 30))
     assert all(names[d, "shuffled"] == common for d in (5, 30))
     assert len(single) == 3 and single[2] == pytest.approx(single[0] / single[1])
-    table = bench.format_many_query_inference(rows, single)
+    table = many_queries.format_many_query_inference(rows, single)
     assert table.count("\n| 5 | 40 |") == 2 and "One infer call at n = 20" in table
     with pytest.raises(ValueError, match="repeats"):
-        bench.many_query_inference(((5, 4),), repeats=0)
+        many_queries.many_query_inference(((5, 4),), repeats=0)

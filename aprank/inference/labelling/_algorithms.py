@@ -30,9 +30,9 @@ def _brute_labelling_cost(P, N):
 
 
 #: Microseconds per unit of each cost model and per query (``seconds``, the warning of a call
-#: over a minute), measured (Intel Xeon, AVX-512, 2 cores shared): zero-one 0.007 us per
-#: sample at n = 1e6 (its validation included), brute 0.025 us per unit over 50-200 queries
-#: of 12-14 samples; rounded up.
+#: over a minute): zero-one timed per sample at n = 1e6 (its validation included), brute per
+#: unit over queries of 12-14 samples; rounded up (the measurements: docs/benchmarks/kinds.md,
+#: Cost models).
 _US_ZERO_ONE, _US_BRUTE = (0.01, 0.1), (0.05, 1.0)
 
 KINDS = (

@@ -90,13 +90,11 @@ def _brute_latent_cost(P, N):
     return 4 ** (P + N) * factorial(P + N) * (P + N)
 
 
-#: Microseconds per unit of the ``seconds`` models below, measured on the benchmark's bags of 4
-#: rows: latent-ap 0.014 us per unit of its cost (Intel Xeon, AVX-512, 2 cores shared; 1e5
-#: positive and 9e5 negative bags: 0.30 s); the compiled latent-greedy 0.03-0.08 us per unit of
-#: N (N + P) (AMD EPYC, 2 vCPUs shared: 200 + 800 bags 15-25 ms, 800 + 3200 0.5-0.9 s,
-#: 1000 + 4000 1.6 s; the lower where every score is equal and every negative moves), taken at
-#: 0.1 (a call estimated over a minute is then 25,000 bags or more); brute 23-54 us per ranking
-#: of bags of 2 rows (5-7 bags). Rounded up.
+#: Microseconds per unit of the ``seconds`` models below, timed on the benchmark's bags of 4
+#: rows (latent-ap per unit of its cost, the compiled latent-greedy per unit of N (N + P)) and,
+#: for brute, per ranking of bags of 2 rows; rounded up (the measurements:
+#: docs/benchmarks/kinds.md, Cost models). latent-greedy's is taken at 0.1, above every time
+#: measured: a call estimated over a minute is then 25,000 bags or more.
 _US_LATENT_AP, _US_GREEDY, _US_PERMUTATION = 0.03, 0.1, 50.0
 
 

@@ -160,29 +160,22 @@ def _brute_labelling_cost(P, N):
     return 2 ** (P + N) * (P + N)
 
 
-#: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
-#: shared) with the compiled max-flow (_maxflow.hpp) on kNN components (2,000-100,000 samples,
-#: 5-18 neighbours, pair scores -|N(0, 1)| times 0.1-0.5): one cut, with the Python set-up
-#: around it, 0.24-0.58 us per sample and pair; every max-marginal by dynamic re-cuts up to 0.08
-#: us per unit of k (k + e) (10,000 samples, 57,000 pairs, strong pairs: 52 s, where a clamp
-#: re-routes the flow of most of the component), 0.0004 with weak pairs (10,000 samples,
-#: 101,000 pairs: 0.45 s); by cuts from scratch 0.42 us per unit of k (k + e) (2,000 samples,
-#: 11,600 pairs: 11 s); the compiled enumeration 0.0018-0.0045 us per unit of 2^k k (cliques of
-#: 8-14); brute 0.006-0.019 us per unit of 2^n (n + m) (chains of 10-14). Since the dense cuts
-#: and the one-tree re-cuts (CPU seconds, load 5-8 on the 2 cores): the dense cuts of
-#: components of at most 64, Python set-up included, 0.06-0.08 us per unit of k^2 (HJA-shaped
-#: groups at n = 1e5, cliques of 40 and 64), 0.008 on chains of 64; one-tree re-cuts 0.0026 us
-#: per unit of k (k + e) on a kNN component (10,000 samples, 100,000 pairs, strong pairs: 2.9 s)
-#: up to 0.05 on a chain plus random pairs (8,000 samples, 40,000 pairs: 19 s, where each clamp
-#: draws flow from across the component). Rounded up.
+#: Microseconds per unit of the ``seconds`` models below: one cut and the re-cuts timed with the
+#: compiled max-flow (_maxflow.hpp) on kNN components, weak and strong pairs (the strong ones
+#: make a clamp re-route the flow of most of the component, the worst case the constant
+#: covers); the enumeration on cliques of 8-14; brute on chains of 10-14; the dense cuts on
+#: HJA-shaped groups, cliques and chains of up to 64; the one-tree re-cuts on a kNN component
+#: and on a chain plus random pairs (where each clamp draws flow from across the component).
+#: The largest time per unit, rounded up (the measurements: docs/benchmarks/kinds.md, Cost
+#: models).
 _US_CUT, _US_RECUT, _US_STATIC, _US_ENUM, _US_BRUTE = 0.6, 0.08, 0.45, 0.005, 0.02
 _US_DENSE, _US_ONE_TREE = 0.1, 0.05
 
 
-#: The average degree from which one cut of a component costs more per sample and pair: on
-#: cliques of 2,000 and 3,000 samples with pair scores about 1 / k of the unary ones, one cut
-#: took 3-8 us per pair (2e6 pairs: 1-17 s; 4.5e6: 14-36 s; AMD EPYC, 2 vCPUs), against
-#: 0.24-0.58 on kNN graphs; so the cut's microseconds per unit grow as the degree over this.
+#: The average degree from which one cut of a component costs more per sample and pair: the
+#: augmenting paths of a dense component cross many pairs, so on large cliques a cut costs
+#: several times per pair what it costs on kNN graphs, and the cut's microseconds per unit grow
+#: as the degree over this (the measurements: docs/benchmarks/kinds.md, Cost models).
 _DENSE_DEGREE = 250.0
 
 

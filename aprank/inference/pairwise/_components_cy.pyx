@@ -2,10 +2,11 @@
 """The components that a graph's active pairs link, and its nodes and pairs grouped by
 component (the pairwise kind).
 
-One compiled pass (union-find, then counting sorts) instead of a sparse matrix, a graph search
-and three sorts in NumPy: on the benchmark's 1e5 samples and 5e5 pairs that grouping cost more
-than the max-marginals themselves. The union-find pass over the pairs, the longest, asks for
-Ctrl-C every 2^20 pairs (a clique of 3,000 samples has 4.5 million).
+One compiled pass (union-find, then counting sorts) rather than a sparse matrix, a graph search
+and three sorts in NumPy: on graphs the size of the benchmark's (``python -m benchmarks
+--pairwise``) those would cost more than the max-marginals themselves. The union-find pass over
+the pairs, the longest, asks for Ctrl-C every 2^20 pairs (a clique of 3,000 samples has 4.5
+million).
 """
 import numpy as np
 

@@ -17,18 +17,17 @@ wipes out a unary score of 1) it can rank labellings wrongly. What is reported i
 :func:`_value`, the score summed from scratch (as brute force does), and the running score decides
 only where a proven bound on its rounding (``tol``) says it cannot be wrong:
 
-* the fast walk (:func:`_walk_fast`) keeps, as before, the best running score per kept maximum,
+* the fast walk (:func:`_walk_fast`) keeps the best running score per kept maximum,
   and gives up as soon as a labelling comes within ``tol`` of one. If it never does, every winner
   beats every other labelling of its maximum by more than the rounding, so it is the exact
   winner, and only the k + 1 winners are evaluated from scratch. At ordinary scales ``tol`` is
   ~1e-12 of the scores and only exact ties come that close: the common case costs one
-  comparison per kept maximum and step, as the walk did before.
+  comparison per kept maximum and step.
 * otherwise the component is walked again by :func:`_walk_exact`, which evaluates from scratch
   every labelling whose running score comes within ``tol`` of a kept maximum and lets only exact
-  values decide (ties: the first labelling of the walk with the largest value, as before). At
-  extreme scales (a labelling and its complement cut the same huge pairs) that is many
-  labellings, O(2^k (k + m)) at worst; measured on 10-sample cliques with pair scores 1e16
-  times the unary ones: 1.7 times the fast walk.
+  values decide (ties: the first labelling of the walk with the largest value, as in the fast
+  walk). At extreme scales (a labelling and its complement cut the same huge pairs) that is many
+  labellings, O(2^k (k + m)) at worst, which is why it runs only where the fast walk gave up.
 
 Ctrl-C: a component of 24 samples walks 2^24 labellings (seconds; the exact walk far more), so
 the walks count their steps in a poll (``_interrupt.pxd``) and stop on a signal, and the loop

@@ -11,9 +11,9 @@
 // the source, < 0: to the sink; the flow straight from source through i to sink is a constant
 // and never needed, as values are re-summed from the labellings), arcs in CSR by tail with the
 // index of the reverse ("sister") arc. A clamp sets tr[i] = +-infinity: no finite cut separates
-// i from that terminal, and infinity minus any finite flow stays infinity (no huge constant
-// added to the t-links, which swamped the unary scores in floating point with the previous
-// clamp). The clamp is removed by undoing the recorded changes: the residual graph and the
+// i from that terminal, and infinity minus any finite flow stays infinity (a huge finite
+// constant added to the t-links instead would swamp the unary scores in floating point). The
+// clamp is removed by undoing the recorded changes: the residual graph and the
 // trees return exactly to the unclamped optimum.
 //
 // Label y_i = 1 iff i ends in the source tree: the source tree at termination is the set of

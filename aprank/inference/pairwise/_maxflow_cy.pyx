@@ -148,9 +148,9 @@ cdef void _breadth_first_labels(i64 k, i64 m, const i64* ea, const i64* eb,
                                 vector[i64]& perm, vector[i64]& pos) noexcept nogil:
     """perm: the nodes 0..k-1 in reversed breadth-first order over the pairs (ea, eb); pos its
     inverse. Numbering a large component so puts the samples a one-tree re-cut touches
-    (neighbours of the clamped one, taken in breadth-first order too) close together in memory
-    (measured on a kNN component of 1e4 samples and 1e5 pairs: 2.56 s CPU against 2.94 in the
-    samples' own order)."""
+    (neighbours of the clamped one, taken in breadth-first order too) close together in memory,
+    so that the re-cuts' searches stay in cache (the component table of ``python -m benchmarks
+    --pairwise`` times such components)."""
     cdef vector[i64] start, nbr, fill
     cdef i64 i, e, h, u, p
     start.assign(k + 1, 0)
@@ -182,7 +182,7 @@ cdef void _breadth_first_labels(i64 k, i64 m, const i64* ea, const i64* eb,
                     pos[nbr[p]] = perm.size()
                     perm.push_back(nbr[p])
     # reversed (as reverse Cuthill-McKee reverses its order): the re-cuts then start at the
-    # rim of the last search, which measured a little faster again (2.56 against 2.78 s CPU)
+    # rim of the last search, which times a little faster than the forward order
     for i in range(k // 2):
         perm[i], perm[k - 1 - i] = perm[k - 1 - i], perm[i]
     for i in range(k):

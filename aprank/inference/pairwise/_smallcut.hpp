@@ -27,8 +27,9 @@
 // flow is a maximum preflow, and its nodes reaching the clamp are the least sink side of a
 // minimum cut (every arc into any minimum cut's sink side is saturated), the set a re-cut from
 // the optimum finds. Each chain, over F_i, is undone by copying back the rows of the residual
-// matrix it changed, so every chain starts from the optimum. (On the HJA-shaped benchmark 71% of
-// the j in some F_i have F_j = F_i: a chained re-cut mostly moves one surplus to a neighbour.)
+// matrix it changed, so every chain starts from the optimum. (On the HJA-shaped groups of the
+// benchmark most of the j in some F_i have F_j = F_i: a chained re-cut mostly moves one surplus
+// to a neighbour.)
 //
 // Exactness: a push subtracts the path's smallest residual f from each residual on the path, so
 // the saturated ones become exactly zero (x - x == 0) whatever the scale; zero and sign tests

@@ -80,13 +80,13 @@ def _brute_subset_cost(P, N):
     return comb(P + N, P) * P
 
 
-#: Microseconds per unit of the ``seconds`` models below, measured (Intel Xeon, AVX-512, 2 cores
-#: shared): c-star 0.0008-0.0013 us per core state and item (C = 8, 12, 16, 20 at n = 1e5, 2e4,
-#: 2e3, 2e4) and 0.05 us per item besides (C = 4, n = 1e6: the states no longer dominate); brute
-#: 1.0-2.6 us per unit of C(n, k) k (n = 12-16, a NumPy product per subset).
+#: Microseconds per unit of the ``seconds`` models below: c-star per core state and item on
+#: large cores (C = 8-20), and per item besides on a small one (C = 4 at n = 1e6, where the
+#: states do not dominate); brute per unit of C(n, k) k (n = 12-16, a NumPy product per
+#: subset). The measurements: docs/benchmarks/kinds.md, Cost models.
 _US_STATE, _US_ITEM, _US_SUBSET = 0.0012, 0.05, 2.5
-#: cstar-plain, per item and sort level of a state, and per state of a query (AMD EPYC, 2
-#: vCPUs: C = 10, n = 1e3 and 1e4; C = 14, n = 100).
+#: cstar-plain, per item and sort level of a state, and per state of a query (C = 10 at
+#: n = 1e3 and 1e4; C = 14 at n = 100).
 _US_PLAIN_ITEM, _US_PLAIN_STATE = 0.01, 40.0
 
 
