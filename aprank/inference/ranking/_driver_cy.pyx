@@ -238,12 +238,13 @@ SCRATCH_KEEP = 1 << 22
 def _scratch(i64 length):
     """(float64, int64) arrays of at least ``length`` entries: a call's work space.
 
-    One pair, not one array per use: on a 20-sample query six fresh NumPy arrays cost more than
-    the kernel. And fresh pages are dear: at P = 1e3, N = 1e6, first touching 16 MB of new
-    scratch (page faults and zeroing) took 6 ms of a 23 ms ``qs`` call (CPU time, AVX2 path),
-    so pairs of up to SCRATCH_KEEP entries are kept per thread and reused. A thread never uses its pair in
-    two calls at once: the arrays are written only inside rank_queries' nogil loop, which
-    calls no Python code, and nothing is carried in them from one call to the next.
+    One pair, not one array per use: on a small query six fresh NumPy arrays cost more than the
+    kernel. And fresh pages are dear: first touching a large new scratch (page faults and
+    zeroing) is a sizeable part of a large ``qs`` call (docs/benchmarks/inference.md), so
+    pairs of up to SCRATCH_KEEP entries are kept per thread and reused. A thread never uses
+    its pair in two calls at once: the arrays are written only inside rank_queries' nogil
+    loop, which calls no Python code, and nothing is carried in them from one call to the
+    next.
     """
     cached = getattr(_thread_scratch, "pair", None)
     if cached is not None and cached[0].shape[0] >= length:
