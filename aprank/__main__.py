@@ -8,7 +8,7 @@ running; ``--debug`` shows the traceback instead. ``--version`` prints the versi
 The package's command line is thin: the full benchmark (``python -m benchmarks``), the
 experiments (``python -m experiments NAME``) and the figures (``python -m
 figures.make_figures``) are tools of the repository, run from a checkout, never installed;
-``bench`` without ``--quick`` and ``experiment`` say so in one line (exit status 2).
+``bench`` without ``--quick`` says so in one line (exit status 2), and ``--help`` names them.
 """
 from __future__ import annotations
 
@@ -85,10 +85,9 @@ def _deep(args) -> int:
 CHECK_MAX_N, DEEP_MAX_N = 2000, 1_000_000
 
 
-#: Where the tools that left the package live: they are run from a checkout of the repository,
-#: beside the package, and are never installed.
+#: The full benchmark, a tool of the repository: run from a checkout, beside the package, and
+#: never installed.
 BENCH_COMMAND = "python -m benchmarks"
-EXPERIMENT_COMMAND = "python -m experiments NAME"
 
 
 def _cmd_bench(args) -> int:
@@ -97,13 +96,6 @@ def _cmd_bench(args) -> int:
               f"checkout, run {BENCH_COMMAND} (installed, only bench --quick)", file=sys.stderr)
         return 2
     return _quick_bench.run(repeats=args.repeats, out=args.out)
-
-
-def _cmd_experiment(args) -> int:
-    print(f"python -m aprank experiment: the experiments are a repository tool: from a "
-          f"checkout, run {EXPERIMENT_COMMAND} (python -m experiments --help lists them)",
-          file=sys.stderr)
-    return 2
 
 
 DESCRIPTION = """Exact loss-augmented inference for ranking losses (average precision, NDCG,
@@ -215,14 +207,6 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="timed runs per cell, the median is reported (at least 1; default 5)")
     p.add_argument("--out", help="also write the table to this file")
     p.set_defaults(func=_cmd_bench)
-
-    p = command("experiment", f"moved: the experiments are run as {EXPERIMENT_COMMAND}",
-                f"The experiments on real data are a repository tool, not installed: from a\n"
-                f"checkout of the repository, {EXPERIMENT_COMMAND} [--quick] [--jobs N] [--out DIR]\n"
-                f"runs one and writes its table (python -m experiments --help says what each\n"
-                f"needs and takes). This command only says so (exit status 2), whatever\n"
-                f"follows it.")
-    p.set_defaults(func=_cmd_experiment)
     return parser
 
 
@@ -236,7 +220,7 @@ def main(argv=None) -> int:
         args.parser.error(f"unrecognized arguments: {' '.join(extras)}; installed, bench takes "
                           f"--quick, --repeats and --out only: the full benchmark and its "
                           f"sections are {BENCH_COMMAND}, from a checkout")
-    elif extras and args.command != "experiment":    # whatever follows it, it says where to go
+    elif extras:
         args.parser.error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         return args.func(args)

@@ -2,7 +2,7 @@
 traceback only with --debug, help texts that say what a command needs, writes and takes, and
 tables written where --out says. The package's own (``python -m aprank``: algorithms, check,
 bench --quick) and the repository's tools beside it (``python -m benchmarks``, ``python -m
-experiments``), which the package's bench and experiment commands point to."""
+experiments``), which the package's help and its bench command point to."""
 import os
 import re
 import subprocess
@@ -36,6 +36,7 @@ def _usage_error(main, argv, capsys):
     ("aprank", ["bench", "--frobnicate"], "unrecognized arguments: --frobnicate"),
     ("aprank", ["bench", "--cstar"], "python -m benchmarks"),      # where the sections went
     ("aprank", ["nope"], "invalid choice: 'nope'"),
+    ("aprank", ["experiment"], "invalid choice: 'experiment'"),   # python -m experiments NAME
     ("benchmarks", ["--cstar", "--repeats", "0"], "--repeats: must be at least 1"),
     ("benchmarks", ["--cstar", "--max-seconds", "nan"], "--max-seconds: must be at least 0"),
     ("benchmarks", ["--frobnicate"], "unrecognized arguments: --frobnicate"),
@@ -51,17 +52,12 @@ def test_usage_errors_are_one_line_and_exit_2(tool, argv, says, capsys):
     assert says in err and "--help" in err
 
 
-@pytest.mark.parametrize("argv,names", [
-    (["bench"], "python -m benchmarks"),
-    (["experiment"], "python -m experiments NAME"),
-    (["experiment", "birds", "--quick", "--out", "x"], "python -m experiments NAME"),
-])
-def test_the_moved_tools_are_one_line_naming_their_command(argv, names, capsys):
-    """The full benchmark and the experiments left the package: exit 2, and where they are."""
-    assert cli.main(argv) == 2
+def test_bench_without_quick_is_one_line_naming_the_full_benchmark(capsys):
+    """The full benchmark is a repository tool: exit 2, and the command that runs it."""
+    assert cli.main(["bench"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
-    assert names in err and "repository tool" in err
+    assert "python -m benchmarks" in err and "repository tool" in err
 
 
 def test_the_quick_bench_times_every_kind_but_latent():
@@ -145,7 +141,7 @@ SPHINX = re.compile(r":(func|mod|class|data|meth|attr):`|``")
 
 
 @pytest.mark.parametrize("tool,argv", [("aprank", ["algorithms"]), ("aprank", ["check"]),
-                                       ("aprank", ["bench"]), ("aprank", ["experiment"]),
+                                       ("aprank", ["bench"]),
                                        ("benchmarks", []), ("experiments", [])],
                          ids=lambda v: " ".join(v) if isinstance(v, list) else v)
 def test_help_says_what_a_command_needs_writes_and_takes(tool, argv, capsys):

@@ -36,8 +36,7 @@ class InferenceResult:
         Delta(R*, R) + w'Psi(X, R) - w'Psi(X, R*), the constraint violation (>= 0 for an exact
         algorithm, since R* itself scores 0).
     algorithm : str
-        Name of the algorithm used, as named ("auto" for "auto", whichever kernel it ran:
-        every candidate returns the same result).
+        Name of the algorithm used, as named ("auto" for "auto", which runs "qs").
     labelling : ndarray of int8 (n,) or None
         For the 0-1 loss, 1 where the most violated labelling marks the sample relevant; None
         for ranking losses.

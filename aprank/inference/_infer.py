@@ -97,9 +97,8 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options):
         problem.
     algorithm : str, optional
         A name from ``aprank.algorithms()`` of the loss's problem kind (default: the kind's
-        default, "qs" for AP and NDCG, "zero-one", "cstar" for precision@k). "auto" picks per
-        query the exact kernel of least measured cost (the same result as "qs", bit for bit;
-        the result's ``algorithm`` says "auto").
+        default, "qs" for AP and NDCG, "zero-one", "cstar" for precision@k). "auto" runs "qs"
+        (the same result, bit for bit; the result's ``algorithm`` says "auto").
     **options
         Inputs of the loss's problem type beyond scores and labels: for precision@k
         (``aprank.inference.TopKProblem``) ``interactions=`` F and ``core=``; for the pairwise

@@ -634,7 +634,7 @@ class APSVM(_StructuredSVM):
     ----------
     algorithm : str, default "auto"
         Exact AP inference algorithm from ``aprank.algorithms()``: all give the same w
-        ("auto": per query the fastest by the registry's measured cost models).
+        ("auto" runs "qs", the fastest exact kernel).
 """ + _RANK_COMMON_DOC
 
     _parameter_constraints = {**_StructuredSVM._parameter_constraints, "algorithm": [str]}

@@ -124,8 +124,8 @@ def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> int:
 
 
 # ---------------------------------------------------------------------------- backends
-#: The registry algorithm the compiled-kernel backend solves with: "auto" picks a kernel per
-#: query from the registry's cost models (it returns the same ranks as every exact one).
+#: The registry algorithm the compiled-kernel backend solves with: "auto", the name of the
+#: fastest exact kernel (qs).
 _KERNEL_ALGORITHM = "auto"
 
 

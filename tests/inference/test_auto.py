@@ -1,20 +1,16 @@
-"""The "auto" algorithm: per query the candidate its rule picks, bit for bit what qs returns;
-the driver's per-query dispatch and its own NDCG discount table change nothing numerically."""
+"""The "auto" algorithm runs qs: bit for bit what qs returns. And the compiled driver's NDCG
+discount table, which it builds for calls whose queries are all small enough, changes no bit
+of any result against the formula it replaces, on both sides of that size."""
 import pickle
-import types
 import warnings
 
 import numpy as np
 import pytest
 
 import aprank
-from aprank.inference import Algorithm, RankingProblem, get_algorithm
-from aprank.inference.ranking import (_driver_cy, _greedy_cy, _optranks_cy, _search_cy,
-                                      _select_cy)
-from aprank.inference.ranking._algorithms import AutoKernel
-from aprank.inference.ranking._problem import Call
+from aprank.inference import get_algorithm
 from aprank.inference._registry import faster_alternative
-from aprank.validation import as_scores
+from aprank.inference.ranking import _driver_cy
 
 
 def mixed_batch(seed, n_queries=60, ties=True):
@@ -55,57 +51,6 @@ def test_auto_equals_qs_bit_for_bit(loss, seed):
     assert one.algorithm == "auto" and one.objective == qs.objective[0]
 
 
-def test_auto_rule_picks_qs_where_it_was_measured_fastest():
-    P, N = np.array([1, 10, 100, 1000, 10]), np.array([10_000, 90, 30, 3, 10])
-    for code, (solves, rule) in get_algorithm("auto", "ranking").run.candidates.items():
-        assert solves[np.asarray(rule(P, N))[0]] is _optranks_cy.SOLVE
-
-
-@pytest.mark.parametrize("loss, modules", [
-    ("ap", (_greedy_cy, _search_cy, _select_cy, _optranks_cy)),
-    ("ndcg", (_greedy_cy, _optranks_cy)),
-])
-def test_per_query_dispatch_runs_each_candidate_and_changes_nothing(loss, modules):
-    """A rule that gives each query a different kernel (by query index): the one compiled loop
-    runs them all, and the result is qs's bit for bit."""
-    kernel = AutoKernel({loss: (modules, lambda P, N: np.arange(P.size) % len(modules))})
-    mixed = Algorithm("mixed", "ranking", (loss,), True, "-", "-", kernel, builtin=False)
-    for seed in range(3):
-        scores, labels, qid = mixed_batch(10 + seed)
-        problem = RankingProblem(labels, loss, qid=qid)
-        assert_same_bits(problem.solve(as_scores(scores), mixed),
-                         RankingProblem(labels, loss, qid=qid).solve(scores, "qs"))
-
-
-def _driver(call, own_table, solve=_optranks_cy.SOLVE, choice=None):
-    spec = call.loss.kernel_spec(call.max_query_size)
-    _driver_cy.rank_queries(solve, call.scores, call.is_pos.view("uint8"), call.order,
-                            call.offsets, spec.code, spec.discount, call.n_pos, call.ranks,
-                            call.coef, call.query_loss, call.query_objective, None, choice,
-                            own_table)
-    return call
-
-
-def test_the_drivers_ndcg_table_changes_no_bit():
-    for seed in range(3):
-        scores, labels, qid = mixed_batch(20 + seed)
-        problem = RankingProblem(labels, "ndcg", qid=qid)
-        a = _driver(Call(problem, scores), own_table=True)
-        b = _driver(Call(problem, scores), own_table=False)
-        for field in ("ranks", "coef", "query_loss", "query_objective"):
-            assert getattr(a, field).tobytes() == getattr(b, field).tobytes(), field
-
-
-def test_driver_refuses_a_bad_choice():
-    scores, labels, qid = mixed_batch(30, n_queries=5)
-    call = Call(RankingProblem(labels, "ap", qid=qid), scores)
-    solves = (_optranks_cy.SOLVE, _select_cy.SOLVE)
-    for choice in (np.array([0, 1, 2, 0, 1], np.int8), np.array([0, -1, 0, 0, 0], np.int8),
-                   np.zeros(4, np.int8), None):
-        with pytest.raises(ValueError, match="choice"):
-            _driver(call, True, solves, choice)
-
-
 def test_auto_never_warns_slow():
     auto = get_algorithm("auto", "ranking")
     for loss in ("ap", "ndcg"):
@@ -118,20 +63,70 @@ def test_auto_never_warns_slow():
                      algorithm="auto")
 
 
+def one_query(n, seed):
+    """n samples, ~2% positives overlapping the negatives, scores on a grid of ties."""
+    rng = np.random.default_rng([seed, n])
+    labels = rng.random(n) < 0.02
+    labels[0] = True
+    return np.round(rng.standard_normal(n) + labels, 1), labels
 
-def test_each_query_runs_the_solve_chosen_for_it():
-    """With the probe KEEP_LAST (writes nothing) as the second candidate, the queries given it
-    keep every negative at rank P+1 and the others get qs's ranks."""
-    scores, labels, qid = mixed_batch(40, n_queries=30)
-    probe = types.SimpleNamespace(SOLVE=_driver_cy.KEEP_LAST)
-    kernel = AutoKernel({"ap": ((_optranks_cy, probe), lambda P, N: np.arange(P.size) % 2)})
-    mixed = Algorithm("mixed", "ranking", ("ap",), True, "-", "-", kernel, builtin=False)
-    problem = RankingProblem(labels, "ap", qid=qid)
-    got = problem.solve(as_scores(scores), mixed)
-    qs = problem.solve(scores, "qs")
-    P = problem.per_sample(problem.positives)
-    negative = ~labels
-    odd = problem.per_sample(np.arange(problem.n_queries) % 2 == 1)
-    assert np.array_equal(got.ranks[~odd], qs.ranks[~odd])
-    assert np.array_equal(got.ranks[odd & negative], P[odd & negative] + 1)
-    assert not np.array_equal(qs.ranks[odd & negative], P[odd & negative] + 1)
+
+def with_query(batch, n, seed):
+    """The batch and one more query of n samples, whose id sorts after the batch's."""
+    scores, labels, qid = batch
+    s, y = one_query(n, seed)
+    return np.r_[scores, s], np.r_[labels, y], np.r_[qid, np.full(n, qid.max() + 1)]
+
+
+def part(result, samples, queries):
+    """The batch result restricted to some samples and (per-query fields) some queries."""
+    return dict(ranks=result.ranks[samples], coef=result.coef[samples],
+                truth_coef=result.truth_coef[samples], loss=result.loss[queries],
+                objective=result.objective[queries])
+
+
+def assert_parts_same_bits(a, b):
+    assert a.keys() == b.keys()
+    for field in a:
+        x, y = np.asarray(a[field]), np.asarray(b[field])
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), field
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_ndcg_discount_table_changes_no_bit_on_either_side_of_its_size(seed):
+    """The driver tabulates NDCG's default discount for a call whose queries have at most
+    DISCOUNT_TABLE_MAX samples, and computes it by the formula otherwise: adding one query of
+    DISCOUNT_TABLE_MAX samples keeps the table for the whole batch, one more sample drops it.
+    The same queries must come out bit for bit alike either way, and agree with ndcg-greedy
+    (an O(PN) scan with NumPy's discount table, equal up to rounding)."""
+    limit = _driver_cy.DISCOUNT_TABLE_MAX
+    batch = mixed_batch(20 + seed)
+    n_small = batch[0].size
+    small = np.arange(n_small)
+    queries = np.arange(np.unique(batch[2]).size)
+    tabled = aprank.infer_batch(*with_query(batch, limit, seed), loss="ndcg", algorithm="qs")
+    formula = aprank.infer_batch(*with_query(batch, limit + 1, seed), loss="ndcg",
+                                 algorithm="qs")
+    assert_parts_same_bits(part(tabled, small, queries), part(formula, small, queries))
+    alone = aprank.infer_batch(*batch, loss="ndcg", algorithm="auto")
+    assert_parts_same_bits(part(alone, small, queries), part(formula, small, queries))
+
+    # the query of DISCOUNT_TABLE_MAX samples itself, tabled and beside a larger one
+    s, y = one_query(limit, seed)
+    big = aprank.infer(s, y, loss="ndcg", algorithm="auto")
+    s2, y2 = one_query(limit + 1, seed + 1)
+    both = aprank.infer_batch(np.r_[s, s2], np.r_[y, y2], np.repeat([0, 1], [limit, limit + 1]),
+                              loss="ndcg", algorithm="qs")
+    in_both = part(both, np.arange(limit), 0)
+    del in_both["truth_coef"]               # not in infer's result
+    assert_parts_same_bits(dict(ranks=big.ranks, coef=big.coef, loss=np.float64(big.loss),
+                                objective=np.float64(big.objective)), in_both)
+
+    for result, data in ((formula, with_query(batch, limit + 1, seed)),
+                         (tabled, with_query(batch, limit, seed)), (both, None)):
+        if data is None:
+            data = (np.r_[s, s2], np.r_[y, y2], np.repeat([0, 1], [limit, limit + 1]))
+        greedy = aprank.infer_batch(*data, loss="ndcg", algorithm="ndcg-greedy")
+        assert np.array_equal(result.ranks, greedy.ranks)
+        np.testing.assert_allclose(result.loss, greedy.loss, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(result.objective, greedy.objective, rtol=1e-12, atol=1e-15)

@@ -9,9 +9,9 @@ matching (rearrangement inequality), so an assignment is the split of the bags b
 slots >= 0 and the others, and a _Split finds and certifies the best one without dual
 potentials (a flow along the bags in order of high and of low, certified by Bellman-Ford
 sweeps of O(n) each; see its docstring). Dual potentials (the dynamic Hungarian algorithm,
-Korsah, Stentz & Dias 2007, which this kernel used before) made every change of one column
-cost O(n^2), as it moves the potentials of every column below it: on trained bags where
-most negatives move, nearly all of a run.
+Korsah, Stentz & Dias 2007) would make every change of one column cost O(n^2), as it moves
+the potentials of every column below it: on trained bags where most negatives move, nearly
+all of a run.
 
 * negative side: scanning slot k, the other slots' columns with one bag left over (the one in
   a bottom column, as freeing slot k's column leaves it); W(x), the best assignment that
@@ -28,7 +28,9 @@ most negatives move, nearly all of a run.
 The loss of each pattern is updated in O(1) along a scan (one positive's negatives-above count
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against
 the reference greedy, which uses ``scipy.optimize.linear_sum_assignment``); where a _Split's
-certificate does not hold after its swap search (not met in testing) a Hungarian solve decides.
+certificate does not hold after its swap search a Hungarian solve decides (not met in testing
+with the greedy's coefficients; the tests reach it through ``_split_assignment`` with coefficients
+large enough that rounding exceeds the split's tolerance).
 """
 from libc.math cimport INFINITY
 from libcpp.vector cimport vector
@@ -202,32 +204,6 @@ cdef class _Hungarian:
         return total
 
 
-# tests switch the swap search off to see the certificate catch every assignment short of the
-# optimum (then each evaluation falls back to a Hungarian solve)
-cdef bint _SWAPS = True
-cdef i64 _FALLBACKS = 0
-
-
-def _debug_swaps(bint on):
-    """Switch :class:`_Split`'s swap search on or off (tests only).
-
-    Parameters
-    ----------
-    on : bool
-        Whether a split whose certificate does not hold at once searches swaps.
-
-    Returns
-    -------
-    int
-        How many splits fell back to a Hungarian solve since the last call.
-    """
-    global _SWAPS, _FALLBACKS
-    cdef i64 n = _FALLBACKS
-    _SWAPS = on
-    _FALLBACKS = 0
-    return n
-
-
 cdef enum:
     # where a bag of a _Split goes: a column of coefficient < 0, >= 0, or none (the one bag
     # left over when there is one column fewer than bags)
@@ -252,8 +228,8 @@ cdef class _Split:
     has no cycle of positive gain: that is the certificate, Bellman-Ford sweeps of O(n) each.
     A cycle through two bags is a swap (its gain two prefix-sum differences); swaps are
     searched when the certificate does not hold at once, and where it still does not (a
-    positive cycle through more bags: not met in testing) the caller solves a Hungarian
-    assignment instead.
+    positive cycle through more bags, or rounding beyond ``eps``) the caller solves a
+    Hungarian assignment instead.
 
     With a bag left over (a third node, with arcs to both paths from it), W(x), the best value
     that leaves x over instead, is the best value less the least cost of a path from the
@@ -533,8 +509,7 @@ cdef class _Split:
         # from a good start the certificate settles in a few passes; else search first
         if self.certified(8, next_check):
             return True
-        if _SWAPS:
-            self.swap_search(next_check)
+        self.swap_search(next_check)
         return self.certified(2 * self.n + 2, next_check)
 
     cdef int leaving(self, double* W, double* next_check) except -1 nogil:
@@ -626,10 +601,8 @@ cdef int _split_value(_Split split, _Hungarian h, const double* c, i64 nc, doubl
     """value[0]: the best value for nc columns of coefficients c (descending) by the split; a
     Hungarian solve where its certificate does not hold (a column of coefficient 0 for the
     left-over bag), the split's sets then taken from that optimum."""
-    global _FALLBACKS
     cdef i64 t
     if not split.solve(c, nc, next_check):
-        _FALLBACKS += 1
         for t in range(nc):
             h.coef[t] = c[t]
         if nc < split.n:

@@ -29,7 +29,7 @@ import numpy as np
 from aprank.inference._interrupt cimport Poll, poll_stop, raise_pending, start_poll
 from aprank.inference._kernel cimport (
     LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
-    cpu_simd_level, SIMD_PORTABLE, solve_capsule, BINARY_SEARCH_MIN, SCAN_BISECT_MIN,
+    cpu_simd_level, SIMD_PORTABLE, BINARY_SEARCH_MIN, SCAN_BISECT_MIN,
     GUIDED_MIN,
 )
 
@@ -38,20 +38,12 @@ from aprank.inference._kernel cimport (
 KERNEL_LOSSES = {"ap": LOSS_AP, "ndcg": LOSS_NDCG}
 
 cdef enum:
-    # Most algorithms one call can choose among per query (see rank_queries).
-    MAX_CHOICES = 8
-    # Largest query whose NDCG discount the driver tabulates (own_table): 512 KB. Beyond it
-    # the table's memory (8 bytes a sample, a third more than qs's own) buys little.
-    OWN_TABLE_MAX = 1 << 16
+    # Largest query (in samples) whose default NDCG discount rank_queries tabulates: 512 KB.
+    # Beyond it the table's memory (8 bytes a sample, a third more than qs's own) buys little.
+    TABLE_MAX = 1 << 16
 
-cdef void keep_last(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x, i64 n_neg,
-                    i64* ranks) noexcept nogil:
-    pass
-
-
-#: A solve that writes nothing, leaving every negative at the driver's rank P+1: no algorithm,
-#: a probe with which the tests see which solve each query of a per-query choice ran.
-KEEP_LAST = solve_capsule(keep_last)
+#: TABLE_MAX, for the tests that build queries on both sides of it.
+DISCOUNT_TABLE_MAX = TABLE_MAX
 
 
 #: Names of the partition paths (SimdLevel in _order.hpp), slowest first.
@@ -246,12 +238,13 @@ SCRATCH_KEEP = 1 << 22
 def _scratch(i64 length):
     """(float64, int64) arrays of at least ``length`` entries: a call's work space.
 
-    One pair, not one array per use: on a 20-sample query six fresh NumPy arrays cost more than
-    the kernel. And fresh pages are dear: at P = 1e3, N = 1e6, first touching 16 MB of new
-    scratch (page faults and zeroing) took 6 ms of a 23 ms ``qs`` call (CPU time, AVX2 path),
-    so pairs of up to SCRATCH_KEEP entries are kept per thread and reused. A thread never uses its pair in
-    two calls at once: the arrays are written only inside rank_queries' nogil loop, which
-    calls no Python code, and nothing is carried in them from one call to the next.
+    One pair, not one array per use: on a small query six fresh NumPy arrays cost more than the
+    kernel. And fresh pages are dear: first touching a large new scratch (page faults and
+    zeroing) is a sizeable part of a large ``qs`` call (docs/benchmarks/inference.md), so
+    pairs of up to SCRATCH_KEEP entries are kept per thread and reused. A thread never uses
+    its pair in two calls at once: the arrays are written only inside rank_queries' nogil
+    loop, which calls no Python code, and nothing is carried in them from one call to the
+    next.
     """
     cached = getattr(_thread_scratch, "pair", None)
     if cached is not None and cached[0].shape[0] >= length:
@@ -266,14 +259,11 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                  const i64[::1] order, const i64[::1] offsets, str loss_code,
                  const double[::1] discount, i64 n_pos,
                  i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective,
-                 double[::1] truth=None, const signed char[::1] choice=None,
-                 bint own_table=True):
+                 double[::1] truth=None):
     """Run one ranking algorithm on every query and fill the outputs in place.
 
     solve: capsule holding the algorithm's solve_fn, or None when `ranks` already holds the
-        negatives' ranks (a user-registered algorithm) and only the output is to be computed;
-        or a tuple of up to MAX_CHOICES capsules, of which query q runs ``solve[choice[q]]``
-        (the "auto" algorithm: one compiled loop, a different algorithm per query).
+        negatives' ranks (a user-registered algorithm) and only the output is to be computed.
     order: sample indices grouped by query (None: samples are already grouped, in order).
     offsets: query q owns order[offsets[q]:offsets[q+1]].
     loss_code, discount: the loss's KernelSpec; a code not in KERNEL_LOSSES is a ValueError.
@@ -282,22 +272,18 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
         map, 1/P for a positive and -1/N for a negative (0 in a query lacking either class):
         written here, where P and N are known, it costs one store per sample instead of the
         NumPy passes of ``Loss.truth_coef``.
-    choice: see solve.
-    own_table: for NDCG without a discount given, tabulate the default discount here, with the
-        very expression the kernels evaluate otherwise (discount_at): the results are those
-        computed without a table bit for bit, and n_max logarithms replace the two per search
-        step and per positive that the kernels take otherwise (at least n in all, so never
-        more). Halves qs's NDCG time on queries of 10-100 samples. False, or queries above
-        OWN_TABLE_MAX samples: the formula.
+
+    For NDCG without a discount given, the default discount is tabulated here when no query
+    exceeds TABLE_MAX samples, with the very expression the kernels evaluate otherwise
+    (discount_at): the results are those of the formula bit for bit, and n_max logarithms
+    replace the two per search step and per positive that the kernels take otherwise (at
+    least n in all, so never more).
     """
     if loss_code not in KERNEL_LOSSES:
         raise ValueError(f"the compiled kernels compute the losses {sorted(KERNEL_LOSSES)}, "
                          f"not {loss_code!r}")
     cdef int kind = KERNEL_LOSSES[loss_code]
     cdef solve_fn fn = NULL
-    cdef solve_fn fns[MAX_CHOICES]
-    cdef const signed char* choice_p = NULL
-    cdef Py_ssize_t c_i
     cdef i64 n = scores.shape[0]
     cdef i64 n_queries = offsets.shape[0] - 1
     cdef const i64* order_p = &order[0] if order is not None and order.shape[0] > 0 else NULL
@@ -305,30 +291,18 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef i64 n_max = 0, m, q
     cdef double[::1] table
     cdef LossSpec L
-    if own_table and kind == LOSS_NDCG and discount is None:
+    if kind == LOSS_NDCG and discount is None:
         for q in range(n_queries):
             if offsets[q + 1] - offsets[q] > n_max:
                 n_max = offsets[q + 1] - offsets[q]
-        if n_max > OWN_TABLE_MAX:
-            own_table = False
-    if own_table and kind == LOSS_NDCG and discount is None:
+    if kind == LOSS_NDCG and discount is None and n_max <= TABLE_MAX:
         table = np.empty(max(n_max, 1), dtype=np.float64)
         make_spec(&L, LOSS_NDCG, 1, 1, NULL, False, NULL)     # L.discount NULL: the formula
         for m in range(1, n_max + 1):
             table[m - 1] = discount_at(&L, m)
         discount = table
     cdef double tp, tn
-    if isinstance(solve, tuple):
-        if not 0 < len(solve) <= MAX_CHOICES or choice is None:
-            raise ValueError(f"a tuple of 1 to {<int>MAX_CHOICES} solve capsules needs a choice per query")
-        for c_i in range(len(solve)):
-            fns[c_i] = capsule_solve(solve[c_i])
-        if choice.shape[0] != n_queries or (n_queries and not (
-                0 <= np.min(choice) and np.max(choice) < len(solve))):
-            raise ValueError(f"choice must hold one index below {len(solve)} per query")
-        choice_p = &choice[0] if n_queries else NULL
-        fn = fns[0]
-    elif solve is not None:
+    if solve is not None:
         fn = capsule_solve(solve)
     cdef int simd = _simd
     # work space: scores and indices of one query's positives and negatives, and finish's
@@ -391,8 +365,6 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             if status != QUERY_OK:
                 bad_query = q
                 break
-            if choice_p != NULL:
-                fn = fns[choice_p[q]]
             if fn != NULL:
                 fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
                 if poll.stopped:

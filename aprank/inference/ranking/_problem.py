@@ -184,8 +184,8 @@ class Call:
         None: when the result does not need them (a single query's), the problem holds them
         already (a learner's later solves), or the loss's are not the driver's
         (``Loss.class_mean_truth``). A batch of small queries then gets them from the driver's
-        own pass instead of the NumPy passes of ``Loss.truth_coef`` (which once took most of
-        its time)."""
+        own pass instead of the NumPy passes of ``Loss.truth_coef``, which would take most of
+        its time."""
         if self.want_truth and self.truth_coef is None and self.loss.class_mean_truth:
             self.truth_coef = np.empty(self.scores.shape[0], dtype=np.float64)
         return self.truth_coef
