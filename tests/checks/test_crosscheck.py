@@ -122,3 +122,35 @@ def test_large_instances_agree(P, N, simd):
                         np.testing.assert_array_equal(res.ranks, ref.ranks, err_msg=f"{loss} {name}")
     finally:
         aprank.set_simd(previous)
+
+
+def test_a_loss_only_the_oracle_serves_is_skipped_beyond_its_size_not_an_index_error():
+    from aprank.losses import RankingLoss, register_loss, unregister_loss
+
+    class Bogus(RankingLoss):
+        name = "bogus"
+
+        def from_pattern(self, neg_above, P, N):
+            return np.asarray(neg_above).sum(axis=-1) / (P * N)
+
+    register_loss(Bogus())
+    try:
+        report = aprank.crosscheck(("bogus",), n_trials=8, max_n=60)
+        assert report.ok and report.skipped > 0
+        assert "skipped" in str(report)
+    finally:
+        unregister_loss("bogus")
+    with pytest.raises(ValueError, match="unknown loss"):
+        aprank.crosscheck(("no-such-loss",), n_trials=1)
+
+
+def test_a_failing_user_algorithm_is_a_disagreement_not_an_abort():
+    aprank.register("user-wrong-shape", lambda p, n, l: np.ones(n.size + 1, int), losses="ap",
+                    exact=True)
+    try:
+        report = aprank.crosscheck("ap", n_trials=4, max_n=50)
+    finally:
+        aprank.unregister("user-wrong-shape")
+    bad = [d for d in report.disagreements if d.algorithm == "user-wrong-shape"]
+    assert len(bad) == 4 and all("raised ValueError" in d.what for d in bad)
+    assert all(d.algorithm == "user-wrong-shape" for d in report.disagreements)

@@ -142,6 +142,64 @@ def test_the_defaults_at_ordinary_sizes_do_not_warn():
         max_marginals(sp_, e, c)
 
 
+def test_the_cost_model_flags_search_at_half_a_million_and_names_qs():
+    for name in ("search", "select", "yue"):
+        found = _registry.faster_alternative(_registry.get(name, "ranking"), "ap", 500_000,
+                                             500_000)
+        assert found is not None and found[0].name == "qs" and found[2] > 100 * found[1]
+    found = _registry.faster_alternative(_registry.get("ndcg-greedy", "ranking"), "ndcg",
+                                         500_000, 500_000)
+    assert found[0].name == "qs"
+
+
+@pytest.mark.parametrize("P, N", [(10, 10), (1000, 100_000), (100, 10_000_000),
+                                  (500_000, 500_000)])
+def test_the_default_and_normal_calls_are_not_flagged(P, N):
+    assert _registry.faster_alternative(_registry.get("qs", "ranking"), "ap", P, N) is None
+    if P * P < 1e8:
+        assert _registry.faster_alternative(_registry.get("search", "ranking"), "ap", P, N) is None
+
+
+def test_a_long_call_warns_once_per_problem(monkeypatch):
+    monkeypatch.setattr(_registry, "SLOW_CALL_UNITS", 1e5)
+    rng = np.random.default_rng(0)
+    s, y = rng.standard_normal(10_000), rng.random(10_000) < 0.5     # search: ~200 x qs
+    with pytest.warns(_registry.SlowAlgorithmWarning, match="'qs'"):
+        aprank.infer(s, y, algorithm="search")
+    problem = aprank.inference.RankingProblem(y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            problem.solve(s, "yue")
+        problem.solve(s, "qs")
+    assert [type(w.message) for w in caught] == [_registry.SlowAlgorithmWarning]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aprank.infer(s, y)                  # qs, the default: never flagged
+
+
+class Warned(Exception):
+    pass
+
+
+def test_a_slow_call_warns_at_the_callers_line_before_the_kernel():
+    """The warning comes before the kernel, at the caller's line; shown as an exception here so
+    that the slow kernel never runs."""
+    scores, labels = np.zeros(80_000), np.zeros(80_000, bool)
+    labels[:40_000] = True
+
+    def stop(message, category, filename, lineno, *rest):
+        raise Warned(category, filename)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = stop
+        aprank.infer(scores[:2], labels[:2], algorithm="yue")       # small: no warning
+        with pytest.raises(Warned) as caught:
+            aprank.infer(scores, labels, algorithm="yue")
+    assert caught.value.args == (SlowAlgorithmWarning, __file__)
+
+
 # ------------------------------------------------------------------ growth of the estimates
 def _seconds(name, kind, call):
     return _registry.estimated_seconds(_registry.get(name, kind), call)
