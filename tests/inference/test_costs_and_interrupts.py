@@ -356,9 +356,10 @@ def test_ctrl_c_stops_a_long_call_over_many_small_queries():
 @pytest.mark.parametrize("n_components, scale, bound", [(20, 0.1, 1.0), (1, 1e16, 0.5)],
                          ids=["components", "one-component"])
 def test_ctrl_c_stops_the_pairwise_enumeration_within_a_second(n_components, scale, bound):
-    # cliques of 24 samples enumerated: 2^24 labellings each, 0.7 s; at pair scores 1e16 times
-    # the unary ones the exact walk, 1.2 s. The walks ask for signals every 4096 steps and the
-    # loop between components, so one component's walk is stopped well before it ends
+    # cliques of 24 samples enumerated: 2^24 labellings each, most of a second a clique; at
+    # pair scores 1e16 times the unary ones the exact walk, over a second. The walks ask for
+    # signals every 4096 steps and the loop between components, so one component's walk is
+    # stopped well before it ends
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(n_components), 24)
     e = aprank.inference.group_pairs(groups)
@@ -390,7 +391,7 @@ def test_a_cost_model_that_is_not_callable_is_refused_when_registered():
 
 def test_ctrl_c_stops_one_cut_of_a_dense_component_within_a_second():
     # one clique of 2,000 samples, pair scores about 1/k of the unary ones: its single cut
-    # takes seconds (17 s measured on 2 vCPUs); the max-flow asks for signals inside it
+    # takes many seconds; the max-flow asks for signals inside it
     rng = np.random.default_rng(0)
     k = 2000
     e = group_pairs(np.zeros(k, int))
