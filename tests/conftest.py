@@ -12,6 +12,11 @@
   (tests/torch/test_torch_triton.py). Triton reads it when it is imported and defines its own
   library functions, which the first test module importing torch can trigger: so here,
   before any test module is collected.
+
+Shared fixtures: ``real_data_home`` (the data home, or a skip naming what it lacks) and
+``digits`` (scikit-learn's digits, standardised: the small real data set the estimators' tests
+share). The synthetic sets are built by tests/synthetic.py, the brute-force references by
+tests/oracle.py.
 """
 import importlib.util
 import os
@@ -73,3 +78,19 @@ def real_data_home():
     if missing:
         pytest.skip(f"the data home lacks {len(missing)} of its files (docs/data.md)")
     return home
+
+
+@pytest.fixture(scope="session")
+def digits():
+    """(X, y): scikit-learn's 1,797 digits, each of the 64 pixels standardised over all of them,
+    and the digit 0-9 each image shows; a test takes the rows and the digit it needs. X is
+    read-only, so that no test changes it for the others (and the estimators take read-only
+    input as they take any other)."""
+    from sklearn.datasets import load_digits
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
