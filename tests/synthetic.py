@@ -2,6 +2,17 @@
 import numpy as np
 
 
+def one_query(n, n_pos, seed=0, shift=1.0, decimals=None):
+    """(scores, labels): one query of n samples, n_pos of them relevant (drawn at random);
+    scores ~ N(0, 1), the relevant ones ``shift`` higher, rounded to ``decimals`` places where
+    given (ties). ``seed`` may be a numpy Generator, which the draws then advance."""
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n, dtype=bool)
+    labels[rng.choice(n, n_pos, replace=False)] = True
+    scores = rng.standard_normal(n) + shift * labels
+    return (scores if decimals is None else np.round(scores, decimals)), labels
+
+
 def two_classes(seed=0, n=40, d=3):
     """(X, y): a quarter of the n samples positive, the first ones; X ~ N(0, 1) in d
     dimensions, the positives shifted by 0.8 along every feature (the classes overlap)."""

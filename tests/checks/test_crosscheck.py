@@ -7,6 +7,7 @@ import pytest
 
 import aprank
 from aprank.__main__ import main
+from synthetic import one_query
 
 
 def greedy_in_python(pos_scores, neg_scores, loss):
@@ -106,11 +107,7 @@ def test_large_instances_agree(P, N, simd):
     rng = np.random.default_rng(P + N)
     try:
         for shift, ties in [(1.0, None), (6.0, None), (-1.0, None), (3.0, 0), (6.0, 1)]:
-            labels = np.zeros(P + N, dtype=bool)
-            labels[rng.choice(P + N, P, replace=False)] = True
-            scores = rng.standard_normal(P + N) + shift * labels
-            if ties is not None:
-                scores = np.round(scores, ties)
+            scores, labels = one_query(P + N, P, rng, shift, ties)
             for loss in ("ap", "ndcg"):
                 results = {a.name: aprank.infer(scores, labels, loss=loss, algorithm=a.name)
                            for a in aprank.algorithms(loss=loss, exact=True) if a.name != "brute"}

@@ -9,6 +9,7 @@ import aprank
 from aprank import validation
 from aprank.inference import RankingProblem
 from aprank.losses import NDCG, ZeroOne
+from synthetic import one_query
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
@@ -21,10 +22,8 @@ def exact_algorithms(loss):
 
 
 def instance(n=12, seed=0):
-    rng = np.random.default_rng(seed)
-    labels = np.zeros(n, dtype=bool)
-    labels[rng.choice(n, n // 3, replace=False)] = True
-    return rng.normal(labels * 1.0, 1.0), labels
+    """One query of n samples, a third of them relevant."""
+    return one_query(n, n // 3, seed)
 
 
 @pytest.mark.parametrize("name,loss", ALL)
