@@ -98,10 +98,7 @@ def test_grid_search_with_group_kfold_over_bags():
 @pytest.mark.parametrize("name", ["LatentAPSVM", "LatentSSVM", "LatentSVM"])
 def test_latent_estimators_take_lists_as_the_arrays_they_hold(name):
     import aprank.learn
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((30, 4))
-    bags = np.repeat(np.arange(10), 3)
-    y = np.repeat((np.arange(10) < 4).astype(int), 3)
+    X, y, bags, _ = mil(n_bags=10, size=3, d=4)
     est = getattr(aprank.learn, name)(max_iter=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
