@@ -160,7 +160,8 @@ def test_the_cut_reads_only_rows_that_change(sparse):
 
 
 def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
-    """Estimators fitted with warm_start before the buffers pickled G and K as plain arrays."""
+    """A state holding G and K as plain arrays (the layout of earlier pickles of warm-started
+    estimators) loads into the buffers, and the working set grows from there."""
     G = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
     state = {"G": G, "b": np.array([1.0, 0.5]), "soft": np.array([True, False]), "K": G @ G.T,
              "idle": np.zeros(2, dtype=np.int64), "permanent": np.zeros(2, dtype=bool),
