@@ -1,5 +1,5 @@
 """Queries without a relevant sample are left out of a fit by default
-(counted in ``n_skipped_queries_``, said in one EmptyQueryWarning), ``empty="error"`` still
+(counted in ``n_skipped_queries_``, said in one EmptyQueryWarning), ``empty="error"``
 refuses them, and the Dask estimators decide both on the client, before anything is persisted;
 queries already grouped in the input need no Dask shuffle."""
 import logging
@@ -57,7 +57,7 @@ def test_no_query_left_out_no_warning(cls, data):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
-def test_empty_error_still_raises(cls, data):
+def test_empty_error_refuses_the_fit(cls, data):
     X, y, qid = data
     est = cls(C=1.0, empty="error")
     with pytest.raises(ValueError, match=r"query 4 has none; pass empty='skip'"):

@@ -159,7 +159,7 @@ def test_working_sets_of_other_parts_are_not_mixed(digits):
     assert again.converged and again.n_iter <= 2
 
 
-def test_multi_cut_working_set_pickles_and_old_pickles_load(digits):
+def test_multi_cut_working_set_pickles_and_a_state_without_blocks_loads(digits):
     X, y, qid = _queries(digits)
     res = cutting_plane(RankingModel(X, y, "ndcg", qid=qid, algorithm="qs"), 10.0,
                         solver="multi-cut")

@@ -159,7 +159,7 @@ def test_the_cut_reads_only_rows_that_change(sparse):
     np.testing.assert_allclose(cut.g, X.T @ diff, rtol=1e-12, atol=1e-14)
 
 
-def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
+def test_a_working_set_state_of_plain_arrays_loads_and_grows():
     """A state holding G and K as plain arrays (the layout of earlier pickles of warm-started
     estimators) loads into the buffers, and the working set grows from there."""
     G = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
