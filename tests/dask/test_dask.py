@@ -12,7 +12,6 @@ distributed = pytest.importorskip("distributed", reason="aprank.dask needs the d
 import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
 
 import aprank  # noqa: E402
 import aprank.dask  # noqa: E402
@@ -39,11 +38,11 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def digits():
-    X, t = load_digits(return_X_y=True)
+def digits(unit_digits):
+    X, t = unit_digits
     rng = np.random.default_rng(0)
     # 12 queries whose rows are scattered over every partition: the fit must regroup them
-    return X / 16.0, (t == 3).astype(int), rng.integers(0, 12, X.shape[0])
+    return X, (t == 3).astype(int), rng.integers(0, 12, X.shape[0])
 
 
 def _split(X, y, qid, chunks):

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
-from sklearn.datasets import load_digits
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import (GridSearchCV, GroupKFold, LeaveOneGroupOut,
                                      StratifiedKFold)
@@ -36,10 +35,10 @@ def test_sklearn_conventions(estimator, check):
 
 
 @pytest.fixture(scope="module")
-def digits():
+def digits(unit_digits):
     """600 digits, 3 against the rest, in 12 queries of 50."""
-    images, digit = load_digits(return_X_y=True)
-    return images[:600] / 16.0, digit[:600] == 3, np.arange(600) // 50
+    images, digit = unit_digits
+    return images[:600], digit[:600] == 3, np.arange(600) // 50
 
 
 def routed_search(base, splitter, X, y, qid, **fit):

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
 
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
 
@@ -15,10 +14,10 @@ ESTIMATORS = [APSVM, NDCGSVM, BinarySVM, APSVMAppx]
 
 
 @pytest.fixture(scope="module")
-def data():
+def data(unit_digits):
     """300 digits in 10 queries of 30; queries 4 and 7 have no relevant sample."""
-    X, digit = load_digits(return_X_y=True)
-    X, y = X[:300] / 16.0, digit[:300] == 1
+    X, digit = unit_digits
+    X, y = X[:300], digit[:300] == 1
     qid = np.arange(300) // 30
     return X, y & ~np.isin(qid, [4, 7]), qid
 

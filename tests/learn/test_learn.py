@@ -7,7 +7,6 @@ import pytest
 import aprank
 import scipy.sparse as sp
 import sklearn
-from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import (check_sample_weight_equivalence_on_dense_data,
@@ -94,13 +93,13 @@ def test_binary_svm_per_sample_c_with_queries_and_weights(digits):
 
 
 @pytest.fixture(scope="module")
-def eights_halves():
-    """Digits, 8 against the rest: the first 1,200 rows, X / 16, split in stratified halves
-    (seed 0) as (X_train, X_test, y_train, y_test)."""
+def eights_halves(unit_digits):
+    """Digits, 8 against the rest: the first 1,200 rows, X in [0, 1], split in stratified
+    halves (seed 0) as (X_train, X_test, y_train, y_test)."""
     from sklearn.model_selection import train_test_split
 
-    X, d = load_digits(return_X_y=True)
-    X, y = X[:1200] / 16.0, d[:1200] == 8
+    X, d = unit_digits
+    X, y = X[:1200], d[:1200] == 8
     return train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
 
 

@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
-from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -25,9 +24,10 @@ CUTTING_PLANE = [BinarySVM, APSVM, NDCGSVM, APSVMAppx]
 
 
 @pytest.fixture(scope="module")
-def digit_queries():
-    """240 scaled digits in 8 queries of 30, "3" relevant; every query has both classes."""
-    X, y = load_digits(return_X_y=True)
+def digit_queries(unit_digits):
+    """240 digits, standardised, in 8 queries of 30, "3" relevant; every query has both
+    classes."""
+    X, y = unit_digits
     rng = np.random.default_rng(0)
     rows = np.r_[rng.choice(np.flatnonzero(y == 3), 40, replace=False),
                  rng.choice(np.flatnonzero(y != 3), 200, replace=False)]
