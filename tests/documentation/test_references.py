@@ -16,7 +16,7 @@ TEXT_SUFFIXES = {".py", ".pyx", ".pxd", ".hpp", ".h", ".cpp", ".md", ".toml", ".
 SKIP_PREFIXES = ("build/", "docs/_build/", "docs/_generated/", "docs/api/generated/")
 THIS_FILE = "tests/documentation/test_references.py"
 
-#: How the repository once cited what lies outside it. The paper-file numbers run 000-004, so a
+#: Citations of what lies outside the repository. The paper-file numbers run 000-004, so a
 #: three-digit number with a leading zero, standing alone (not part of 0.001, 1,000, 10_000 or a
 #: hex colour), is a folder citation.
 FOLDER_CITATIONS = [
