@@ -12,6 +12,11 @@
   (tests/torch/test_torch_triton.py). Triton reads it when it is imported and defines its own
   library functions, which the first test module importing torch can trigger: so here,
   before any test module is collected.
+
+Shared fixtures: ``real_data_home`` (the data home, or a skip naming what it lacks), and
+scikit-learn's digits, the small real data set the estimators' tests share: ``digits``
+(standardised) and ``unit_digits`` (the pixels in [0, 1]). The synthetic sets are built by
+tests/synthetic.py, the brute-force references by tests/oracle.py.
 """
 import importlib.util
 import os
@@ -73,3 +78,32 @@ def real_data_home():
     if missing:
         pytest.skip(f"the data home lacks {len(missing)} of its files (docs/data.md)")
     return home
+
+
+def _read_only(*arrays):
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
+@pytest.fixture(scope="session")
+def digits():
+    """(X, y): scikit-learn's 1,797 digits, each of the 64 pixels standardised over all of them,
+    and the digit 0-9 each image shows; a test takes the rows and the digit it needs. Read-only,
+    so that no test changes them for the others (and the estimators take read-only input as
+    they take any other)."""
+    from sklearn.datasets import load_digits
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_digits(return_X_y=True)
+    return _read_only(StandardScaler().fit_transform(X), y)
+
+
+@pytest.fixture(scope="session")
+def unit_digits():
+    """(X, y): the same digits with each pixel's 0-16 intensity divided by 16, in [0, 1];
+    read-only."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    return _read_only(X / 16.0, y)

@@ -1,4 +1,4 @@
-"""The latent SSVM greedy as it was before its compiled kernel, the reference of
+"""The latent SSVM greedy in Python, the reference of the compiled
 ``latent-greedy`` in the tests: the same values and rows where no scores tie; where some do,
 its exact comparisons (whichever rank rounds higher, else the lowest place) break ties
 otherwise than the kernel's rule, and the kernel must then reach at least its value. Every pattern's

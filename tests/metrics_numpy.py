@@ -1,9 +1,9 @@
-"""The reference for the compiled metrics: aprank.metrics as it was before its compiled pass.
+"""The reference for the compiled metrics: aprank.metrics's metrics as one vectorised NumPy pass.
 
-The vectorised NumPy pass, kept unchanged apart from this docstring: the
-samples sorted once by (query, decreasing score), every per-query sum a segment sum over that
-order. tests/test_metrics_compiled.py holds the compiled pass to it, value for value (1e-12),
-error for error.
+The samples are sorted once by (query, decreasing score), and every per-query sum is a segment
+sum over that order (the compiled pass sorts and sums each query in a buffer of its own); the two
+share only aprank.validation's input checks and query grouping. tests/test_metrics_compiled.py
+holds the compiled pass to it, value for value (1e-12), error for error.
 """
 from __future__ import annotations
 

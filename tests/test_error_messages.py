@@ -34,25 +34,6 @@ def test_cstar_unknown_kernel():
         CStarPrecisionAtK(kernel="nope", n_core=1).fit(X, Y)
 
 
-@pytest.mark.parametrize("name", ["LatentAPSVM", "LatentSSVM", "LatentSVM"])
-def test_latent_array_likes(name):
-    import aprank.learn
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((30, 4))
-    bags = np.repeat(np.arange(10), 3)
-    y = np.repeat((np.arange(10) < 4).astype(int), 3)
-    est = getattr(aprank.learn, name)(max_iter=50)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(X.tolist(), y.tolist(), bags=bags.tolist())
-    # lists score as the arrays they hold
-    assert np.array_equal(est.decision_function(X.tolist(), bags=bags.tolist()),
-                          est.decision_function(X, bags=bags))
-    assert np.array_equal(est.predict(X.tolist(), bags=bags.tolist()), est.predict(X, bags=bags))
-    ids, scores = est.bag_scores(X.tolist(), bags=bags.tolist())
-    assert np.array_equal(scores, est.bag_scores(X, bags=bags)[1])
-
-
 def test_dask_sparse_input():
     pytest.importorskip("distributed")
     import dask
@@ -125,7 +106,7 @@ def test_messages_print_plain_values():
 
 
 def test_qid_for_latent_and_pairwise_is_a_value_error():
-    # already a ValueError on this code (since infer has one path): kept as a regression test
+    # qid has no meaning for these kinds: an error that says so, from infer and infer_batch
     scores, labels = np.array([0.3, 0.1, 0.2, 0.5]), np.array([1, 0, 0, 1])
     qid = np.array([0, 0, 1, 1])
     cases = [dict(loss="latent-ap", bags=[0, 1, 2, 3]),
@@ -135,16 +116,3 @@ def test_qid_for_latent_and_pairwise_is_a_value_error():
             aprank.infer(scores, labels, qid=qid, **options)
         with pytest.raises(ValueError, match="qid is not supported"):
             aprank.infer_batch(scores, labels, qid, **options)
-
-
-def test_hoapsvm_start_is_cccp_best():
-    # tiny features: w = 0, the start, is CCCP's best w, which no inner run produced (the fit
-    # raised AttributeError: 'NoneType' object has no attribute 'w')
-    X, y, groups = _pairs_data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est = HOAPSVM(init="zero").fit(X * 1e-100, y, groups=groups)
-    assert est.n_iter_ == 0 and est.history_ == []
-    assert np.array_equal(est.coef_, np.zeros(X.shape[1])) and est.intercept_ == 0.0
-    assert est.coef_pairs_.ndim == 1
-    assert est.decision_function(X, groups=groups).shape == (X.shape[0],)

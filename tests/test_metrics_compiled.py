@@ -1,10 +1,9 @@
 """aprank.metrics computes every query in one compiled pass.
 
-The vectorised NumPy pass it replaced is kept as the reference (tests/metrics_numpy.py, the old
-module unchanged): the compiled pass must give the same values (to 1e-12), the same query ids in
-the same order and the same errors, for every metric, tie policy, empty rule, cutoff, discount
-and qid layout, on random data with many ties. These comparisons pass on the old module too
-(it is its own reference); the kernel's own contract (test_kernel_*) is new.
+A vectorised NumPy implementation of the same metrics is the reference (tests/metrics_numpy.py):
+the compiled pass must give the same values (to 1e-12), the same query ids in the same order and
+the same errors, for every metric, tie policy, empty rule, cutoff, discount and qid layout, on
+random data with many ties; the kernel's own contract is pinned by the test_kernel_* tests.
 """
 import numpy as np
 import pytest

@@ -1,10 +1,9 @@
-"""aprank.metrics evaluates every query in one vectorised pass.
+"""aprank.metrics over many queries gives what each query evaluated on its own gives.
 
-The per-query loop the metrics had before is kept below as the reference: the vectorised pass
-must give the same values (to 1e-12), the same query ids in the same order and the same errors,
-for every tie policy, empty rule, cutoff, discount, contiguous or interleaved qid and a single
-query. Also the one label rule: {-1, +1} labels are binary relevance for every metric, ndcg
-included.
+A per-query loop written below is the reference: aprank.metrics must give the same values (to
+1e-12), the same query ids in the same order and the same errors, for every tie policy, empty
+rule, cutoff, discount, contiguous or interleaved qid and a single query. Also the one label
+rule: {-1, +1} labels are binary relevance for every metric, ndcg included.
 """
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from metric_outcomes import TOL, Raised, assert_same, outcome
 EMPTY_RULES = ("error", "skip", 0, 1)
 
 
-# ---- the reference: the per-query code of aprank.metrics before the vectorised pass -----------
+# ---- the reference: each query sorted and summed on its own, in a loop over the queries -------
 
 def ref_ranked(score, gain, ties):
     n = score.shape[0]
@@ -101,7 +100,7 @@ def ref_evaluate(score, gain, qid, empty, per_query, metric):
 
 
 def reference(name, y, s, *, ties, qid, empty, per_query, k=None, discount=None):
-    """The old value of metric ``name`` (relevance ``y`` given as gains 0/1 or graded)."""
+    """The reference value of metric ``name`` (relevance ``y`` given as gains 0/1 or graded)."""
     y, s = np.asarray(y, dtype=np.float64), np.asarray(s, dtype=np.float64)
     per = {"ap": lambda sc, g: ref_ap_query(sc, g, ties),
            "ndcg": lambda sc, g: ref_ndcg_query(sc, g, ties, k, discount),

@@ -7,9 +7,7 @@ from concurrent.futures import ProcessPoolExecutor
 import cloudpickle
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV
-from sklearn.preprocessing import StandardScaler
 
 import aprank
 from aprank.inference import RankingProblem, get_algorithm
@@ -25,9 +23,10 @@ def roundtrip(obj, pickler):
 
 
 @pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return StandardScaler().fit_transform(X)[:400], y[:400]
+def digits(digits):
+    """The first 400 of the shared digits."""
+    X, y = digits
+    return X[:400], y[:400]
 
 
 @pytest.mark.parametrize("pickler", PICKLERS)

@@ -7,6 +7,7 @@ import pytest
 
 import aprank
 from aprank.__main__ import main
+from synthetic import one_query
 
 
 def greedy_in_python(pos_scores, neg_scores, loss):
@@ -106,11 +107,7 @@ def test_large_instances_agree(P, N, simd):
     rng = np.random.default_rng(P + N)
     try:
         for shift, ties in [(1.0, None), (6.0, None), (-1.0, None), (3.0, 0), (6.0, 1)]:
-            labels = np.zeros(P + N, dtype=bool)
-            labels[rng.choice(P + N, P, replace=False)] = True
-            scores = rng.standard_normal(P + N) + shift * labels
-            if ties is not None:
-                scores = np.round(scores, ties)
+            scores, labels = one_query(P + N, P, rng, shift, ties)
             for loss in ("ap", "ndcg"):
                 results = {a.name: aprank.infer(scores, labels, loss=loss, algorithm=a.name)
                            for a in aprank.algorithms(loss=loss, exact=True) if a.name != "brute"}
@@ -122,3 +119,35 @@ def test_large_instances_agree(P, N, simd):
                         np.testing.assert_array_equal(res.ranks, ref.ranks, err_msg=f"{loss} {name}")
     finally:
         aprank.set_simd(previous)
+
+
+def test_a_loss_only_the_oracle_serves_is_skipped_beyond_its_size_not_an_index_error():
+    from aprank.losses import RankingLoss, register_loss, unregister_loss
+
+    class Bogus(RankingLoss):
+        name = "bogus"
+
+        def from_pattern(self, neg_above, P, N):
+            return np.asarray(neg_above).sum(axis=-1) / (P * N)
+
+    register_loss(Bogus())
+    try:
+        report = aprank.crosscheck(("bogus",), n_trials=8, max_n=60)
+        assert report.ok and report.skipped > 0
+        assert "skipped" in str(report)
+    finally:
+        unregister_loss("bogus")
+    with pytest.raises(ValueError, match="unknown loss"):
+        aprank.crosscheck(("no-such-loss",), n_trials=1)
+
+
+def test_a_failing_user_algorithm_is_a_disagreement_not_an_abort():
+    aprank.register("user-wrong-shape", lambda p, n, l: np.ones(n.size + 1, int), losses="ap",
+                    exact=True)
+    try:
+        report = aprank.crosscheck("ap", n_trials=4, max_n=50)
+    finally:
+        aprank.unregister("user-wrong-shape")
+    bad = [d for d in report.disagreements if d.algorithm == "user-wrong-shape"]
+    assert len(bad) == 4 and all("raised ValueError" in d.what for d in bad)
+    assert all(d.algorithm == "user-wrong-shape" for d in report.disagreements)

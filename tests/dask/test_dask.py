@@ -12,7 +12,6 @@ distributed = pytest.importorskip("distributed", reason="aprank.dask needs the d
 import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
 
 import aprank  # noqa: E402
 import aprank.dask  # noqa: E402
@@ -20,6 +19,7 @@ from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E4
 from benchmarks import dask_bench  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM, EmptyQueryWarning  # noqa: E402
 from aprank.models import RankingModel  # noqa: E402
+from synthetic import one_query  # noqa: E402
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
@@ -38,11 +38,11 @@ def client():
 
 
 @pytest.fixture(scope="module")
-def digits():
-    X, t = load_digits(return_X_y=True)
+def digits(unit_digits):
+    X, t = unit_digits
     rng = np.random.default_rng(0)
     # 12 queries whose rows are scattered over every partition: the fit must regroup them
-    return X / 16.0, (t == 3).astype(int), rng.integers(0, 12, X.shape[0])
+    return X, (t == 3).astype(int), rng.integers(0, 12, X.shape[0])
 
 
 def _split(X, y, qid, chunks):
@@ -123,14 +123,6 @@ def test_bad_input_is_refused(client, digits):
 
 
 # ------------------------------------------------------------- b) split inference equals qs
-def _giant(seed, n, n_pos, decimals):
-    rng = np.random.default_rng(seed)
-    labels = np.zeros(n, dtype=bool)
-    labels[rng.choice(n, n_pos, replace=False)] = True
-    scores = rng.standard_normal(n) + 1.5 * labels
-    return (scores if decimals is None else np.round(scores, decimals)), labels
-
-
 def _assert_same(result, ref):
     assert np.array_equal(result.ranks.compute(), ref.ranks)
     assert np.array_equal(result.coef.compute(), ref.coef)
@@ -142,7 +134,7 @@ def _assert_same(result, ref):
 @pytest.mark.parametrize("decimals", [None, 1], ids=["no-ties", "ties"])
 @ON_A_CLUSTER
 def test_split_inference_equals_qs_on_a_million(client, loss, decimals):
-    scores, labels = _giant(7, 10**6, 2000, decimals)
+    scores, labels = one_query(10**6, 2000, 7, 1.5, decimals)
     result = infer(da.from_array(scores, chunks=125_000), da.from_array(labels, chunks=125_000),
                    loss=loss)
     assert result.n_rounds >= 2         # the pivots really had to be refined
@@ -155,7 +147,7 @@ def test_split_inference_equals_qs_on_small_queries(client, seed):
     """Uneven chunks (some without positives or negatives), heavy ties, few pivots."""
     rng = np.random.default_rng([seed, 1])
     n = int(rng.integers(2, 400))
-    scores, labels = _giant(seed, n, int(rng.integers(1, n)), [None, 1, 0][seed % 3])
+    scores, labels = one_query(n, int(rng.integers(1, n)), seed, 1.5, [None, 1, 0][seed % 3])
     if seed % 10 == 9:
         scores[:] = 3.0                   # every score tied
     cuts = np.unique(rng.integers(1, n, int(rng.integers(0, 6))))
@@ -168,7 +160,7 @@ def test_split_inference_equals_qs_on_small_queries(client, seed):
 
 @ON_A_CLUSTER
 def test_split_inference_refuses_bad_input(client):
-    scores, labels = _giant(0, 100, 10, None)
+    scores, labels = one_query(100, 10, 0, 1.5)
     with pytest.raises(ValueError, match="without positive"):
         infer(da.from_array(scores, chunks=30), da.from_array(np.zeros(100, bool), chunks=30))
     bad = scores.copy()

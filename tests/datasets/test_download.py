@@ -364,7 +364,7 @@ def test_stale_partial_files_are_told_by_owner_and_age(shared, serve, tmp_path):
         "alive here": folder / f".{name}.{os.getpid()}@{_files._HOST}.def.part",
         "elsewhere, fresh": folder / f".{name}.1@another-host.example.ghi.part",
         "elsewhere, old": folder / f".{name}.1@another-host.example.jkl.part",
-        "unnamed, old": folder / f".{name}.mno.part",          # before owners were named
+        "unnamed, old": folder / f".{name}.mno.part",          # a name without its owner
         "another file": folder / f".rank.train.query.{dead.stdout.strip()}@{_files._HOST}.p.part",
     }
     for part in parts.values():

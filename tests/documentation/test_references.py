@@ -16,7 +16,7 @@ TEXT_SUFFIXES = {".py", ".pyx", ".pxd", ".hpp", ".h", ".cpp", ".md", ".toml", ".
 SKIP_PREFIXES = ("build/", "docs/_build/", "docs/_generated/", "docs/api/generated/")
 THIS_FILE = "tests/documentation/test_references.py"
 
-#: How the repository once cited what lies outside it. The paper-file numbers run 000-004, so a
+#: Citations of what lies outside the repository. The paper-file numbers run 000-004, so a
 #: three-digit number with a leading zero, standing alone (not part of 0.001, 1,000, 10_000 or a
 #: hex colour), is a folder citation.
 FOLDER_CITATIONS = [
@@ -79,13 +79,29 @@ def test_no_text_names_an_issue_number():
     assert not found, "issue numbers:\n" + "\n".join(found)
 
 
+#: Names that say where a test came from rather than what it pins: an issue or its item, a
+#: regression, a hardening pass, bugs that stay fixed (LogisticRegressionCV is a name, not a
+#: history).
+HISTORY_NAMES = re.compile(
+    r"(?i)issue_?\d|item_?\d|(?<!logistic_)regression|hardening|bugs?_stay|stays?_fixed")
+#: The same told in a test's text.
+HISTORY_PHRASES = re.compile(r"(?i)before the fix|regression tests?\b|stays? fixed|\bold main\b"
+                             r"|the issue's|bugs found in review")
+
+
 def test_test_files_and_tests_are_named_by_what_they_pin():
-    """No test file named after an issue, no test named after an issue's item."""
+    """No test file or test named after an issue, its item or the history of a fix (a
+    regression, a hardening, bugs that stay fixed), and no test text that tells that history
+    instead of the behaviour it pins."""
     names = [rel for rel in FILES if rel.startswith("tests/")]
-    assert not [n for n in names if re.search(r"(?i)issue|item_?\d", Path(n).name)]
-    item_tests = [f"{rel}: {m.group(0)}" for rel in names
-                  for m in re.finditer(r"def (test_\w*(?:item|issue)_?\d\w*)", FILES[rel])]
-    assert not item_tests, "\n".join(item_tests)
+    assert not [n for n in names if re.search(r"(?i)issue", Path(n).name)
+                or HISTORY_NAMES.search(Path(n).name)]
+    named = [f"{rel}: {m.group(1)}" for rel in names
+             for m in re.finditer(r"def (test_\w+)", FILES[rel])
+             if HISTORY_NAMES.search(m.group(1))]
+    assert not named, "\n".join(named)
+    told = offending_lines([HISTORY_PHRASES], {rel: FILES[rel] for rel in names})
+    assert not told, "\n".join(told)
 
 
 # ------------------------------------------------------------------ author-year citations

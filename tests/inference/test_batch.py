@@ -1,8 +1,10 @@
-"""infer_batch: one call over many queries equals one infer call per query."""
+"""infer_batch: one call over many queries equals one infer call per query, and its per-query
+outputs come in ascending id order whatever the layout of the queries."""
 import numpy as np
 import pytest
 
 import aprank
+from aprank.metrics import average_precision
 
 
 def queries(seed=0, n_queries=30):
@@ -57,3 +59,25 @@ def test_empty_queries():
         aprank.infer_batch(scores, labels, None)
     with pytest.raises(ValueError, match="qid has"):
         aprank.infer_batch(scores, labels, qid[:-1])
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one", "precision@k"])
+def test_per_query_results_in_ascending_id_order_for_every_layout(loss):
+    rng = np.random.default_rng(7)
+    # queries 3, 5, 9 of four samples each (grouped in ascending id order here)
+    scores = rng.standard_normal(12)
+    labels = np.array([1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0])
+    ids = np.repeat([3, 5, 9], 4)
+    results = []
+    for qid in (np.repeat([5, 3, 9], 4), np.tile([5, 3, 9], 4)):    # unsorted blocks; interleaved
+        # the same queries laid out by qid: query q's samples in their order
+        at = np.argsort(qid, kind="stable")
+        s, y = np.empty(12), np.empty(12, dtype=int)
+        s[at], y[at] = scores, labels
+        r = aprank.infer_batch(s, y, qid=qid, loss=loss)
+        assert r.query_ids.tolist() == [3, 5, 9], (loss, qid)
+        results.append((r.loss.tolist(), r.objective.tolist()))
+        metric_ids, _ = average_precision(y, s, qid=qid, per_query=True)
+        assert metric_ids.tolist() == [3, 5, 9]
+    reference = aprank.infer_batch(scores, labels, qid=ids, loss=loss)
+    assert results[0] == results[1] == (reference.loss.tolist(), reference.objective.tolist())

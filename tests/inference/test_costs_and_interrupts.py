@@ -142,6 +142,64 @@ def test_the_defaults_at_ordinary_sizes_do_not_warn():
         max_marginals(sp_, e, c)
 
 
+def test_the_cost_model_flags_search_at_half_a_million_and_names_qs():
+    for name in ("search", "select", "yue"):
+        found = _registry.faster_alternative(_registry.get(name, "ranking"), "ap", 500_000,
+                                             500_000)
+        assert found is not None and found[0].name == "qs" and found[2] > 100 * found[1]
+    found = _registry.faster_alternative(_registry.get("ndcg-greedy", "ranking"), "ndcg",
+                                         500_000, 500_000)
+    assert found[0].name == "qs"
+
+
+@pytest.mark.parametrize("P, N", [(10, 10), (1000, 100_000), (100, 10_000_000),
+                                  (500_000, 500_000)])
+def test_the_default_and_normal_calls_are_not_flagged(P, N):
+    assert _registry.faster_alternative(_registry.get("qs", "ranking"), "ap", P, N) is None
+    if P * P < 1e8:
+        assert _registry.faster_alternative(_registry.get("search", "ranking"), "ap", P, N) is None
+
+
+def test_a_long_call_warns_once_per_problem(monkeypatch):
+    monkeypatch.setattr(_registry, "SLOW_CALL_UNITS", 1e5)
+    rng = np.random.default_rng(0)
+    s, y = rng.standard_normal(10_000), rng.random(10_000) < 0.5     # search: ~200 x qs
+    with pytest.warns(_registry.SlowAlgorithmWarning, match="'qs'"):
+        aprank.infer(s, y, algorithm="search")
+    problem = aprank.inference.RankingProblem(y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            problem.solve(s, "yue")
+        problem.solve(s, "qs")
+    assert [type(w.message) for w in caught] == [_registry.SlowAlgorithmWarning]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        aprank.infer(s, y)                  # qs, the default: never flagged
+
+
+class Warned(Exception):
+    pass
+
+
+def test_a_slow_call_warns_at_the_callers_line_before_the_kernel():
+    """The warning comes before the kernel, at the caller's line; shown as an exception here so
+    that the slow kernel never runs."""
+    scores, labels = np.zeros(80_000), np.zeros(80_000, bool)
+    labels[:40_000] = True
+
+    def stop(message, category, filename, lineno, *rest):
+        raise Warned(category, filename)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = stop
+        aprank.infer(scores[:2], labels[:2], algorithm="yue")       # small: no warning
+        with pytest.raises(Warned) as caught:
+            aprank.infer(scores, labels, algorithm="yue")
+    assert caught.value.args == (SlowAlgorithmWarning, __file__)
+
+
 # ------------------------------------------------------------------ growth of the estimates
 def _seconds(name, kind, call):
     return _registry.estimated_seconds(_registry.get(name, kind), call)
@@ -298,9 +356,10 @@ def test_ctrl_c_stops_a_long_call_over_many_small_queries():
 @pytest.mark.parametrize("n_components, scale, bound", [(20, 0.1, 1.0), (1, 1e16, 0.5)],
                          ids=["components", "one-component"])
 def test_ctrl_c_stops_the_pairwise_enumeration_within_a_second(n_components, scale, bound):
-    # cliques of 24 samples enumerated: 2^24 labellings each, 0.7 s; at pair scores 1e16 times
-    # the unary ones the exact walk, 1.2 s. The walks ask for signals every 4096 steps and the
-    # loop between components, so one component's walk is stopped well before it ends
+    # cliques of 24 samples enumerated: 2^24 labellings each, most of a second a clique; at
+    # pair scores 1e16 times the unary ones the exact walk, over a second. The walks ask for
+    # signals every 4096 steps and the loop between components, so one component's walk is
+    # stopped well before it ends
     rng = np.random.default_rng(0)
     groups = np.repeat(np.arange(n_components), 24)
     e = aprank.inference.group_pairs(groups)
@@ -332,7 +391,7 @@ def test_a_cost_model_that_is_not_callable_is_refused_when_registered():
 
 def test_ctrl_c_stops_one_cut_of_a_dense_component_within_a_second():
     # one clique of 2,000 samples, pair scores about 1/k of the unary ones: its single cut
-    # takes seconds (17 s measured on 2 vCPUs); the max-flow asks for signals inside it
+    # takes many seconds; the max-flow asks for signals inside it
     rng = np.random.default_rng(0)
     k = 2000
     e = group_pairs(np.zeros(k, int))

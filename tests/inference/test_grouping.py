@@ -1,6 +1,6 @@
 """Query grouping: the counting sort of small integer ids gives exactly the groups of a stable
-argsort (the reference below is the grouping as it was before the counting sort), and the
-driver's ground-truth coefficients equal ``Loss.truth_coef`` bit for bit."""
+argsort (written out below as the reference), and the driver's ground-truth coefficients equal
+``Loss.truth_coef`` bit for bit."""
 import numpy as np
 import pytest
 

@@ -1,11 +1,15 @@
 """The public inference API: input forms, bad input, and what the caller gets back."""
 import threading
+import warnings
 
 import numpy as np
 import pytest
 
 import aprank
+from aprank import validation
+from aprank.inference import RankingProblem
 from aprank.losses import NDCG, ZeroOne
+from synthetic import one_query
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
@@ -13,11 +17,13 @@ RANKING = [(a.name, loss) for loss in ("ap", "ndcg") for a in aprank.algorithms(
 ALL = RANKING + [(a.name, "zero-one") for a in aprank.algorithms(loss="zero-one")]
 
 
+def exact_algorithms(loss):
+    return [a.name for a in aprank.algorithms(loss=loss, exact=True)]
+
+
 def instance(n=12, seed=0):
-    rng = np.random.default_rng(seed)
-    labels = np.zeros(n, dtype=bool)
-    labels[rng.choice(n, n // 3, replace=False)] = True
-    return rng.normal(labels * 1.0, 1.0), labels
+    """One query of n samples, a third of them relevant."""
+    return one_query(n, n // 3, seed)
 
 
 @pytest.mark.parametrize("name,loss", ALL)
@@ -43,6 +49,30 @@ def test_dtypes_strides_readonly_give_the_same_answer(name, loss):
     # integer scores
     res = aprank.infer(np.arange(12)[::-1], labels, loss=loss, algorithm=name)
     assert res.ranks.dtype == np.int64 and res.coef.dtype == np.float64
+
+
+@pytest.mark.parametrize("loss, algorithm", [("ap", None), ("ap", "select"), ("ap", "auto"),
+                                             ("ndcg", None), ("ndcg", "ndcg-greedy"),
+                                             ("ap", "yue"), ("ndcg", "auto")])
+def test_infer_returns_what_the_problem_built_by_hand_returns_bit_for_bit(loss, algorithm):
+    """Small float64 queries, strided views and every label encoding: ``infer`` is
+    ``RankingProblem(labels, loss).solve_one`` with the algorithm it resolves (qs when none is
+    given), ranks, coefficients, loss and objective bit for bit."""
+    rng = np.random.default_rng(3)
+    name = algorithm or "qs"
+    for trial in range(200):
+        n = int(rng.integers(1, 60))
+        labels = rng.random(n) < rng.uniform(0.05, 0.9)
+        labels[rng.integers(n)] = True
+        scores = np.round(rng.standard_normal(2 * n), int(rng.integers(0, 3)))
+        scores = scores[::2] if trial % 3 == 0 else scores[:n]      # strided views too
+        given = [labels, labels.astype(np.int64), np.where(labels, 1, -1)][trial % 3]
+        got = aprank.infer(scores, given, loss=loss, algorithm=algorithm)
+        want = RankingProblem(labels, loss).solve_one(scores, name)
+        assert got.algorithm == want.algorithm == name
+        assert got.ranks.tobytes() == want.ranks.tobytes()
+        assert got.coef.tobytes() == want.coef.tobytes()
+        assert (got.loss, got.objective, got.labelling) == (want.loss, want.objective, None)
 
 
 @pytest.mark.parametrize("name,loss", ALL)
@@ -153,6 +183,68 @@ def test_ndcg_discount_validation():
     loss = NDCG(discount=mine)
     mine[:] = 1.0
     assert aprank.infer(scores, labels, loss=loss).objective == res.objective
+
+
+# ------------------------------------------ masked arrays, query ids, wide integers, bool bytes
+@pytest.mark.parametrize("which", ["scores", "labels", "qid"])
+def test_masked_entries_are_refused(which):
+    args = {"scores": np.array([0.5, 0.2, 0.9, 0.1]), "labels": np.array([1, 0, 1, 0]),
+            "qid": np.array([0, 0, 1, 1])}
+    args[which] = np.ma.array(args[which], mask=[0, 1, 0, 0])
+    with pytest.raises(ValueError, match="masked"):
+        aprank.infer_batch(args["scores"], args["labels"], args["qid"])
+    if which != "qid":
+        with pytest.raises(ValueError, match="masked"):
+            aprank.infer(args["scores"][:2], args["labels"][:2])
+
+
+def test_a_masked_array_with_nothing_masked_is_its_data():
+    s = np.ma.array([0.5, 0.2, 0.9], mask=False)
+    assert aprank.infer(s, [1, 0, 0]).objective == aprank.infer(s.data, [1, 0, 0]).objective
+
+
+@pytest.mark.parametrize("qid", [[0.0, np.nan, np.nan, 1.0],
+                                 np.array([0, float("nan"), float("nan"), 1], dtype=object)])
+def test_nan_query_ids_are_refused(qid):
+    with pytest.raises(ValueError, match="NaN"):
+        aprank.infer_batch([0.3, 0.2, 0.1, 0.4], [1, 0, 1, 1], qid)
+
+
+def test_mixed_type_query_ids_are_a_value_error_that_says_so():
+    qid = np.array([1, "a", 1, "a"], dtype=object)
+    with pytest.raises(ValueError, match="mixes ids of types"):
+        aprank.infer_batch([0.3, 0.2, 0.1, 0.4], [1, 0, 1, 0], qid)
+
+
+def test_int64_scores_that_float64_rounds_warn():
+    s = np.array([2 ** 60 + 1, 2 ** 60, 0], dtype=np.int64)
+    with pytest.warns(validation.PrecisionWarning, match="beyond 2\\^53"):
+        aprank.infer(s, [0, 1, 0])
+    for exact in (np.array([2 ** 60, -2 ** 63, 3], np.int64), np.array([2 ** 53, 1], np.int64),
+                  np.array([2 ** 63], np.uint64)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            validation.as_scores(exact)
+    with pytest.warns(validation.PrecisionWarning):
+        validation.as_scores(np.array([2 ** 64 - 1], np.uint64))
+    with pytest.warns(validation.PrecisionWarning):
+        validation.as_scores(np.array([2 ** 63 - 1], np.int64))
+
+
+@pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
+def test_bool_labels_with_other_bytes_are_read_by_truth_value(loss):
+    raw = np.array([1, 0, 2, 0, 0, 255, 0, 1], np.uint8)
+    odd = raw.view(bool)
+    clean = raw != 0
+    s = np.array([0.3, 0.9, -0.2, 0.5, 0.1, -0.7, 0.4, -0.1])
+    for algorithm in exact_algorithms(loss):
+        r = aprank.infer(s, odd, loss=loss, algorithm=algorithm)
+        want = aprank.infer(s, clean, loss=loss, algorithm=algorithm)
+        assert r.objective == want.objective and r.loss == want.loss
+        np.testing.assert_array_equal(r.ranks, want.ranks)
+        assert r.ranks.min() >= 1
+    np.testing.assert_array_equal(raw, [1, 0, 2, 0, 0, 255, 0, 1])     # untouched
+    assert validation.as_labels(odd, 8).view(np.uint8).max() == 1
 
 
 def test_infer_is_thread_safe():

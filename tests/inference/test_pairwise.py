@@ -1,6 +1,7 @@
 """The pairwise kind (labellings of linked samples, max-marginals by graph cuts) and the
 high-order learners on it, HOB-SVM and HOAP-SVM (Dokania et al. 2014)."""
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -264,6 +265,22 @@ def test_with_eta_zero_hoapsvm_ranks_as_apsvm(init):
     assert abs(hoap.intercept_) < 1e-3       # a bias cancels in AP's joint feature
     _assert_same_ranking(hoap.decision_function(X, groups=groups) - hoap.intercept_,
                          ap.decision_function(X))
+
+
+def test_hoapsvm_whose_start_is_cccp_best_returns_the_start():
+    """Tiny features: w = 0, the start, is CCCP's best w, which no inner run produced; the fit
+    returns it, with no iteration in its history."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = (np.arange(30) % 3 == 0).astype(int)
+    groups = np.repeat(np.arange(10), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = HOAPSVM(init="zero").fit(X * 1e-100, y, groups=groups)
+    assert est.n_iter_ == 0 and est.history_ == []
+    assert np.array_equal(est.coef_, np.zeros(X.shape[1])) and est.intercept_ == 0.0
+    assert est.coef_pairs_.ndim == 1
+    assert est.decision_function(X, groups=groups).shape == (X.shape[0],)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")   # max_outer=3

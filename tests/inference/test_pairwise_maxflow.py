@@ -178,7 +178,7 @@ def test_pymaxflow_agrees_on_the_minimum_cut_when_installed():
 
 def test_graphcut_is_exact_on_two_components_above_the_dense_size():
     """Two chains of DENSE_MAX + 1 samples: each is re-cut by one tree, and the second's cut
-    must not run in the first's one-tree mode (graphcut once reported 0.0 here)."""
+    must not run in the first's one-tree mode (which would report a value of 0.0 here)."""
     from aprank.inference.pairwise._maxflow_cy import DENSE_MAX
     L = DENSE_MAX + 1
     e = np.array([(q * L + i, q * L + i + 1) for q in range(2) for i in range(L - 1)])

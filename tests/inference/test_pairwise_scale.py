@@ -6,7 +6,7 @@ import pytest
 from aprank.inference import PairwiseProblem, max_marginals
 
 
-def test_reproducer_huge_pair_score_next_to_unit_unary_scores():
+def test_a_huge_pair_score_next_to_unit_unary_scores_is_cut_exactly():
     scores = [1.2, .4, .9, -.3, .1, .8]
     edges = [[0, 1], [2, 3], [1, 4], [4, 5]]
     pair = [-1, -1e16, -.5, -.3]

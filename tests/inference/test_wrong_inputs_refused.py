@@ -1,5 +1,6 @@
-"""Inputs that were accepted although wrong: a sparse adjacency, wrong shapes and types, an
-impossible top-k clamp, a pairwise loss without a negative."""
+"""Wrong inputs are refused, naming what is wrong, rather than read as something else: a
+weighted sparse adjacency, wrong shapes and types, an impossible top-k clamp, a pairwise loss
+whose default J needs a negative sample."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -43,7 +44,7 @@ def test_wrong_inputs_are_refused():
     from aprank.losses import PrecisionAtK
 
     F = np.zeros((3, 3), dtype=complex)
-    F[0, 1] = 1 + 1j                     # the imaginary part used to be dropped
+    F[0, 1] = 1 + 1j                     # refused, not read as its real part
     with pytest.raises(ValueError, match="interactions must be real numbers, got dtype complex"):
         TopKProblem([1, 0, 1], interactions=F, core=[0])
     with pytest.raises(ValueError, match="interactions must be real numbers"):
@@ -91,7 +92,7 @@ def test_pairwise_loss_default_J_needs_a_negative():
     from aprank.losses import PairwiseZeroOne
 
     scores, edges = np.array([1.0, -2.0, 0.5]), [[0, 1]]
-    # J = N / P = 0/3: the loss was 0 for every labelling, silently
+    # J = N / P = 0/3 would make the loss 0 for every labelling, silently
     with pytest.raises(ValueError, match="default J = N / P needs a negative sample"):
         aprank.infer(scores, [1, 1, 1], loss="pairwise-zero-one", edges=edges, edge_scores=-1.0)
     with pytest.raises(ValueError, match=r"PairwiseZeroOne\(J=1\) is the plain 0-1 loss"):

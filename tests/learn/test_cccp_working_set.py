@@ -125,7 +125,7 @@ def test_working_set_keeps_outputs_aligned_and_pickles_them():
     ws.keep(np.array([True, False, True, False]))
     assert ws.outputs == [("out", 0), ("out", 2)]
     assert pickle.loads(pickle.dumps(ws)).outputs == ws.outputs
-    # a working set pickled before outputs existed reads as one without outputs
+    # a state without outputs (an earlier pickle's) reads as a working set without outputs
     state = ws.__getstate__()
     del state["outputs"]
     old = WorkingSet.__new__(WorkingSet)

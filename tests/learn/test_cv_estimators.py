@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
-from sklearn.datasets import load_digits
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import (GridSearchCV, GroupKFold, LeaveOneGroupOut,
                                      StratifiedKFold)
@@ -16,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aprank.learn import (APSVM, NDCGSVM, APSVMCV, BinarySVM, BinarySVMCV, NDCGSVMCV,
                           EmptyQueryWarning, OneQueryWarning)
-from test_learn import ORDER_CHECKS, QUERY_WEIGHT_CHECKS
+from estimator_checks import expected_failed_checks
 
 pytestmark = pytest.mark.min_versions
 
@@ -25,15 +24,6 @@ CHECKED = [APSVMCV(Cs=[0.1, 10.0], cv=3), NDCGSVMCV(Cs=[0.1, 10.0], cv=3),
            BinarySVMCV(Cs=[0.1, 10.0], cv=3), BinarySVMCV(Cs=[0.1, 10.0], cv=3, solver="ocas")]
 PAIRS = [(APSVMCV, APSVM), (NDCGSVMCV, NDCGSVM), (BinarySVMCV, BinarySVM)]
 CS = [0.01, 0.1, 1.0, 10.0]
-
-
-def expected_failed_checks(estimator):
-    # the folds' fits and scores are the estimator's: the rank SVMs' query weights refuse
-    # weights that vary within one query, as tests/learn/test_learn.py says of the base estimators
-    # (BinarySVMCV's default solver: as tests/learn/test_learn.py says of BinarySVM's)
-    if not isinstance(estimator, BinarySVMCV):
-        return QUERY_WEIGHT_CHECKS
-    return ORDER_CHECKS if estimator.solver == "dual-cd" else {}
 
 
 @parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
@@ -45,10 +35,10 @@ def test_sklearn_conventions(estimator, check):
 
 
 @pytest.fixture(scope="module")
-def digits():
+def digits(unit_digits):
     """600 digits, 3 against the rest, in 12 queries of 50."""
-    images, digit = load_digits(return_X_y=True)
-    return images[:600] / 16.0, digit[:600] == 3, np.arange(600) // 50
+    images, digit = unit_digits
+    return images[:600], digit[:600] == 3, np.arange(600) // 50
 
 
 def routed_search(base, splitter, X, y, qid, **fit):

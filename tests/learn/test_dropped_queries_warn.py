@@ -14,7 +14,7 @@ from sklearn.pipeline import Pipeline
 
 from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, LatentAPSVM,
                           LatentSSVM, LatentSVM, OneQueryWarning)
-from synthetic import grouped
+from synthetic import grouped, mil
 
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
 #: the docs section a OneQueryWarning links
@@ -149,11 +149,7 @@ NO_BAGS = r"score got no bags, so every one of its \d+ rows is a bag of its own"
 def test_latent_score_without_bags_after_a_fit_on_bags_warns(cls):
     """The latent SVMs' score without bags ranks rows, not bags: after a fit on bags of
     several rows that is the same silent drop as a rank SVM's score without qid."""
-    rng = np.random.default_rng(0)
-    bags = np.repeat(np.arange(30), 3)
-    y = np.repeat(rng.random(30) < 0.4, 3)
-    y[:3], y[3:6] = True, False
-    X = rng.standard_normal((90, 4)) + y[:, None]
+    X, y, bags, _ = mil(n_bags=30, size=3, d=4)
     est = cls(C=1.0, max_outer=3).fit(X, y, bags=bags)
     with pytest.warns(UserWarning, match=NO_BAGS + r".*pass bags=.*set_score_request\(bags=True\)"):
         rows = est.score(X, y)

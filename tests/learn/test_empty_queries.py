@@ -1,5 +1,5 @@
 """Queries without a relevant sample are left out of a fit by default
-(counted in ``n_skipped_queries_``, said in one EmptyQueryWarning), ``empty="error"`` still
+(counted in ``n_skipped_queries_``, said in one EmptyQueryWarning), ``empty="error"``
 refuses them, and the Dask estimators decide both on the client, before anything is persisted;
 queries already grouped in the input need no Dask shuffle."""
 import logging
@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
 
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
 
@@ -15,10 +14,10 @@ ESTIMATORS = [APSVM, NDCGSVM, BinarySVM, APSVMAppx]
 
 
 @pytest.fixture(scope="module")
-def data():
+def data(unit_digits):
     """300 digits in 10 queries of 30; queries 4 and 7 have no relevant sample."""
-    X, digit = load_digits(return_X_y=True)
-    X, y = X[:300] / 16.0, digit[:300] == 1
+    X, digit = unit_digits
+    X, y = X[:300], digit[:300] == 1
     qid = np.arange(300) // 30
     return X, y & ~np.isin(qid, [4, 7]), qid
 
@@ -57,7 +56,7 @@ def test_no_query_left_out_no_warning(cls, data):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
-def test_empty_error_still_raises(cls, data):
+def test_empty_error_refuses_the_fit(cls, data):
     X, y, qid = data
     est = cls(C=1.0, empty="error")
     with pytest.raises(ValueError, match=r"query 4 has none; pass empty='skip'"):

@@ -95,6 +95,22 @@ def test_grid_search_with_group_kfold_over_bags():
     assert gs.best_estimator_.coef_.shape == (X.shape[1],)
 
 
+@pytest.mark.parametrize("name", ["LatentAPSVM", "LatentSSVM", "LatentSVM"])
+def test_latent_estimators_take_lists_as_the_arrays_they_hold(name):
+    import aprank.learn
+    X, y, bags, _ = mil(n_bags=10, size=3, d=4)
+    est = getattr(aprank.learn, name)(max_iter=50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X.tolist(), y.tolist(), bags=bags.tolist())
+    # lists score as the arrays they hold
+    assert np.array_equal(est.decision_function(X.tolist(), bags=bags.tolist()),
+                          est.decision_function(X, bags=bags))
+    assert np.array_equal(est.predict(X.tolist(), bags=bags.tolist()), est.predict(X, bags=bags))
+    ids, scores = est.bag_scores(X.tolist(), bags=bags.tolist())
+    assert np.array_equal(scores, est.bag_scores(X, bags=bags)[1])
+
+
 def test_fitted_estimators_pickle():
     X, y, bags, _ = mil(seed=10)
     for est in (LatentAPSVM(C=1.0), LatentSVM(C=1.0, c=0.2)):

@@ -7,73 +7,36 @@ import pytest
 import aprank
 import scipy.sparse as sp
 import sklearn
-from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, GroupKFold
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import (check_sample_weight_equivalence_on_dense_data,
                                             check_sample_weight_equivalence_on_sparse_data,
                                             parametrize_with_checks)
 
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
-from aprank.metrics import average_precision
+from aprank.metrics import average_precision, ndcg
+from estimator_checks import expected_failed_checks
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
 ESTIMATORS = [BinarySVM(), BinarySVM(solver="ocas"), APSVM(), NDCGSVM(), APSVMAppx()]
-
-#: The rank SVMs' sample_weight is a query weight (exact AP/NDCG inference has no per-sample
-#: weights), so these checks' weights, varying over one query, are refused with a ValueError
-#: (tests/learn/test_estimator_parameters_failures_and_weights.py asserts that error). BinarySVM passes them.
-QUERY_WEIGHT_CHECKS = {
-    name: "a rank SVM's sample_weight is a query weight: varying weights in one query are refused"
-    for name in ("check_sample_weights_not_overwritten",
-                 "check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")}
-
-
-#: BinarySVM's default solver, dual coordinate descent, visits the samples' multipliers in an
-#: order that a repeated sample changes: a weight of 2 and the sample entered twice reach the
-#: same optimum within tol, not always the same w to 1e-7, which these checks ask (at the
-#: default C = 1, per sample, and tol = 1e-3 they differ by 4e-4).
-#: scikit-learn's own LinearSVC(dual=True) is exempt from them for the same reason ("a
-#: stochastic solver") and checked with dual=False. BinarySVM(solver="ocas") is checked
-#: here, BinarySVMCV likewise (tests/learn/test_cv_estimators.py), the descent passes them at a
-#: tighter tol (test_dual_cd_passes_the_weight_checks_at_a_tight_tol), and
-#: tests/learn/test_learn_dual_cd.py checks the objectives of weighted and repeated dual-cd fits.
-ORDER_CHECKS = {
-    name: "dual coordinate descent's solution depends on the order of the samples' "
-          "multipliers: equal within tol, not to 1e-7 (checked with solver='ocas')"
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")}
-
-
-def expected_failed_checks(estimator):
-    if isinstance(estimator, BinarySVM):
-        return ORDER_CHECKS if estimator.solver == "dual-cd" else {}
-    return QUERY_WEIGHT_CHECKS
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_conventions(estimator, check):
     # The estimators are binary classifiers whose predict marks decision_function above 0;
     # apart from the per-sample weights that the rank SVMs refuse and the descent's
-    # tolerance (above), every check applies.
+    # tolerance (tests/estimator_checks.py), every check applies.
     check(estimator)
 
 
 @pytest.mark.parametrize("check", [check_sample_weight_equivalence_on_dense_data,
                                    check_sample_weight_equivalence_on_sparse_data])
 def test_dual_cd_passes_the_weight_checks_at_a_tight_tol(check):
-    """The descent's exemption above is its stopping rule, not its weighting: at tol 1e-6
-    weights and repeated samples give the same w to scikit-learn's 1e-7."""
+    """The descent's exemption (tests/estimator_checks.py) is its stopping rule, not its
+    weighting: at tol 1e-6 weights and repeated samples give the same w to scikit-learn's
+    1e-7."""
     check("BinarySVM", BinarySVM(tol=1e-6))
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 def test_exact_algorithms_learn_the_same_w(digits):
@@ -129,17 +92,24 @@ def test_binary_svm_per_sample_c_with_queries_and_weights(digits):
                                         rel=1e-9)
 
 
-def test_binary_svm_default_c_matches_linear_svc_on_digits():
-    """Digits, 8 against the rest (first 1,200 rows, X / 16, a stratified half split, seed 0):
-    at the default C, BinarySVM's balanced accuracy is within 0.05 of
-    LinearSVC(class_weight="balanced")'s at its default (the former C = 1 predicted 96.5 %
-    positive, balanced accuracy 0.52)."""
-    from sklearn.metrics import balanced_accuracy_score
+@pytest.fixture(scope="module")
+def eights_halves(unit_digits):
+    """Digits, 8 against the rest: the first 1,200 rows, X in [0, 1], split in stratified
+    halves (seed 0) as (X_train, X_test, y_train, y_test)."""
     from sklearn.model_selection import train_test_split
 
-    X, d = load_digits(return_X_y=True)
-    X, y = X[:1200] / 16.0, d[:1200] == 8
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+    X, d = unit_digits
+    X, y = X[:1200], d[:1200] == 8
+    return train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+
+
+def test_binary_svm_default_c_matches_linear_svc_on_digits(eights_halves):
+    """At the default C, BinarySVM's balanced accuracy is within 0.05 of
+    LinearSVC(class_weight="balanced")'s at its default (a per-sample C of 1 / n, the
+    structural C = 1, calls 98 % of the test samples positive: balanced accuracy 0.51)."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    Xtr, Xte, ytr, yte = eights_halves
     ours = balanced_accuracy_score(yte, BinarySVM().fit(Xtr, ytr).predict(Xte))
     ref = balanced_accuracy_score(yte, LinearSVC(class_weight="balanced").fit(Xtr, ytr).predict(Xte))
     assert ours >= ref - 0.05 and ours > 0.85
@@ -153,17 +123,14 @@ def test_apsvm_appx_first_stage_keeps_the_structural_c(digits):
     assert est.binary_.C == pytest.approx(20.0 / 200, rel=1e-12)
 
 
-def test_rank_svms_predict_at_the_learnt_threshold():
+def test_rank_svms_predict_at_the_learnt_threshold(eights_halves):
     """The rank SVMs learn no bias: decision_function is w'x (+ b) less threshold_, the
     training ranking's break-even point (as many training samples above it as positives), and
-    predict marks it above 0, not w'x (APSVM(C=1000) on the digits task predicted 93 %
-    positive there)."""
+    predict marks it above 0, not w'x (w'x > 0 calls 93 % of the test samples positive for
+    APSVM(C=1000))."""
     from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import train_test_split
 
-    X, d = load_digits(return_X_y=True)
-    X, y = X[:1200] / 16.0, d[:1200] == 8
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+    Xtr, Xte, ytr, yte = eights_halves
     for est in (APSVM(C=1000.0), NDCGSVM(C=1000.0), APSVMAppx(C=1000.0)):
         est.fit(Xtr, ytr)
         raw = Xtr @ est.coef_ + getattr(est, "intercept_", 0.0)
@@ -189,6 +156,23 @@ def test_break_even_threshold_counts_weights():
     # the positives weigh 3: three samples' weight above
     assert break_even_threshold(scores, is_pos, np.array([1.0, 1.0, 2.0, 1.0, 1.0])) == 2.5
     assert not hasattr(BinarySVM().fit(np.c_[scores], is_pos), "threshold_")
+
+
+def test_ndcgsvm_scores_with_ndcg(digits):
+    """NDCGSVM.score is NDCG (not AP), with the model's own discount where it has one."""
+    X, y = digits
+    X, y = X[:600], y[:600]
+    est = NDCGSVM(C=1.0).fit(X, y == 7)
+    scores = est.decision_function(X)
+    expected = ndcg((y == 7).astype(float), scores)
+    assert est.score(X, y == 7) == pytest.approx(expected, rel=1e-12)
+    assert expected != pytest.approx(average_precision(y == 7, scores), rel=1e-6)
+    # with the model's own discount
+    n = X.shape[0]
+    steep = 1.0 / np.arange(1, n + 1)
+    est = NDCGSVM(C=1.0, discount=steep).fit(X, y == 7)
+    assert est.score(X, y == 7) == pytest.approx(
+        ndcg((y == 7).astype(float), est.decision_function(X), discount=steep), rel=1e-12)
 
 
 def test_qid_takes_the_mean_over_queries(digits):

@@ -10,20 +10,13 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.preprocessing import StandardScaler
 
 from aprank.learn import APSVM, APSVMAppx, BinarySVM, LatentAPSVM, WorkingSet, cutting_plane
 from aprank.models import RankingModel
+from synthetic import mil
 
 TOL = 1e-3
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 def _queries(digits, n=600, per=60):
@@ -166,7 +159,7 @@ def test_working_sets_of_other_parts_are_not_mixed(digits):
     assert again.converged and again.n_iter <= 2
 
 
-def test_multi_cut_working_set_pickles_and_old_pickles_load(digits):
+def test_multi_cut_working_set_pickles_and_a_state_without_blocks_loads(digits):
     X, y, qid = _queries(digits)
     res = cutting_plane(RankingModel(X, y, "ndcg", qid=qid, algorithm="qs"), 10.0,
                         solver="multi-cut")
@@ -198,11 +191,6 @@ def test_multi_cut_with_hard_constraints_and_cccp(digits):
     assert abs(multi.primal - plain.primal) <= TOL and multi.working_set.parts == 10
     appx = APSVMAppx(C=100.0, keep=1.0, solver="multi-cut").fit(X[:, :-1], y, qid=qid)
     assert appx.converged_ and appx.binary_.solver == "multi-cut" and appx.easy_.any()
-    rng = np.random.default_rng(0)
-    bags = np.repeat(np.arange(40), 4)
-    bag_pos = rng.random(40) < 0.4
-    bag_pos[:2] = [True, False]
-    XL = rng.standard_normal((bags.size, 5))
-    XL[np.arange(40)[bag_pos] * 4] += [2.0, 1.0, 0, 0, 0]
-    latent = LatentAPSVM(C=10.0, solver="multi-cut").fit(XL, bag_pos[bags].astype(int), bags=bags)
+    XL, yL, bags, _ = mil()
+    latent = LatentAPSVM(C=10.0, solver="multi-cut").fit(XL, yL, bags=bags)
     assert latent.converged_ and all(h["inner_converged"] for h in latent.cccp_history_)

@@ -6,23 +6,16 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GroupKFold, StratifiedKFold
-from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
 from aprank.learn import (APSVM, APSVMCV, NDCGSVM, APSVMAppx, BinarySVM, BinarySVMCV, HOBSVM,
                           LatentAPSVM, NDCGSVMCV, cutting_plane)
 from aprank.models import RankingModel
+from synthetic import grouped, mil
 
 TOL = 1e-3
-
-
-@pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.mark.parametrize("C", [0.1, 100.0])
@@ -110,15 +103,10 @@ def test_ocas_converges_where_the_plain_cutting_plane_runs_out(digits):
 def test_ocas_keeps_hob_pair_weights_nonpositive(solver):
     # HOB-SVM's w2 <= 0 bounds: OCAS's points are convex combinations of bounded ones (HOB's
     # cut does not split: multi-cut is OCAS there)
-    rng = np.random.default_rng(0)
-    groups = np.repeat(np.arange(12), 5)
-    group_label = rng.random(12) < 0.4
-    group_label[:2] = (True, False)
-    y = group_label[groups] ^ (rng.random(groups.size) < 0.15)
-    X = rng.standard_normal((groups.size, 4)) + 0.8 * y[:, None]
+    X, y, groups = grouped()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        plain, ocas = [HOBSVM(C=10.0, eta=1.0, tol=TOL, solver=s).fit(X, y.astype(int), groups=groups)
+        plain, ocas = [HOBSVM(C=10.0, eta=1.0, tol=TOL, solver=s).fit(X, y, groups=groups)
                        for s in ("cutting-plane", solver)]
     assert np.all(ocas.coef_pairs_ <= 0)
     assert np.any(ocas.coef_pairs_ < -1e-6)       # the bounds are not all slack
@@ -128,14 +116,7 @@ def test_ocas_keeps_hob_pair_weights_nonpositive(solver):
 def test_ocas_as_cccps_inner_solver():
     # the latent objective is not convex, but CCCP with OCAS inside keeps its guarantees:
     # every inner run converges and the objective never increases
-    rng = np.random.default_rng(1)
-    bags = np.repeat(np.arange(40), 4)
-    bag_pos = rng.random(40) < 0.4
-    bag_pos[:2] = [True, False]
-    X = rng.standard_normal((bags.size, 5))
-    witness = np.arange(40) * 4 + rng.integers(0, 4, 40)
-    X[witness[bag_pos]] += [2.0, 1.0, 0, 0, 0]
-    y = bag_pos[bags].astype(int)
+    X, y, bags, _ = mil(seed=1)
     ocas = LatentAPSVM(C=10.0, tol=TOL, solver="ocas").fit(X, y, bags=bags)
     objectives = [h["objective"] for h in ocas.cccp_history_]
     assert len(objectives) >= 2 and ocas.converged_

@@ -178,7 +178,7 @@ def test_the_pairs_of_a_large_group_are_estimated_before_they_are_built(monkeypa
 
 
 def test_one_large_clique_warns_at_the_real_threshold(stub):
-    # 4.5 million pairs whose single cut takes 14-36 s once the pairs are strong: the
+    # 4.5 million pairs whose single cut takes many seconds once the pairs are strong: the
     # estimate (the cut's cost grows with the component's degree) passes the minute in five
     # iterations, before any cut
     stub("graphcut", "pairwise")

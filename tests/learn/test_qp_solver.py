@@ -159,8 +159,9 @@ def test_the_cut_reads_only_rows_that_change(sparse):
     np.testing.assert_allclose(cut.g, X.T @ diff, rtol=1e-12, atol=1e-14)
 
 
-def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
-    """Estimators fitted with warm_start before the buffers pickled G and K as plain arrays."""
+def test_a_working_set_state_of_plain_arrays_loads_and_grows():
+    """A state holding G and K as plain arrays (the layout of earlier pickles of warm-started
+    estimators) loads into the buffers, and the working set grows from there."""
     G = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
     state = {"G": G, "b": np.array([1.0, 0.5]), "soft": np.array([True, False]), "K": G @ G.T,
              "idle": np.zeros(2, dtype=np.int64), "permanent": np.zeros(2, dtype=bool),
@@ -173,18 +174,15 @@ def test_a_working_set_pickled_before_the_buffers_loads_and_grows():
     np.testing.assert_array_equal(ws.K, G3 @ G3.T)
 
 
-def test_the_dual_is_exact_at_large_C_on_a_degenerate_working_set():
+def test_the_dual_is_exact_at_large_C_on_a_degenerate_working_set(digits):
     # 300 cuts of AP on digits (64 features) at C = 1e4, never pruned: K is singular and its
-    # entries times C reach 1e6, so the roundoff-scaled multiplier tolerance (5e-5) alone let
-    # the active set stop 0.37 short of the optimum (3.7e-5 times C), and a cutting plane
-    # that could not prune stalled at that gap for good. With the caller's precision the
+    # entries times C reach 1e6, so the roundoff-scaled multiplier tolerance (5e-5) alone would
+    # let the active set stop 0.37 short of the optimum (3.7e-5 times C), and a cutting plane
+    # that cannot prune would stall at that gap for good. With the caller's precision the
     # bounds' multipliers are held to precision / C.
-    from sklearn.datasets import load_digits
-
     from aprank.learn import cutting_plane
 
-    X, y = load_digits(return_X_y=True)
-    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    X, y = digits
     model = RankingModel(X, y == 3, "ap", algorithm="qs")
     C = 1e4
     ws = cutting_plane(model, C, tol=1e-3, max_iter=300, prune_after=0,
@@ -196,14 +194,11 @@ def test_the_dual_is_exact_at_large_C_on_a_degenerate_working_set():
         assert gap * max(1.0, abs(sol.objective)) <= 1e-4 and hard <= 1e-9
 
 
-def test_the_cutting_plane_converges_at_large_C_without_pruning():
+def test_the_cutting_plane_converges_at_large_C_without_pruning(digits):
     # the stall above, end to end: every solver converges with prune_after=0 at C = 1e4
-    from sklearn.datasets import load_digits
-
     from aprank.learn import cutting_plane
 
-    X, y = load_digits(return_X_y=True)
-    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    X, y = digits
     model = RankingModel(X, y == 3, "ap", algorithm="qs")
     for solver in ("cutting-plane", "ocas"):
         res = cutting_plane(model, 1e4, tol=1e-3, max_iter=1000, prune_after=0, solver=solver)

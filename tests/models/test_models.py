@@ -8,8 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
-from sklearn.preprocessing import StandardScaler
 
 import aprank
 from aprank import validation
@@ -20,9 +18,10 @@ pytestmark = pytest.mark.min_versions   # also run against the declared minimum 
 
 
 @pytest.fixture(scope="module")
-def digits():
-    X, y = load_digits(return_X_y=True)
-    return StandardScaler().fit_transform(X)[:500], y[:500]
+def digits(digits):
+    """The first 500 of the shared digits."""
+    X, y = digits
+    return X[:500], y[:500]
 
 
 def counting(monkeypatch, name):

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = ["test_figures.py", "test_packaging.py", "test_docs.py", "test_torch.py",
-         "test_dask.py", "test_simd.py", "test_oracle.py", "test_cli.py"]
+FILES = ["tools/test_figures.py", "project/test_packaging.py", "documentation/test_docs.py",
+         "torch/test_torch.py", "dask/test_dask.py", "inference/test_simd.py",
+         "inference/test_oracle.py", "test_cli.py"]
 
 #: a plugin reporting what the -m expression kept and what it deselected
 PROBE = '''

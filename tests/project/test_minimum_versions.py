@@ -58,6 +58,7 @@ def test_the_lane_covers_inference_learning_docs_and_extras():
                           "-p", "no:cacheprovider", "-m", "min_versions"],
                          cwd=ROOT, capture_output=True, text=True).stdout
     files = {line.split("::")[0] for line in out.splitlines() if "::" in line}
-    for name in ("test_infer.py", "test_learn.py", "test_metrics.py", "test_readme.py"):
+    for name in ("inference/test_infer.py", "learn/test_learn.py", "test_metrics.py",
+                 "documentation/test_readme.py"):
         assert f"tests/{name}" in files, out[-2000:]
     assert "tests/documentation/test_docs.py::test_python_blocks_run[learning.md]" in out

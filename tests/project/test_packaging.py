@@ -37,7 +37,7 @@ def test_the_wheel_lists_what_it_ships(wheel):
             "aprank/inference/pairwise/_smallcut.hpp"} <= set(files)
     modules = {name: size for name, size in files.items() if name.endswith(".so")}
     assert len(modules) == 18, listing      # the 17 kernels and the utility code they share
-    # stripped: each module well under a megabyte (with debug symbols they were several)
+    # stripped: each module well under a megabyte (with debug symbols each would be several)
     assert max(modules.values()) < 1_000_000, listing
     assert sum(files.values()) < 5_000_000, listing
     # the tools beside the package are not in it

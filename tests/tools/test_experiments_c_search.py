@@ -87,18 +87,17 @@ def test_classes_in_processes_give_the_same_choices_and_test_ap():
     assert one.split("### Digits: loss-augmented")[0] == two.split("### Digits: loss-augmented")[0]
 
 
-def test_the_cv_estimators_give_the_fold_loops_scores_and_choice():
+def test_the_cv_estimators_give_the_fold_loops_scores_and_choice(digits):
     # the tables' C searches for APSVM and NDCGSVM run through the package's CV estimators
     # (BinarySVM's, at the structural C, through the loop); given the same folds they score
     # every C as the loop over folds does (cold fits), so the choice is the loop's, under
     # either rule
-    from sklearn.datasets import load_digits
     from sklearn.model_selection import GroupKFold, StratifiedKFold
 
     from aprank.learn import APSVM, NDCGSVM, APSVMCV, BinarySVM, BinarySVMCV, NDCGSVMCV
 
-    X, y = load_digits(return_X_y=True)
-    X, y = (X[:360] - X.mean(0)) / (X.std(0) + 1e-9), y[:360] == 3
+    X, y = digits
+    X, y = X[:360], y[:360] == 3
     qid = np.repeat(np.arange(12), 30)
     grid = (0.1, 1.0, 10.0)
     cases = [(BinarySVM, BinarySVMCV, None, StratifiedKFold(3, shuffle=True, random_state=0)),
@@ -121,16 +120,14 @@ def test_the_cv_estimators_give_the_fold_loops_scores_and_choice():
         assert est.C_ == best_mean_choice(by_cv)
 
 
-def test_the_tables_binary_svm_fits_at_the_structural_c():
+def test_the_tables_binary_svm_fits_at_the_structural_c(unit_digits):
     # the tables' C is the rank SVMs' for every method: BinarySVM's per-sample C is C / n,
     # n the fit's own training samples in queries with a relevant sample
-    from sklearn.datasets import load_digits
-
     from aprank.learn import BinarySVM
     from experiments.supervised import METHODS, StructuralBinarySVM
 
-    X, y = load_digits(return_X_y=True)
-    X, y = X[:300] / 16.0, y[:300] == 3
+    X, y = unit_digits
+    X, y = X[:300], y[:300] == 3
     qid = np.repeat(np.arange(10), 30)
     qid_empty = qid[~y][0]                      # a query left without a relevant sample
     y = y & (qid != qid_empty)
