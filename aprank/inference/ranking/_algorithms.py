@@ -18,6 +18,7 @@ from aprank.inference.ranking import (_driver_cy, _greedy_cy, _optranks_cy, _sea
 from aprank.inference.ranking._instances import RankingInstances
 from aprank.inference.ranking._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.ranking._problem import RankingProblem
+from aprank.losses import KernelLoss
 
 __all__ = ["RankingKernel", "AutoKernel", "UserRanking", "KINDS", "ALGORITHMS", "AUTO_MODELS",
            "qs_cost", "log2_at_least_1"]
@@ -51,7 +52,7 @@ class AutoKernel:
     """run(call) for the "auto" algorithm: each query runs the kernel that ``rule`` picks from
     its P and N, all queries in one compiled loop (no Python per query).
 
-    candidates : {kernel loss code ("ap", "ndcg"): (kernel modules, rule)}, where
+    candidates : {KernelLoss, or its label ("ap", "ndcg"): (kernel modules, rule)}, where
         ``rule(P, N)`` maps arrays of per-query positives and negatives to the index of the
         module to run on each query. Every candidate is an exact kernel, so the choice changes
         the time only: all follow the tie rule and return the same ranks, and the outputs are
@@ -61,7 +62,7 @@ class AutoKernel:
     """
 
     def __init__(self, candidates: dict):
-        self.candidates = {code: (tuple(m.SOLVE for m in modules), rule)
+        self.candidates = {KernelLoss.lookup(code): (tuple(m.SOLVE for m in modules), rule)
                            for code, (modules, rule) in candidates.items()}
 
     def choose(self, call) -> np.ndarray:
