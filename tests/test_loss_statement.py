@@ -87,7 +87,8 @@ def assert_same_bits(got, want, P, N, j, i, who):
     differ = np.flatnonzero(got.view(np.int64) != want.view(np.int64))
     assert differ.size == 0, (
         f"{who}: {differ.size} of {want.size} steps differ from the statement at P={P}, N={N}; "
-        f"first at j={j[differ[0]]}, i={i[differ[0]]}: {got[differ[0]]!r} != {want[differ[0]]!r}")
+        f"first at j={j[differ[0]]}, i={i[differ[0]]}: {float(got[differ[0]])!r} != "
+        f"{float(want[differ[0]])!r}")
 
 
 def test_kernel_loss_is_the_kernels_enum():
