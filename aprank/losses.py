@@ -71,7 +71,9 @@ class KernelLoss(IntEnum):
         use here.
     """
 
+    #: :class:`AveragePrecision` (kernel code ``LOSS_AP``).
     AP = 0
+    #: :class:`NDCG`, with the default discount or a given one (kernel code ``LOSS_NDCG``).
     NDCG = 1
 
     @property
