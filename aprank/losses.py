@@ -11,10 +11,17 @@ section 4.1): the loss of a ranking is sum_j delta_j(rank of the j-th negative).
 * :meth:`~RankingLoss.increment` -- delta_j(i+1) - delta_j(i) in O(1), condition (C4);
 * :meth:`~RankingLoss.from_pattern` -- the loss from the +/- pattern (condition (C1)).
 
-The compiled kernels evaluate the same increments in C (``aprank/inference/_kernel.pxd``); the
-NumPy versions here are the readable reference that the tests and the brute-force oracle use.
-They share the joint feature map of Mohapatra et al. (2018), eq. 1, whose coefficients for the
-ground-truth ranking are 1/P for a positive and -1/N for a negative.
+These methods are the statement of each loss. The increment (the *step*) is evaluated again by
+the compiled kernels (``loss_step`` of ``aprank/inference/_kernel.pxd``), by the torch search
+(``_Loss.step`` of ``aprank/torch/_ops.py``) and by the Triton kernel (``_loss_step`` of
+``aprank/torch/_triton.py``), each with the statement's operations in the statement's order, so
+that all of them agree to the last bit: ties between candidate ranks are decided by the sign of
+sums of steps, and one ulp can move a rank. ``tests/test_loss_statement.py`` sweeps the steps of
+every implementation against the statement, bit for bit. The kernels name the loss they compute
+by a :class:`KernelLoss`.
+
+The ranking losses share the joint feature map of Mohapatra et al. (2018), eq. 1, whose
+coefficients for the ground-truth ranking are 1/P for a positive and -1/N for a negative.
 
 Each loss names the *problem kind* it belongs to (``kind``: "ranking" or "labelling"), which
 decides the algorithms of the registry that may serve it, and hands the compiled driver its own
@@ -33,15 +40,64 @@ rows (Behl 2015, kind "latent"), one per formulation of the constraint.
 """
 from __future__ import annotations
 
-import numpy as np
-
+import math
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Optional
 
+import numpy as np
+
 __all__ = ["Loss", "RankingLoss", "AveragePrecision", "NDCG", "ZeroOne", "PairwiseZeroOne",
-           "PrecisionAtK", "LatentAP", "LatentSSVMAP", "KernelSpec",
+           "PrecisionAtK", "LatentAP", "LatentSSVMAP", "KernelLoss", "KernelSpec",
            "get_loss",
            "register_loss", "unregister_loss", "LOSSES"]
+
+
+class KernelLoss(IntEnum):
+    """The losses the compiled kernels, the torch search and the Triton kernel compute.
+
+    A :class:`KernelSpec`'s ``code``. The values are the kernels' own (``LOSS_AP``,
+    ``LOSS_NDCG`` in ``aprank/inference/_kernel.pxd``, whose code runs without Python objects):
+    the compiled modules check at import that the two agree. A loss joins by a member here, its
+    kernel value there, and its step in every implementation (see the module's docstring).
+
+    Parameters
+    ----------
+    value : int
+        ``KernelLoss(value)`` is the member of that value (``KernelLoss(1)`` is ``NDCG``);
+        ValueError for any other.
+    names, module, qualname, type, start, boundary
+        The functional API of :class:`enum.Enum`, which makes another enumeration; not for
+        use here.
+    """
+
+    #: :class:`AveragePrecision` (kernel code ``LOSS_AP``).
+    AP = 0
+    #: :class:`NDCG`, with the default discount or a given one (kernel code ``LOSS_NDCG``).
+    NDCG = 1
+
+    @property
+    def label(self) -> str:
+        """The loss's registered name ("ap", "ndcg"), by which error messages name it."""
+        return self.name.lower()
+
+    @classmethod
+    def lookup(cls, code) -> Optional["KernelLoss"]:
+        """The member a code names: a member itself, or its label ("ap", "ndcg"); None for
+        anything else (the caller refuses it in its own words)."""
+        if isinstance(code, cls):
+            return code
+        if isinstance(code, str):
+            return _KERNEL_LOSS_LABELS.get(code)
+        return None
+
+    @classmethod
+    def labels(cls) -> list:
+        """Every member's label, in value order."""
+        return [member.label for member in cls]
+
+
+_KERNEL_LOSS_LABELS = {member.label: member for member in KernelLoss}
 
 
 @dataclass(frozen=True)
@@ -50,14 +106,20 @@ class KernelSpec:
 
     Attributes
     ----------
-    code : str
-        The kernel's name for the loss ("ap" or "ndcg"); the driver refuses any other.
+    code : KernelLoss
+        The loss the kernels compute. Its label ("ap", "ndcg") is taken for it; any other
+        value is kept as given, and the driver refuses it.
     discount : ndarray or None
         NDCG discount table D(m) = discount[m-1] (None: the kernels compute 1/log2(1+m)).
     """
 
-    code: str
+    code: KernelLoss
     discount: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        member = KernelLoss.lookup(self.code)
+        if member is not None:
+            object.__setattr__(self, "code", member)
 
 
 class Loss:
@@ -172,10 +234,12 @@ class AveragePrecision(RankingLoss):
         return np.where(k >= i[..., None], terms, 0.0).sum(axis=-1) / P
 
     def increment(self, j, i, P, N):
-        # the printed derivative drops the factor 1/P (docs/references.md).
-        j = np.asarray(j, dtype=float)
+        # -(1/P) i / ((j+i)(j+i-1)): the printed derivative drops the factor 1/P
+        # (docs/references.md). The statement of the step: every implementation divides the
+        # negated i by (P a)(a - 1), a = j + i, in this order (see the module's docstring).
         i = np.asarray(i, dtype=float)
-        return -i / (P * (j + i) * (j + i - 1))
+        a = np.asarray(j, dtype=float) + i
+        return -i / (P * a * (a - 1.0))
 
     def from_pattern(self, neg_above, P, N):
         n = np.asarray(neg_above, dtype=float)
@@ -189,12 +253,33 @@ class AveragePrecision(RankingLoss):
 
 #: The specifications that depend on nothing (one object each: a small query's call costs less
 #: than building one).
-_AP_SPEC = KernelSpec("ap")
-_NDCG_SPEC = KernelSpec("ndcg")
+_AP_SPEC = KernelSpec(KernelLoss.AP)
+_NDCG_SPEC = KernelSpec(KernelLoss.NDCG)
+
+#: D(1), D(2), ... of the default discount, as far as a call has needed it (read-only; a longer
+#: table replaces it, never changes it).
+_DEFAULT_TABLE = np.zeros(0)
+_DEFAULT_TABLE.setflags(write=False)
 
 
 def _default_discount(m) -> np.ndarray:
-    return 1.0 / np.log2(1.0 + np.asarray(m, dtype=float))
+    """D(m) = 1/log2(1 + m) at 1-based positions m.
+
+    Each value comes from C's log2 (``math.log2``), the function the compiled kernels call:
+    NumPy's and torch's vectorised log2 differ from it in the last bit at some m (NumPy's on
+    CPUs with AVX-512), and one ulp of the discount is one ulp of a step."""
+    global _DEFAULT_TABLE
+    m = np.asarray(m)
+    need = int(m.max(initial=0))
+    table = _DEFAULT_TABLE
+    if table.size < need:
+        size = max(need, 2 * table.size)
+        grown = np.empty(size)
+        grown[:table.size] = table
+        grown[table.size:] = [1.0 / math.log2(1.0 + k) for k in range(table.size + 1, size + 1)]
+        grown.setflags(write=False)
+        _DEFAULT_TABLE = table = grown
+    return table[m - 1]
 
 
 class NDCG(RankingLoss):
@@ -250,8 +335,10 @@ class NDCG(RankingLoss):
         return d
 
     def D(self, m) -> np.ndarray:
-        """The discount at 1-based positions m."""
+        """The discount at 1-based positions m (integers)."""
         m = np.asarray(m)
+        if m.size and int(m.min()) < 1:
+            raise ValueError(f"discount positions start at 1, got {int(m.min())}")
         if self.discount is None:
             return _default_discount(m)
         if m.size and int(m.max()) > self.discount.size:
@@ -261,7 +348,8 @@ class NDCG(RankingLoss):
         return self.discount[m - 1]
 
     def _norm(self, P):
-        return self.D(np.arange(1, P + 1)).sum()
+        # sum_{k<=P} D(k), added in order from D(1) as the kernels add it (np.sum adds pairwise)
+        return float(np.cumsum(self.D(np.arange(1, P + 1)))[-1])
 
     def delta(self, j, i, P, N):
         # Mohapatra et al. (2018), Prop. 7: delta_j(i) = (D(i+j-1) - D(P+j)) / sum_{k<=P} D(k)
@@ -269,8 +357,10 @@ class NDCG(RankingLoss):
         return (self.D(i + j - 1) - self.D(P + j)) / self._norm(P)
 
     def increment(self, j, i, P, N):
+        # The statement of the step: the difference of discounts times the reciprocal of the
+        # norm, as every implementation computes it (see the module's docstring).
         j, i = np.broadcast_arrays(np.asarray(j), np.asarray(i))
-        return (self.D(i + j) - self.D(i + j - 1)) / self._norm(P)
+        return (self.D(i + j) - self.D(i + j - 1)) * (1.0 / self._norm(P))
 
     def from_pattern(self, neg_above, P, N):
         n = np.asarray(neg_above)
@@ -285,8 +375,10 @@ class NDCG(RankingLoss):
                 raise ValueError(
                     f"discount has {self.discount.size} values but a query has {n_max} samples"
                 )
-            return KernelSpec("ndcg", self.discount)
-        return KernelSpec("ndcg", _default_discount(np.arange(1, n_max + 1))) if table else _NDCG_SPEC
+            return KernelSpec(KernelLoss.NDCG, self.discount)
+        if table:
+            return KernelSpec(KernelLoss.NDCG, _default_discount(np.arange(1, n_max + 1)))
+        return _NDCG_SPEC
 
 
 class ZeroOne(Loss):

@@ -53,21 +53,28 @@ html_theme_options = {"description": "exact loss-augmented inference and structu
 # The estimators inherit fit, score, decision_function and predict from private bases
 # (``_StructuredSVM``, ``_SVMCV``, ...): the class template asks for inherited members, so a
 # page lists every public method a user calls, and the two hooks below keep what is not
-# aprank's own out of the page: the methods of scikit-learn's mixins and of Python's types
-# (``get_params``, ``tuple.count``: documented where they are defined), and private bases in
+# aprank's own out of the page: the methods of scikit-learn's mixins and the methods and
+# attributes of Python's types (``get_params``, ``tuple.count``, ``int.from_bytes`` and
+# ``int.real`` of an IntEnum: documented where they are defined), and private bases in
 # the "Bases:" line (each replaced by its own bases, down to public classes).
 def _defined_outside_aprank(obj) -> bool:
     obj = getattr(obj, "__func__", obj)
     module = getattr(obj, "__module__", None)
     if module is None and hasattr(obj, "__objclass__"):      # a method of a builtin type
         module = obj.__objclass__.__module__
+    elif module is None and isinstance(getattr(obj, "__self__", None), type):
+        # a builtin type's classmethod bound to a class that inherits it (int.from_bytes of
+        # an IntEnum): the module of the class that defines it
+        owner = next((c for c in obj.__self__.__mro__ if obj.__name__ in vars(c)), None)
+        module = None if owner is None else owner.__module__
     return module is not None and not module.startswith("aprank")
 
 
 def _skip_foreign_members(app, what, name, obj, skip, options):
     import inspect
 
-    if what == "class" and (inspect.isroutine(obj) or hasattr(obj, "__wrapped__")) \
+    if what == "class" and (inspect.isroutine(obj) or hasattr(obj, "__wrapped__")
+                            or inspect.isgetsetdescriptor(obj)) \
             and _defined_outside_aprank(obj):
         return True
     return None

@@ -36,6 +36,13 @@ def test_increments_delta_and_pattern_agree(loss):
                                                                abs=1e-13)
 
 
+def test_discount_positions_start_at_1():
+    for loss in (NDCG(), NDCG(discount=[1.0, 0.5, 0.25])):
+        assert loss.D([1, 2, 3]).shape == (3,)
+        with pytest.raises(ValueError, match="positions start at 1"):
+            loss.D([0, 1])
+
+
 def test_truth_coefficients():
     y = np.array([1, 0, 0, 1, 0], dtype=bool)
     np.testing.assert_allclose(AveragePrecision().truth_coef(y), np.where(y, 1 / 2, -1 / 3))

@@ -11,37 +11,31 @@ Two pieces, both without the GIL:
   buckets at the new pivots with a counting sort, and tells how many negatives of each bucket
   come at or before each pivot. Nothing is ever sorted whole, as in OptRanks.
 """
-from aprank.inference._kernel cimport LossSpec, LOSS_AP, LOSS_NDCG, i64, opt_rank, discount_at
+from aprank.inference._kernel cimport (LossSpec, SIMD_PORTABLE, check_kernel_losses, i64,
+                                       make_spec, opt_rank)
+from aprank.losses import KernelLoss
 
-KERNEL_LOSSES = {"ap": LOSS_AP, "ndcg": LOSS_NDCG}
+check_kernel_losses(KernelLoss)
 
 
-def opt_ranks(const double[::1] pos, str loss_code, const double[::1] discount, i64 n_neg,
+def opt_ranks(const double[::1] pos, object loss_code, const double[::1] discount, i64 n_neg,
               const double[::1] s, const i64[::1] j, const i64[::1] lo, const i64[::1] hi,
               i64[::1] out):
     """out[t] = opt_j (largest maximiser, 1 ... P+1) of the j[t]-th negative with score s[t],
-    searched over lo[t] ... hi[t]; pos: the P positives' scores in rank order. Inputs are
-    validated by aprank.inference.optimal_ranks."""
-    if loss_code not in KERNEL_LOSSES:
-        raise ValueError(f"the split kernels compute the losses {sorted(KERNEL_LOSSES)}, "
+    searched over lo[t] ... hi[t]; pos: the P positives' scores in rank order; loss_code, discount:
+    the loss's KernelSpec. Inputs are validated by aprank.dask._steps.optimal_ranks."""
+    kernel_loss = KernelLoss.lookup(loss_code)
+    if kernel_loss is None:
+        raise ValueError(f"the split kernels compute the losses {KernelLoss.labels()}, "
                          f"not {loss_code!r}")
     cdef LossSpec L
-    cdef i64 t, k
-    cdef double norm = 0.0
-    L.kind = KERNEL_LOSSES[loss_code]
-    L.P = pos.shape[0]
-    L.N = n_neg
-    L.score_scale = 2.0 / (<double>L.P * <double>L.N)
-    L.discount = &discount[0] if discount is not None else NULL
-    L.simd = False
-    L.inv_norm = 0.0
-    L.loss_weight = 1.0     # optimal_ranks refuses scores that would need scaling
-    L.poll = NULL           # opt_rank never polls: each negative's search is short
+    cdef i64 t
+    cdef int kind = kernel_loss
+    cdef const double* discount_p = &discount[0] if discount is not None else NULL
     with nogil:
-        if L.kind != LOSS_AP:
-            for k in range(1, L.P + 1):
-                norm += discount_at(&L, k)
-            L.inv_norm = 1.0 / norm
+        # loss_weight 1: optimal_ranks refuses scores that would need scaling; no poll:
+        # opt_rank never polls, each negative's search is short
+        make_spec(&L, kind, pos.shape[0], n_neg, discount_p, SIMD_PORTABLE, NULL)
         for t in range(s.shape[0]):
             out[t] = opt_rank(&L, &pos[0], s[t], j[t], lo[t], hi[t])
 

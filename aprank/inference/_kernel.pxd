@@ -38,8 +38,9 @@ cdef extern from "_order.hpp" namespace "aprank" nogil:
         SIMD_AVX512
 
 cdef enum:
-    # The losses the kernels compute. The driver maps a loss's KernelSpec code to one of these
-    # and refuses any other, so the two-way branches below never see a third loss.
+    # The losses the kernels compute: the values of aprank.losses.KernelLoss, which the driver
+    # maps a loss's KernelSpec code to, refusing any other, so the two-way branches below never
+    # see a third loss. check_kernel_losses holds the two to the same values at import.
     LOSS_AP = 0
     LOSS_NDCG = 1
     # Below this many candidate ranks a linear scan is faster than the binary search.
@@ -67,19 +68,63 @@ cdef struct LossSpec:
                               # long (P N steps) count their work in and stop on (NULL: none)
 
 
+cdef inline dict kernel_loss_codes():
+    """The LOSS_* codes above by name: the members and values aprank.losses.KernelLoss must
+    have."""
+    return {"AP": LOSS_AP, "NDCG": LOSS_NDCG}
+
+
+cdef inline object check_kernel_losses(object kernel_loss):
+    """Raise ImportError unless the Python enum ``kernel_loss`` (aprank.losses.KernelLoss) has
+    exactly the members and values of the LOSS_* codes: the drivers hand its values to the
+    branches of loss_step, which know only these."""
+    if {m.name: int(m) for m in kernel_loss} != kernel_loss_codes():
+        raise ImportError(f"aprank.losses.KernelLoss {list(kernel_loss)} does not match the "
+                          f"kernels' loss codes {kernel_loss_codes()}: rebuild the compiled "
+                          f"modules")
+
+
 cdef inline double discount_at(const LossSpec* L, i64 m) noexcept nogil:
+    # the default discount of aprank.losses.NDCG, from the same C log2 (math.log2 there)
     if L.discount != NULL:
         return L.discount[m - 1]
     return 1.0 / log2(1.0 + <double>m)
+
+
+cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount,
+                           int simd, Poll* poll) noexcept nogil:
+    """A query's LossSpec, loss_weight 1. The NDCG norm sum_{k<=P} D(k) is added in order from
+    D(1), as aprank.losses.NDCG's statement adds it."""
+    cdef i64 k
+    cdef double norm = 0.0
+    L.poll = poll
+    L.kind = kind
+    L.P = P
+    L.N = N
+    L.score_scale = 2.0 / (<double>P * <double>N)
+    L.discount = discount
+    L.simd = simd
+    L.inv_norm = 0.0
+    L.loss_weight = 1.0
+    if kind != LOSS_AP:
+        for k in range(1, P + 1):
+            norm += discount_at(L, k)
+        L.inv_norm = 1.0 / norm
 
 
 cdef inline double loss_step(const LossSpec* L, i64 j, i64 i) noexcept nogil:
     """delta_j(i+1) - delta_j(i): loss change when the j-th negative drops below positive i,
     times loss_weight.
 
-    The driver scales a query's scores by loss_weight (a power of two) when they come near
-    DBL_MAX; scaling the loss steps by the same power of two scales every step, gain and
-    comparison of the search exactly, so the ranks are those of the unscaled arithmetic."""
+    The step of aprank.losses (``AveragePrecision.increment``, ``NDCG.increment``, the
+    statement), operation for operation and in its order, so that both agree to the last bit
+    (tests/test_loss_statement.py). The one operation the statement lacks is the multiplication
+    by loss_weight, which is 1 outside scaled queries: exact, so the step is the statement's.
+
+    The driver scales a query's scores by loss_weight (a power of two, at least 2^-4) when
+    they come near DBL_MAX; multiplying by a power of two rounds nothing, so every step, gain
+    and comparison of the search is scaled exactly and the ranks are those of the unscaled
+    arithmetic."""
     cdef double a
     if L.kind == LOSS_AP:
         # -(1/P) * i / ((j+i)(j+i-1)): the 1/P factor is missing in print (docs/references.md).
@@ -227,7 +272,7 @@ cdef inline void solve_sorted(const LossSpec* L, const double* pos, const double
 
 cdef enum:
     # solve_sorted_polled's negatives between two questions to the poll: a block costs at most
-    # 256 scans of P steps (5 ms at P = 2e4).
+    # 256 scans of P steps, short beside the poll's 0.1 s even at tens of thousands of positives.
     POLL_NEGATIVES = 256
 
 

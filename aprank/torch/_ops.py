@@ -29,7 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
+
+from aprank.losses import NDCG, KernelLoss
 
 __all__ = ["HingeTerms", "hinge_terms"]
 
@@ -157,14 +160,44 @@ class _Queries:
         return self.cum0[start + i] - self.cum0[start + i0]
 
 
+#: Per device, the longest (D, Z) of the default discount built so far (see _default_tables).
+_DEFAULT_TABLES: dict = {}
+
+
+def _default_tables(size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(D, Z) of the default discount on ``device``, ``size`` entries each: D[0] = 0 and
+    D[m] = 1/log2(1 + m) as :class:`aprank.losses.NDCG` states it, Z[m] = D[0] + ... + D[m]
+    added in order, as the kernels add their norm.
+
+    Built on the host and copied to the device once per device and length (a longer one
+    serves every shorter): torch's log2 differs from C's, the kernels', in the last bit at
+    some m, and a CUDA cumsum adds in a tree."""
+    have = _DEFAULT_TABLES.get(device)
+    if have is None or have[0].shape[0] < size:
+        grow = max(size, 2 * have[0].shape[0] if have is not None else size)
+        D = np.concatenate([[0.0], NDCG().D(np.arange(1, grow))])
+        have = (torch.from_numpy(D).to(device), torch.from_numpy(np.cumsum(D)).to(device))
+        _DEFAULT_TABLES[device] = have
+    return have[0][:size], have[1][:size]
+
+
+@torch.library.custom_op("aprank::default_discount", mutates_args=())
+def _library_default_discount(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(D, Z) of :func:`_default_tables` for positions 0 ... m.shape[0] on m's device, as an
+    operator that torch.compile calls instead of tracing (the values come from the host)."""
+    D, Z = _default_tables(m.shape[0] + 1, m.device)
+    return D.clone(), Z.clone()
+
+
+@_library_default_discount.register_fake
+def _(m):
+    return m.new_empty(m.shape[0] + 1), m.new_empty(m.shape[0] + 1)
+
+
 def _discount_table(discount, n: int, device) -> torch.Tensor:
-    """D(1..n) in float64 on ``device``: 1/log2(1 + m) (``discount`` None) or the given table,
-    cut or padded with its last value to length n (positions past a query's last sample are
-    never reached; the padding only keeps indexing in range). Its length comes from n, a
-    shape, never from the data."""
-    if discount is None:
-        m = torch.arange(1, n + 1, dtype=torch.float64, device=device)
-        return 1.0 / torch.log2(1.0 + m)
+    """D(1..n) in float64 on ``device`` from the given table, cut or padded with its last
+    value to length n (positions past a query's last sample are never reached; the padding
+    only keeps indexing in range). Its length comes from n, a shape, never from the data."""
     if isinstance(discount, torch.Tensor):
         D = discount.to(device=device, dtype=torch.float64)[:n]
     else:   # a copy: an array the caller holds may be read-only
@@ -175,44 +208,63 @@ def _discount_table(discount, n: int, device) -> torch.Tensor:
 
 
 class _Loss:
-    """delta_j(i) - delta_j(1) for a batch of (query, j, i), and the loss of a pattern."""
+    """delta_j(i) - delta_j(1) for a batch of (query, j, i), its steps, and the loss of a
+    pattern, for queries of at most n samples.
 
-    def __init__(self, code, discount, n, device):
+    ``code`` is a :class:`aprank.losses.KernelLoss`; ``discount`` the NDCG discount table
+    (None: the default, 1/log2(1 + m))."""
+
+    def __init__(self, code: KernelLoss, discount, n, device):
         self.code = code
         n_max = n + 2            # a shape: the largest query has at most n samples
         m = torch.arange(1, n_max + 1, dtype=torch.float64, device=device)
-        if code == "ap":
+        if code is KernelLoss.AP:
             # H[m] = sum_{t <= m} 1/t, H[0] = 0
             self.H = torch.cat([m.new_zeros(1), _cumsum(1.0 / m)])
+        elif discount is None:
+            self.D, self.Z = _library_default_discount(m)
         else:
             self.D = torch.cat([m.new_zeros(1), _discount_table(discount, n_max, device)])
             self.Z = _cumsum(self.D)                 # Z[P] = sum_{k <= P} D(k)
 
     def relative(self, P, j, i, i0):
         """delta_j(i) - delta_j(i0) (float64)."""
-        if self.code == "ap":
+        if self.code is KernelLoss.AP:
             jf = j.double()
             return -(jf / (j + i - 1) - jf / (j + i0 - 1)
                      + self.H[j + i - 2] - self.H[j + i0 - 2]) / P
         return (self.D[j + i - 1] - self.D[j + i0 - 1]) / self.Z[P]
 
+    def step(self, P, j, i):
+        """delta_j(i + 1) - delta_j(i) (float64): the step of :mod:`aprank.losses` (the
+        statement, ``increment``), operation for operation and in its order, so that it agrees
+        with the statement and the kernels' loss_step to the last bit."""
+        if self.code is KernelLoss.AP:
+            a = (j + i).double()
+            return -(i.double()) / (P.double() * a * (a - 1.0))
+        return (self.D[i + j] - self.D[i + j - 1]) * (1.0 / self.Z[P])
+
     def kernel_step(self, Q: _Queries, q, P, N, j, s, i):
         """f_j(i + 1) - f_j(i) with the operations, in the order, of the kernels' step()
         (aprank/inference/_kernel.pxd), on uncentred scores."""
-        Pd, Nd = P.double(), N.double()
         at = (Q.pos_start[q] + i - 1).clamp(0, Q.s.shape[0] - 1)   # masked slots stay in range
-        score = 2.0 / (Pd * Nd) * (Q.s[at] - s)
-        if self.code == "ap":
-            a = (j + i).double()
-            return score + -(i.double()) / (Pd * a * (a - 1.0))
-        return score + (self.D[i + j] - self.D[i + j - 1]) * (1.0 / self.Z[P])
+        return 2.0 / (P.double() * N.double()) * (Q.s[at] - s) + self.step(P, j, i)
 
     def of_pattern(self, P, r, above):
         """Per positive (rank r among positives, ``above`` negatives above it): its term of the
         loss, which sums to Delta over a query."""
-        if self.code == "ap":
+        if self.code is KernelLoss.AP:
             return above.double() / (r + above) / P
         return (self.D[r] - self.D[r + above]) / self.Z[P]
+
+
+def _kernel_loss(code, refusal: str) -> KernelLoss:
+    """The KernelLoss ``code`` names; a ValueError that starts with ``refusal`` otherwise."""
+    kernel_loss = KernelLoss.lookup(code)
+    if kernel_loss is None:
+        labels = " and ".join(repr(label) for label in KernelLoss.labels())
+        raise ValueError(f"{refusal} the losses {labels}, not {code!r}")
+    return kernel_loss
 
 
 def _level_nodes(Q: _Queries, h: int, blocks: bool, n_groups: int, largest: int):
@@ -316,7 +368,7 @@ def _settle_ties(step, seg, valid, i, r, rl, rh):
 
 
 def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
-                code: str = "ap", discount=None, *, blocks=None,
+                code: KernelLoss | str = "ap", discount=None, *, blocks=None,
                 n_positives=None) -> HingeTerms:
     """The structured hinge of every query, in torch operations, and its subgradient.
 
@@ -334,8 +386,8 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
         int64 query indices in [0, n_groups), one per sample.
     n_groups : int
         The number of queries.
-    code : {"ap", "ndcg"}, default "ap"
-        The loss.
+    code : KernelLoss or {"ap", "ndcg"}, default "ap"
+        The loss: a :class:`aprank.losses.KernelLoss`, or its label.
     discount : torch.Tensor or array-like, optional
         The NDCG discount table (default 1/log2(1 + i)).
     blocks : bool, optional
@@ -360,13 +412,12 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     the data: with ``blocks`` given there is no host synchronisation (no ``.item()``, no
     ``nonzero``), and the function compiles with ``torch.compile(fullgraph=True)``.
     """
-    if code not in ("ap", "ndcg"):
-        raise ValueError(f"the torch implementation computes the losses 'ap' and 'ndcg', not {code!r}")
+    kernel_loss = _kernel_loss(code, "the torch implementation computes")
     if blocks is None:
         blocks = _equal_blocks(group, n_groups)
     s = scores.detach().to(torch.float64)
     Q = _Queries(s, is_pos, group, n_groups, blocks)
-    loss = _Loss(code, discount, s.shape[0], s.device)
+    loss = _Loss(kernel_loss, discount, s.shape[0], s.device)
     neg_rank = _solve_negatives(Q, loss, blocks, n_groups,
                                 s.shape[0] if n_positives is None else n_positives)
 

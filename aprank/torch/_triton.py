@@ -35,8 +35,9 @@ import torch
 import triton
 import triton.language as tl
 
-from aprank.torch._ops import (HingeTerms, _Loss, _per_group, _query_counts, _segment_starts,
-                               _sort_by_query)
+from aprank.losses import KernelLoss
+from aprank.torch._ops import (HingeTerms, _kernel_loss, _Loss, _per_group, _query_counts,
+                               _segment_starts, _sort_by_query)
 
 __all__ = ["hinge_terms", "INTERPRETED"]
 
@@ -58,15 +59,37 @@ PIVOT_EVERY = 64
 
 
 @triton.jit
-def _step(s_ptr, base, i, j, s, Pf, scale, d_ptr, zinv, IS_AP: tl.constexpr):
-    """f_j(i + 1) - f_j(i): the kernels' step(), operation for operation."""
-    pos = tl.load(s_ptr + base + i - 1)
+def _loss_step(i, j, Pf, d_ptr, zinv, IS_AP: tl.constexpr):
+    """delta_j(i + 1) - delta_j(i): the step of :mod:`aprank.losses` (the statement,
+    ``increment``), operation for operation and in its order, as the kernels' loss_step;
+    d_ptr holds D(0) = 0, D(1), ... and zinv is 1 / sum_{k <= P} D(k) (NDCG)."""
     if IS_AP:
         a = (j + i).to(tl.float64)
         loss = -(i.to(tl.float64)) / (Pf * a * (a - 1.0))
     else:
         loss = (tl.load(d_ptr + i + j) - tl.load(d_ptr + i + j - 1)) * zinv
-    return scale * (pos - s) + loss
+    return loss
+
+
+@triton.jit
+def _step(s_ptr, base, i, j, s, Pf, scale, d_ptr, zinv, IS_AP: tl.constexpr):
+    """f_j(i + 1) - f_j(i): the kernels' step(), operation for operation."""
+    pos = tl.load(s_ptr + base + i - 1)
+    return scale * (pos - s) + _loss_step(i, j, Pf, d_ptr, zinv, IS_AP)
+
+
+@triton.jit
+def _loss_steps_kernel(p_ptr, j_ptr, i_ptr, d_ptr, zinv_ptr, out_ptr, n, IS_AP: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    """out[t] = _loss_step(i[t], j[t]) of a query of p[t] positives, 1 / its NDCG norm at
+    zinv[t]: loaded and converted as _negative_ranks loads them."""
+    t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = t < n
+    t = tl.where(inside, t, 0)
+    Pf = tl.load(p_ptr + t).to(tl.float64)
+    zinv = tl.load(zinv_ptr + t)
+    out = _loss_step(tl.load(i_ptr + t), tl.load(j_ptr + t), Pf, d_ptr, zinv, IS_AP)
+    tl.store(out_ptr + t, out, mask=inside)
 
 
 @triton.jit
@@ -214,8 +237,37 @@ def _finish(s_ptr, group_ptr, perm_ptr, rank_ptr, p_ptr, n_ptr, pos_start_ptr, d
     tl.store(share_ptr + t, share, mask=inside)
 
 
+def _loss_tables(code: KernelLoss, discount, n: int, P: torch.Tensor, device):
+    """(d, z, zinv) as the kernels take them for queries of at most n samples with P positives
+    each: the NDCG discount D(0) = 0, D(1), ..., its sums Z[P] = sum_{k <= P} D(k) and
+    1 / Z[P], from the torch operations' tables (_Loss); placeholders for AP."""
+    if code is KernelLoss.AP:
+        d = torch.zeros(1, dtype=torch.float64, device=device)
+        return d, d, d
+    tables = _Loss(code, discount, n, device)
+    return tables.D, tables.Z, 1.0 / tables.Z[P.clamp(min=1)]
+
+
+def _loss_steps(code, P: torch.Tensor, j: torch.Tensor, i: torch.Tensor, discount=None):
+    """delta_j(i + 1) - delta_j(i) of the Triton kernels at each (P[t], j[t], i[t]), P the
+    query's positives (int64 tensors of one length on the kernels' device, 1 <= i <= P): their
+    step function and tables, launched on their own for tests/test_loss_statement.py to hold
+    against the statement (aprank.losses)."""
+    code = _kernel_loss(code, "the Triton kernels compute")
+    n = j.shape[0]
+    reach = int(torch.maximum(P, i + j).max()) if n else 1    # the tables' length
+    d, _, zinv = _loss_tables(code, discount, reach, P, j.device)
+    if code is KernelLoss.AP:
+        zinv = zinv.expand(n)
+    out = torch.empty(n, dtype=torch.float64, device=j.device)
+    _loss_steps_kernel[(triton.cdiv(n, 1024),)](
+        P.contiguous(), j.contiguous(), i.contiguous(), d, zinv.contiguous(), out, n,
+        IS_AP=code is KernelLoss.AP, BLOCK=1024, enable_fp_fusion=False)
+    return out
+
+
 def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor, n_groups: int,
-                code: str = "ap", discount=None, *, blocks: bool) -> HingeTerms:
+                code: KernelLoss | str = "ap", discount=None, *, blocks: bool) -> HingeTerms:
     """The structured hinge of every query and its subgradient, as
     :func:`aprank.torch._ops.hinge_terms` computes them (the same ranks, values and gradient),
     with the search and the finish in two Triton kernels.
@@ -241,8 +293,7 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
         raise ValueError("backend='triton' runs on CUDA tensors (on the CPU only under "
                          "Triton's interpreter, TRITON_INTERPRET=1, for testing); use "
                          "backend='kernels' or 'auto' on the CPU")
-    if code not in ("ap", "ndcg"):
-        raise ValueError(f"the Triton kernels compute the losses 'ap' and 'ndcg', not {code!r}")
+    code = _kernel_loss(code, "the Triton kernels compute")
     n = scores.numel()
     x = scores.detach()
     # the sort in the scores' own dtype (each converts to float64 exactly and in order); the
@@ -253,15 +304,9 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     P, N = _query_counts(is_pos, group, n_groups, blocks)
     pos_start = _segment_starts(P + N)
     neg_start = pos_start + P
-    if code == "ap":
-        d = z = zinv = s.new_zeros(1)
-    else:
-        # D(0) = 0, D(1..n + 2) and Z[P] = sum_{k <= P} D(k), as the torch operations use them
-        tables = _Loss(code, discount, n, device)
-        d, z = tables.D, tables.Z
-        zinv = 1.0 / z[P.clamp(min=1)]
+    d, z, zinv = _loss_tables(code, discount, n, P, device)
     grid = (triton.cdiv(n, BLOCK),)
-    options = dict(IS_AP=code == "ap", BLOCK=BLOCK, enable_fp_fusion=False)
+    options = dict(IS_AP=code is KernelLoss.AP, BLOCK=BLOCK, enable_fp_fusion=False)
     # negatives' ranks in the sorted layout; positives and queries without positives get 0.
     # Two launches: every PIVOT_EVERY-th negative of a query over all candidates, then the
     # others between their pivots' ranks (a full-range scan for every negative would cost

@@ -30,12 +30,15 @@ from aprank.inference._interrupt cimport Poll, poll_stop, raise_pending, start_p
 from aprank.inference._kernel cimport (
     LossSpec, LOSS_AP, LOSS_NDCG, i64, solve_fn, sort_keys, discount_at, capsule_solve,
     cpu_simd_level, SIMD_PORTABLE, BINARY_SEARCH_MIN, SCAN_BISECT_MIN,
-    GUIDED_MIN,
+    GUIDED_MIN, check_kernel_losses, kernel_loss_codes, loss_step, make_spec,
 )
+from aprank.losses import KernelLoss
 
-#: The losses the kernels compute, by the code of their KernelSpec (aprank.losses). Any other
-#: code is refused here, so an unknown loss can never run as one of these.
-KERNEL_LOSSES = {"ap": LOSS_AP, "ndcg": LOSS_NDCG}
+# The losses the kernels compute are KernelLoss's members, by the code of their KernelSpec; any
+# other code is refused here, so an unknown loss can never run as one of these.
+check_kernel_losses(KernelLoss)
+#: The kernels' own codes of the losses (LOSS_* of _kernel.pxd) by KernelLoss member name.
+LOSS_CODES = kernel_loss_codes()
 
 cdef enum:
     # Largest query (in samples) whose default NDCG discount rank_queries tabulates: 512 KB.
@@ -104,23 +107,30 @@ def simd_level():
     return SIMD_LEVELS[_simd]
 
 
-cdef inline void make_spec(LossSpec* L, int kind, i64 P, i64 N, const double* discount,
-                           int simd, Poll* poll) noexcept nogil:
-    cdef i64 k
-    cdef double norm = 0.0
-    L.poll = poll
-    L.kind = kind
-    L.P = P
-    L.N = N
-    L.score_scale = 2.0 / (<double>P * <double>N)
-    L.discount = discount
-    L.simd = simd
-    L.inv_norm = 0.0
-    L.loss_weight = 1.0
-    if kind != LOSS_AP:
-        for k in range(1, P + 1):
-            norm += discount_at(L, k)
-        L.inv_norm = 1.0 / norm
+def _loss_steps(object loss_code, i64 P, i64 N, const i64[::1] j, const i64[::1] i,
+                const double[::1] discount=None, double loss_weight=1.0):
+    """loss_step(j[t], i[t]) of the kernels for a query of P positives and N negatives: the
+    compiled step, for tests/test_loss_statement.py to hold against the statement
+    (aprank.losses). loss_weight: as the driver sets it for a scaled query (a power of two)."""
+    kind = KernelLoss.lookup(loss_code)
+    if kind is None:
+        raise ValueError(f"the compiled kernels compute the losses {KernelLoss.labels()}, "
+                         f"not {loss_code!r}")
+    if j.shape[0] != i.shape[0] or P < 1 or N < 1:
+        raise ValueError("j and i must have one length, and P, N be at least 1")
+    out = np.empty(j.shape[0])
+    cdef double[::1] steps = out
+    cdef LossSpec L
+    cdef Py_ssize_t t
+    make_spec(&L, <int>kind, P, N, &discount[0] if discount is not None else NULL,
+              SIMD_PORTABLE, NULL)
+    L.loss_weight = loss_weight
+    for t in range(j.shape[0]):
+        if not (1 <= j[t] <= N and 1 <= i[t] <= P) or (
+                discount is not None and i[t] + j[t] > discount.shape[0]):
+            raise ValueError(f"(j, i) = ({j[t]}, {i[t]}) lies outside 1..N x 1..P or the discount")
+        steps[t] = loss_step(&L, j[t], i[t])
+    return out
 
 
 #: Largest score magnitude the kernels take unscaled: a difference of two scores (< 2^1021),
@@ -256,7 +266,7 @@ def _scratch(i64 length):
 
 
 def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
-                 const i64[::1] order, const i64[::1] offsets, str loss_code,
+                 const i64[::1] order, const i64[::1] offsets, object loss_code,
                  const double[::1] discount, i64 n_pos,
                  i64[::1] ranks, double[::1] coef, double[::1] loss, double[::1] objective,
                  double[::1] truth=None):
@@ -266,7 +276,7 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
         negatives' ranks (a user-registered algorithm) and only the output is to be computed.
     order: sample indices grouped by query (None: samples are already grouped, in order).
     offsets: query q owns order[offsets[q]:offsets[q+1]].
-    loss_code, discount: the loss's KernelSpec; a code not in KERNEL_LOSSES is a ValueError.
+    loss_code, discount: the loss's KernelSpec; a code KernelLoss does not name is a ValueError.
     n_pos: total number of positives. Inputs are validated by aprank.validation.
     truth: optional output, per sample the ground truth's coefficients of the joint feature
         map, 1/P for a positive and -1/N for a negative (0 in a query lacking either class):
@@ -279,10 +289,11 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     replace the two per search step and per positive that the kernels take otherwise (at
     least n in all, so never more).
     """
-    if loss_code not in KERNEL_LOSSES:
-        raise ValueError(f"the compiled kernels compute the losses {sorted(KERNEL_LOSSES)}, "
+    kernel_loss = KernelLoss.lookup(loss_code)
+    if kernel_loss is None:
+        raise ValueError(f"the compiled kernels compute the losses {KernelLoss.labels()}, "
                          f"not {loss_code!r}")
-    cdef int kind = KERNEL_LOSSES[loss_code]
+    cdef int kind = kernel_loss
     cdef solve_fn fn = NULL
     cdef i64 n = scores.shape[0]
     cdef i64 n_queries = offsets.shape[0] - 1
