@@ -49,7 +49,7 @@ from aprank.learn._cutting_plane import SOLVERS, cutting_plane
 from aprank.learn._query_warnings import say_scored_as_one_query, say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
-from aprank.models import Constraint, RankingModel, StructuredModel, query_weights
+from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
 from aprank.validation import as_query_groups
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
@@ -275,7 +275,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         if self.warm_start:
             # the working set's constraints hold only for the same data, structure, loss and
             # hard constraints, which the fingerprint covers (computed only when needed)
-            fingerprint = model.fingerprint_with(hard, upper)
+            fingerprint = digest(model.fingerprint(), hard, upper)
             if getattr(self, "_fingerprint", None) == fingerprint:
                 # a copy: the learner grows it, and an interrupted fit must not change ours
                 working_set = copy.deepcopy(self._working_set)
