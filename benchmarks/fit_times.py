@@ -423,12 +423,12 @@ def _iteration_ratios(rows) -> list:
 
 def format_equality(new: list, old: list) -> str:
     """Max relative difference of w, new against old, over the equality fits, split by whether
-    the former solver needed ridged proximal steps in the fit."""
+    quadprog needed ridged proximal steps in the old rows' fit."""
     groups = {True: [], False: []}
     for a, b in zip(new, old):
         assert (a["data"], a["task"], a["C"], a["method"]) == (b["data"], b["task"], b["C"], b["method"])
         groups[b["ridge"] > 0].append((_relative(a["w"], b["w"]), a, b))
-    out = ["| former solver in the fit | fits | max relative difference of w | fits above 1e-9 |",
+    out = ["| QP solver of the old rows' fit | fits | max relative difference of w | fits above 1e-9 |",
            "|---|---:|---:|---:|"]
     for ridged, name in ((False, "quadprog alone"), (True, "quadprog with ridged proximal steps")):
         g = groups[ridged]
@@ -462,7 +462,7 @@ def equality_tasks():
 
 def weights(C_values=C_VALUES, log=lambda line: None) -> list:
     """Rows of every fit of the equality check: w, primal, gap, iterations, and the ridge
-    quadprog needed (the former solver; 0 for the active set)."""
+    quadprog needed (0 where the active set solved every QP)."""
     rows = []
     with threadpool_limits(1):
         for data, task, X, y, qid in equality_tasks():

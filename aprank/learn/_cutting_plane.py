@@ -170,7 +170,7 @@ class WorkingSet:
         self._K[:n, n:n + m] = cross
         self._K[n:n + m, n:n + m] = G @ G.T
         self._n = n + m
-        # np.concatenate, not np.r_: this runs every iteration, and np.r_ costs 10 x more
+        # np.concatenate, not np.r_: this runs every iteration, and np.r_'s call costs far more
         self.b = np.concatenate((self.b, b))
         self.soft = np.concatenate((self.soft, np.full(m, bool(soft))))
         self.idle = np.concatenate((self.idle, np.zeros(m, dtype=np.int64)))

@@ -104,8 +104,8 @@ cdef double _move(double[:, ::1] K, double[::1] x, double[::1] grad, const doubl
             x[i] = 0.0
     if alpha > 0.0:
         # K p as a sum of K's rows (K is symmetric): contiguous rows that the compiler
-        # vectorises, where a sum over each row's free columns gathered them one by one (the
-        # moves were most of a multi-cut QP's time)
+        # vectorises, rather than each row's free columns gathered one by one (the moves are
+        # most of a multi-cut QP's time)
         for i in range(n):
             Kp[i] = 0.0
         for a in range(m):

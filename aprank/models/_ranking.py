@@ -47,8 +47,8 @@ class RankingModel(StructuredModel):
     sample_weight : array-like of shape (n,), optional
         Positive floats. AP / NDCG: query weights (constant within each query; ValueError
         otherwise); the 0-1 loss: sample weights. A weight counts copies: see
-        ``aprank.models._weights``. None is every weight 1, computed as before (no reweighting
-        at all).
+        ``aprank.models._weights``. None is every weight 1, with no reweighting at all (the
+        unweighted arithmetic).
     """
 
     def __init__(self, X, labels, loss="ap", *, qid=None, algorithm="qs", empty="error",

@@ -483,10 +483,10 @@ def test_score_refuses_labels_it_was_not_fitted_on(cls, kwargs):
         est = cls(**kwargs).fit(X, y)
     assert np.isfinite(est.score(X, y))
     other = y.copy()
-    other[:3] = 2                           # a third class: old main counted it as negative
+    other[:3] = 2                           # a third class: not to be counted as negative
     with pytest.raises(ValueError, match=r"not fitted on: \[2\]; its classes_ are \[0, 1\]"):
         est.score(X, other)
-    # strings where ints were fitted: old main said "no relevant sample"
+    # strings where ints were fitted: unseen labels, not "no relevant sample"
     with pytest.raises(ValueError, match=r"not fitted on: \['1', '0'\]"):
         est.score(X, y.astype(str))
 

@@ -74,7 +74,7 @@ def test_singular_working_sets_reach_a_zero_duality_gap(seed):
     z, steps = active_set(K, b, soft, C)
     gap, hard, w = certificate(G, b, soft, C, z)
     assert gap <= 1e-10 and hard <= 1e-9
-    # the former solver, where it manages at all, reaches at most the same dual value
+    # quadprog (the fallback), where it manages at all, reaches at most the same dual value
     try:
         old = solve_dual_quadprog(K, b, soft, C, precision=1e-12)
     except RuntimeError:
