@@ -428,7 +428,8 @@ def format_equality(new: list, old: list) -> str:
     for a, b in zip(new, old):
         assert (a["data"], a["task"], a["C"], a["method"]) == (b["data"], b["task"], b["C"], b["method"])
         groups[b["ridge"] > 0].append((_relative(a["w"], b["w"]), a, b))
-    out = ["| QP solver of the old rows' fit | fits | max relative difference of w | fits above 1e-9 |",
+    out = ["| QP solver of the old rows' fit | fits | max relative difference of w "
+           "| fits above 1e-9 |",
            "|---|---:|---:|---:|"]
     for ridged, name in ((False, "quadprog alone"), (True, "quadprog with ridged proximal steps")):
         g = groups[ridged]

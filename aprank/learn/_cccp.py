@@ -23,7 +23,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from aprank.learn._checks import NON_NEGATIVE, POSITIVE, POSITIVE_INT, validate_params
-from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, _offered, cutting_plane
+from aprank.learn._cutting_plane import (CuttingPlaneResult, WorkingSet, _offered,
+                                         cutting_plane)
 from aprank.models import LatentModel, StructuredModel
 
 __all__ = ["cccp", "CCCPResult", "carry"]

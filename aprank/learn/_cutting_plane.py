@@ -49,7 +49,8 @@ from aprank.models import StructuredModel
 
 __all__ = ["cutting_plane", "CuttingPlaneResult", "WorkingSet", "SOLVERS"]
 
-#: the solvers of :func:`cutting_plane`'s ``solver`` (name: loop), filled below
+#: the solvers of :func:`cutting_plane`'s ``solver`` (name: the function that runs a fit with
+#: it), filled below
 SOLVERS: dict = {}
 
 

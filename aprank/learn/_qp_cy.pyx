@@ -3,9 +3,10 @@
 (tens of free variables), so NumPy's call overhead, not arithmetic, would set their cost.
 
 Arrays are checked by ``_qp.active_set``; :func:`solve` builds the augmented problem (with the
-slack of each block's sum), and :func:`run` updates x and free in place. ``group[i]`` is the block of variable i
-(its sum is fixed), -1 for a variable in no sum; ``j0[g]`` is the free member of block g
-eliminated from the reduced coordinates (p_j0 = -sum of the block's other free p).
+slack of each block's sum), and :func:`run` updates x and free in place. ``group[i]`` is the
+block of variable i (its sum is fixed), -1 for a variable in no sum; ``j0[g]`` is the free
+member of block g eliminated from the reduced coordinates (p_j0 = -sum of the block's other
+free p).
 
 A multi-cut working set can hold thousands of constraints, whose steps cost O(n^2) each: the
 loop asks for Ctrl-C every step (at most every 0.1 s, ``_interrupt.pxd``).

@@ -23,7 +23,7 @@ from aprank.models._ranking import RankingModel
 from aprank.models._weights import query_weights
 
 __all__ = ["Constraint", "HingeTerms", "RiskSplit", "Model", "StructuredModel", "LatentModel",
-           "RankingModel", "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
-           "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
-           "LatentBinaryModel", "LatentBinaryCompleted", "bag_max", "bag_means", "query_weights",
-           "product_seconds", "digest"]
+           "RankingModel", "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel",
+           "HOAPLinearised", "pair_features", "exp_similarity", "LatentRankingModel",
+           "LatentRankingCompleted", "LatentBinaryModel", "LatentBinaryCompleted", "bag_max",
+           "bag_means", "query_weights", "product_seconds", "digest"]
