@@ -49,7 +49,7 @@ import aprank.learn
 from aprank.datasets import load_hja_birdsong, load_yahoo_ltr, recording_split
 from aprank.learn import cutting_plane
 from aprank.losses import get_loss
-from aprank.models import RankingModel, StructuredModel
+from aprank.models import RankingModel
 
 #: the C of the table (the target: every fit converges from 1e-3 to 1e4)
 C_VALUES = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3, 1e4)
@@ -140,40 +140,47 @@ DATA_SETS = {"digits": digits_tasks, "mnist-like": mnist_tasks, "HJA birds": bir
 
 
 # --------------------------------------------------------------------------- fits
-def _timed_model(model):
-    """``model`` with its ``most_violated`` timed (products, cut and inference together)."""
-    class Timed(StructuredModel):
-        seconds = 0.0
+class _Timed:
+    """``target`` (a model, or the risk split a model's ``split_risk`` gives) with the calls
+    that run inference timed: every ``most_violated*`` method (inference, the products and the
+    cut together) adds its seconds to ``clock["seconds"]``; everything else is the target's
+    own. Delegating by name keeps the timing right on a checkout of another protocol version
+    (``--before``)."""
 
-        @property
-        def size_joint_feature(self):
-            return model.size_joint_feature
+    def __init__(self, target, clock: dict):
+        self._target, self._clock = target, clock
 
-        def most_violated(self, w):
+    @property
+    def seconds(self) -> float:
+        return self._clock["seconds"]
+
+    def estimated_seconds(self):
+        """None: the fit is timed, so no time goes into its estimate."""
+        return None
+
+    def __getattr__(self, name):
+        value = getattr(self._target, name)
+        if name == "split_risk":
+            return lambda n_blocks: _timed_split(value(n_blocks), self._clock)
+        if not (name.startswith("most_violated") and callable(value)):
+            return value
+
+        def timed(*args):
             t0 = time.perf_counter()
-            cut = model.most_violated(w)
-            Timed.seconds += time.perf_counter() - t0
-            return cut
+            try:
+                return value(*args)
+            finally:
+                self._clock["seconds"] += time.perf_counter() - t0
+        return timed
 
-        def fingerprint(self):
-            return model.fingerprint()
 
-        def n_cut_parts(self, n_blocks):
-            return model.n_cut_parts(n_blocks)
+def _timed_split(split, clock: dict):
+    return None if split is None else _Timed(split, clock)
 
-        def hinge_terms(self):
-            return model.hinge_terms()
 
-        def split_hinge_cut(self, coef, loss, n_blocks):
-            return model.split_hinge_cut(coef, loss, n_blocks)
-
-        def most_violated_parts(self, w, n_blocks):
-            t0 = time.perf_counter()
-            cut_and_parts = model.most_violated_parts(w, n_blocks)
-            Timed.seconds += time.perf_counter() - t0
-            return cut_and_parts
-
-    return Timed()
+def _timed_model(model) -> _Timed:
+    """``model`` with its inference calls timed (:class:`_Timed`)."""
+    return _Timed(model, {"seconds": 0.0})
 
 
 def structured_fit(method: str, X, y, qid, C: float, tol: float = TOL,
@@ -416,12 +423,13 @@ def _iteration_ratios(rows) -> list:
 
 def format_equality(new: list, old: list) -> str:
     """Max relative difference of w, new against old, over the equality fits, split by whether
-    the former solver needed ridged proximal steps in the fit."""
+    quadprog needed ridged proximal steps in the old rows' fit."""
     groups = {True: [], False: []}
     for a, b in zip(new, old):
         assert (a["data"], a["task"], a["C"], a["method"]) == (b["data"], b["task"], b["C"], b["method"])
         groups[b["ridge"] > 0].append((_relative(a["w"], b["w"]), a, b))
-    out = ["| former solver in the fit | fits | max relative difference of w | fits above 1e-9 |",
+    out = ["| QP solver of the old rows' fit | fits | max relative difference of w "
+           "| fits above 1e-9 |",
            "|---|---:|---:|---:|"]
     for ridged, name in ((False, "quadprog alone"), (True, "quadprog with ridged proximal steps")):
         g = groups[ridged]
@@ -455,7 +463,7 @@ def equality_tasks():
 
 def weights(C_values=C_VALUES, log=lambda line: None) -> list:
     """Rows of every fit of the equality check: w, primal, gap, iterations, and the ridge
-    quadprog needed (the former solver; 0 for the active set)."""
+    quadprog needed (0 where the active set solved every QP)."""
     rows = []
     with threadpool_limits(1):
         for data, task, X, y, qid in equality_tasks():

@@ -23,7 +23,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from aprank.learn._checks import NON_NEGATIVE, POSITIVE, POSITIVE_INT, validate_params
-from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
+from aprank.learn._cutting_plane import (CuttingPlaneResult, WorkingSet, _offered,
+                                         cutting_plane)
 from aprank.models import LatentModel, StructuredModel
 
 __all__ = ["cccp", "CCCPResult", "carry"]
@@ -60,7 +61,7 @@ def carry(working_set: WorkingSet, completed: StructuredModel) -> WorkingSet:
     for i in range(len(working_set)):
         g, b, output = working_set.G[i], working_set.b[i], working_set.outputs[i]
         if working_set.soft[i]:
-            cut = None if output is None else completed.reevaluate(output)
+            cut = None if output is None else _offered(completed, "reevaluate", output)
             if cut is None:
                 continue
             g, b = cut

@@ -24,8 +24,8 @@ WINDOW = 20
 #: long for C and the features: each overshoots, and the best iterate stays w = 0) starts again
 #: with a shorter step before it gives up with a ConvergenceWarning.
 MAX_RESTARTS = 5
-#: Seconds of one empirical mutual information of ``greedy_core`` on n samples: about
-#: 100 us + 0.035 us n (AMD EPYC, 2 cores shared; n = 1e3 ... 1e5: 0.13-3.5 ms). Rounded up.
+#: Seconds of one empirical mutual information of ``greedy_core`` on n samples: a fixed cost
+#: plus one per sample, measured on one machine (n = 1e3 to 1e5) and rounded up.
 _MI_SECONDS, _MI_SAMPLE_SECONDS = 150e-6, 0.05e-6
 
 

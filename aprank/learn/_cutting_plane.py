@@ -5,30 +5,37 @@ Algorithm 3).
 
 where g(R) = Psi(X, R*) - Psi(X, R) and, over several queries, g and Delta are means over the
 queries. Each iteration asks the model (``aprank.models``: exact loss-augmented inference) for
-the most violated constraint at the current w, adds it to the working set and re-solves the
-dual QP over the working set. Optional hard constraints w'h_i >= 1 (APSVMAppx's easy samples),
-dense or sparse rows, are added one at a time when violated.
+the most violated constraint at a point, adds it to the working set and re-solves the dual QP
+over the working set. Optional hard constraints w'h_i >= 1 (APSVMAppx's easy samples), dense or
+sparse rows, are added one at a time when violated. Upper bounds on w (HOB-SVM's w2 <= 0) are
+hard constraints held in the working set from the first QP on. The primal objective uses the
+slack of exact inference, so it is the true objective of its point, not the working-set
+approximation, and the working set's dual is a lower bound of the minimum: their difference is
+a true duality gap.
 
-Stopping: when the most violated constraint exceeds the working-set slack by at most ``tol``
-and the primal-dual gap is at most ``tol`` (the gap is C times that excess at a QP optimum, so
-for C > 1 the second test is the binding one), and no hard constraint is violated by more
-than ``tol``. Upper bounds on w (HOB-SVM's w2 <= 0) are hard constraints held in the working set
-from the first QP on. The primal objective uses the slack of exact inference at the current w, so it
-is the true objective of that w, not the working-set approximation.
+Every solver runs one loop (:func:`_run`) over one fit's state (:class:`_Fit`: the problem, the
+working set, the history): each iteration the solver evaluates a point and writes one history
+record, the loop stops where the solver's test says or at ``max_iter``, and otherwise the solver
+grows its model. The solvers (``SOLVERS``):
 
-That is the plain loop, ``solver="cutting-plane"``. ``solver="ocas"`` (this function's
-default) seeks each cut between the best point so far and the working set's optimum instead
-(:func:`_ocas`): the same problem, working set and gap, and the same stopping rule stated as one
-test on the gap.
-``solver="multi-cut"`` is OCAS with the cut split over blocks of the risk's separate terms,
-each block with its own slack xi_k (the objective C sum_k xi_k; the dual's soft constraints
-sum to at most C per block). The solvers are the entries of ``SOLVERS``.
+* ``"cutting-plane"`` (:class:`_CuttingPlane`): each cut is sought at the working set's optimum;
+  it stops when the most violated constraint exceeds the working-set slack by at most ``tol``,
+  the gap is at most ``tol`` (C times that excess at a QP optimum, so for C > 1 the binding
+  test) and no hard constraint is violated by more than ``tol``.
+* ``"ocas"`` (:class:`_OCAS`): each cut is sought between the best point so far and the working
+  set's optimum; the same problem, working set and gap, and the same stopping rule stated as
+  one test on the gap.
+* ``"multi-cut"``: OCAS with the cut split over blocks of the risk's separate terms (the model's
+  ``split_risk``), each block with its own slack xi_k (the objective C sum_k xi_k; the dual's
+  soft constraints sum to at most C per block).
+* ``"dual-cd"`` (:class:`_Descent`): dual coordinate descent where the risk is a sum of hinges
+  (the model's ``hinge_terms``), handing over to multi-cut past its budget; elsewhere OCAS.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,7 +49,8 @@ from aprank.models import StructuredModel
 
 __all__ = ["cutting_plane", "CuttingPlaneResult", "WorkingSet", "SOLVERS"]
 
-#: the solvers of :func:`cutting_plane`'s ``solver`` (name: loop), filled below
+#: the solvers of :func:`cutting_plane`'s ``solver`` (name: the function that runs a fit with
+#: it), filled below
 SOLVERS: dict = {}
 
 
@@ -129,13 +137,12 @@ class WorkingSet:
         return state
 
     def __setstate__(self, state):
-        if "G" in state:        # pickled before the buffers: G and K were plain arrays
-            state["_G"], state["_K"] = state.pop("G"), state.pop("K")
-            state["_n"] = state["_G"].shape[0]
-        state.setdefault("outputs", [None] * state["_n"])   # pickled before outputs
-        state.setdefault("block", np.zeros(state["_n"], dtype=np.int64))   # before multi-cut
+        # aprank 0.1.0's working set held no outputs, blocks or multipliers: it reads as a
+        # 1-slack working set whose constraints cannot be re-evaluated
+        state.setdefault("outputs", [None] * state["_n"])
+        state.setdefault("block", np.zeros(state["_n"], dtype=np.int64))
         state.setdefault("parts", 1)
-        state.setdefault("fractions", None)     # pickled before solver="dual-cd"
+        state.setdefault("fractions", None)
         self.__dict__.update(state)
 
     def add(self, g: np.ndarray, b: float, soft: bool, permanent: bool = False,
@@ -164,7 +171,7 @@ class WorkingSet:
         self._K[:n, n:n + m] = cross
         self._K[n:n + m, n:n + m] = G @ G.T
         self._n = n + m
-        # np.concatenate, not np.r_: this runs every iteration, and np.r_ costs 10 x more
+        # np.concatenate, not np.r_: this runs every iteration, and np.r_'s call costs far more
         self.b = np.concatenate((self.b, b))
         self.soft = np.concatenate((self.soft, np.full(m, bool(soft))))
         self.idle = np.concatenate((self.idle, np.zeros(m, dtype=np.int64)))
@@ -210,74 +217,11 @@ def _row(matrix, i: int) -> np.ndarray:
     return np.asarray(row.todense()).ravel() if sp.issparse(row) else np.asarray(row, dtype=float)
 
 
-def _warm_start(ws, C, tol, w, upper, first_at_w0):
-    """(w, dual) to start from: a warm working set's optimum (w kept when ``first_at_w0``),
-    else w as given and dual 0."""
-    if ws.permanent.all():
-        return w, 0.0
-    optimum, dual, _ = _solve_working_set(ws, C, tol)
-    if not first_at_w0:
-        w = optimum if upper is None else np.minimum(optimum, upper)
-    return w, dual
-
-
-def _plain(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
-    """The plain cutting plane: each cut is sought at the working set's optimum."""
-    _match_parts(ws, 1)
-    w, dual = _warm_start(ws, C, tol, w, upper, first_at_w0)
-    history = []
-    converged = False
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        cut = model.most_violated(w)
-        xi_ws = ws.slack(w)
-        hard_gap = 0.0
-        worst_hard = None
-        if hard is not None and hard.shape[0]:
-            margins = np.asarray(hard @ w).ravel()
-            worst_hard = int(np.argmin(margins))
-            hard_gap = max(0.0, 1.0 - float(margins[worst_hard]))
-        primal = 0.5 * float(w @ w) + C * max(cut.violation, 0.0)
-        gap = primal - dual
-        history.append({
-            "iteration": n_iter, "primal": primal, "dual": dual, "gap": gap,
-            "violation": cut.violation, "working_slack": xi_ws, "hard_violation": hard_gap,
-            "n_constraints": len(ws), "inference_seconds": cut.seconds, "qp_seconds": 0.0,
-            **cut.info,
-        })
-        if callback is not None:
-            callback({**history[-1], "w": w, "result": cut.result})
-        if cut.violation <= xi_ws + tol and gap <= tol and hard_gap <= tol:
-            converged = True
-            break
-        if n_iter == max_iter:
-            break
-        if cut.violation > xi_ws + tol or gap > tol:
-            ws.add(cut.g, cut.b, soft=True, output=cut.output)
-        if hard_gap > tol:
-            ws.add(_row(hard, worst_hard), 1.0, soft=False)
-        w, dual = _next_optimum(ws, C, tol, upper, prune_after, history[-1])
-    return CuttingPlaneResult(w, history[-1]["primal"], history[-1]["dual"], history[-1]["gap"],
-                              converged, n_iter, history, ws)
-
-
-def _next_optimum(ws: WorkingSet, C: float, tol: float, upper, prune_after: int, record: dict):
-    """The working set's optimum (w clipped to ``upper``) and dual objective, the QP's time in
-    ``record``; then the constraints inactive for ``prune_after`` iterations in a row go."""
-    t0 = time.perf_counter()
-    w, dual, active = _solve_working_set(ws, C, tol)
-    if upper is not None:
-        w = np.minimum(w, upper)
-    record["qp_seconds"] = time.perf_counter() - t0
-    ws.idle = np.where(active, 0, ws.idle + 1)
-    # a multi-cut working set gains up to a cut per block each iteration, and most of them
-    # are soon idle for good: its soft cuts go sooner (the QP's cost grows with what it holds)
-    limit = prune_after
-    if ws.parts > 1 and prune_after:
-        limit = np.where(ws.soft, min(prune_after, MULTI_CUT_PRUNE_AFTER), prune_after)
-    if prune_after and np.any((ws.idle >= limit) & ~ws.permanent):
-        ws.keep((ws.idle < limit) | ws.permanent)
-    return w, dual
+def _offered(model, capability: str, *args):
+    """What the model's optional ``capability`` gives (``aprank.models.StructuredModel``), or
+    None where the model does not offer it (a model written to the core alone)."""
+    method = getattr(model, capability, None)
+    return None if method is None else method(*args)
 
 
 def _solve_working_set(ws: WorkingSet, C: float, tol: float):
@@ -292,47 +236,183 @@ def _solve_working_set(ws: WorkingSet, C: float, tol: float):
     return w, sol.objective, active
 
 
+def _match_parts(ws: WorkingSet, parts: int) -> None:
+    """Keep a warm working set's soft constraints only where they cut the same parts of the
+    risk as this loop will (a cut of the whole risk is no cut of one block's)."""
+    if ws.parts != parts:
+        if ws.soft.any():
+            ws.keep(~ws.soft)
+        ws.parts = parts
+
+
 @dataclass
 class _Point:
     """A point where inference ran: its true primal objective, its cut and hard violation (and
-    the cut's parts, for the multi-cut loop)."""
+    the cut's parts, where the risk is split)."""
 
     w: np.ndarray
     primal: float
-    cut: object
+    cut: Any
     hard_gap: float
     worst_hard: Optional[int]
-    split: Optional[tuple] = None
+    parts: Optional[tuple] = None
 
 
-def _evaluate(model, C: float, hard, w: np.ndarray, parts: int = 1) -> _Point:
-    if parts > 1:
-        cut, split = model.most_violated_parts(w, parts)
-    else:
-        cut, split = model.most_violated(w), None
-    hard_gap, worst_hard = 0.0, None
-    if hard is not None and hard.shape[0]:
-        margins = np.asarray(hard @ w).ravel()
-        worst_hard = int(np.argmin(margins))
-        hard_gap = max(0.0, 1.0 - float(margins[worst_hard]))
-    return _Point(w, 0.5 * float(w @ w) + C * max(cut.violation, 0.0), cut, hard_gap, worst_hard,
-                  split)
+@dataclass
+class _Fit:
+    """One run of :func:`cutting_plane`: the problem and its settings, the working set, the
+    point ``w`` the solvers move (the working set's optimum, or where a warm start seeks its
+    first cut), the working set's dual objective and the history. What every solver does the
+    same way is here: inference at a point with the hard constraints' check, the history
+    record, the warm start, the QP and the result."""
+
+    model: Any
+    C: float
+    tol: float
+    max_iter: int
+    prune_after: int
+    hard: Any
+    upper: Optional[np.ndarray]
+    callback: Optional[Callable[[dict], None]]
+    ws: WorkingSet
+    w: np.ndarray
+    first_at_w0: bool = False
+    dual: float = 0.0
+    history: list = field(default_factory=list)
+
+    def evaluate(self, w: np.ndarray, split=None) -> _Point:
+        """Inference at w (the cut and its parts by ``split``, a ``RiskSplit``), the true
+        primal objective there and the worst hard constraint."""
+        if split is not None:
+            cut, G, b = split.most_violated(w)
+            parts = (G, b)
+        else:
+            cut, parts = self.model.most_violated(w), None
+        hard_gap, worst_hard = 0.0, None
+        if self.hard is not None and self.hard.shape[0]:
+            margins = np.asarray(self.hard @ w).ravel()
+            worst_hard = int(np.argmin(margins))
+            hard_gap = max(0.0, 1.0 - float(margins[worst_hard]))
+        return _Point(w, 0.5 * float(w @ w) + self.C * max(cut.violation, 0.0), cut, hard_gap,
+                      worst_hard, parts)
+
+    def record(self, primal: float, violation: float, working_slack: float,
+               hard_violation: float, *, w: np.ndarray, dual: Optional[float] = None,
+               inference_seconds: float = 0.0, qp_seconds: float = 0.0,
+               info: Optional[dict] = None, result=None) -> dict:
+        """The iteration's history entry (``CuttingPlaneResult.history``), handed to the
+        callback with the point ``w`` and what inference returned; ``dual`` defaults to the
+        working set's."""
+        dual = self.dual if dual is None else dual
+        entry = {"iteration": len(self.history) + 1, "primal": primal, "dual": dual,
+                 "gap": primal - dual, "violation": violation, "working_slack": working_slack,
+                 "hard_violation": hard_violation, "n_constraints": len(self.ws),
+                 "inference_seconds": inference_seconds, "qp_seconds": qp_seconds,
+                 **(info or {})}
+        self.history.append(entry)
+        if self.callback is not None:
+            self.callback({**entry, "w": w, "result": result})
+        return entry
+
+    def start(self, parts: int) -> None:
+        """A warm working set made to cut ``parts`` parts of the risk, and its optimum (w kept
+        where ``first_at_w0``) and dual; else w as given and dual 0."""
+        _match_parts(self.ws, parts)
+        if self.ws.permanent.all():
+            self.dual = 0.0
+            return
+        optimum, self.dual, _ = _solve_working_set(self.ws, self.C, self.tol)
+        if not self.first_at_w0:
+            self.w = optimum if self.upper is None else np.minimum(optimum, self.upper)
+
+    def add_hard(self, at: _Point) -> None:
+        """The point's worst hard constraint joins the working set where it is violated by
+        more than tol."""
+        if at.hard_gap > self.tol:
+            self.ws.add(_row(self.hard, at.worst_hard), 1.0, soft=False)
+
+    def next_optimum(self) -> None:
+        """The working set's optimum (w clipped to ``upper``) and dual objective, the QP's time
+        in the last history entry; then the constraints inactive for ``prune_after``
+        iterations in a row go."""
+        ws, prune_after = self.ws, self.prune_after
+        t0 = time.perf_counter()
+        w, self.dual, active = _solve_working_set(ws, self.C, self.tol)
+        self.w = w if self.upper is None else np.minimum(w, self.upper)
+        self.history[-1]["qp_seconds"] = time.perf_counter() - t0
+        ws.idle = np.where(active, 0, ws.idle + 1)
+        # a multi-cut working set gains up to a cut per block each iteration, and most of them
+        # are soon idle for good: its soft cuts go sooner (the QP's cost grows with what it holds)
+        limit = prune_after
+        if ws.parts > 1 and prune_after:
+            limit = np.where(ws.soft, min(prune_after, MULTI_CUT_PRUNE_AFTER), prune_after)
+        if prune_after and np.any((ws.idle >= limit) & ~ws.permanent):
+            ws.keep((ws.idle < limit) | ws.permanent)
+
+    def result(self, w: np.ndarray, converged: bool) -> CuttingPlaneResult:
+        """The result at w, with the objectives of the last history entry."""
+        last = self.history[-1]
+        return CuttingPlaneResult(w, last["primal"], last["dual"], last["gap"], converged,
+                                  len(self.history), self.history, self.ws)
+
+
+def _run(fit: _Fit, solver) -> CuttingPlaneResult:
+    """The loop every solver runs: ``solver.start(fit)``, then per iteration
+    ``solver.iterate(fit)`` (one history record; True where it has converged, False where it
+    stops without, None to go on) and, while iterations are left, ``solver.grow(fit)``;
+    ``solver.finish(fit)`` gives the w returned. Iterations count the fit's whole history, so
+    that a run continuing another's (``"dual-cd"``'s hand-over) shares its ``max_iter``."""
+    solver.start(fit)
+    while True:
+        converged = solver.iterate(fit)
+        if converged is None and len(fit.history) < fit.max_iter:
+            solver.grow(fit)
+            continue
+        return fit.result(solver.finish(fit), bool(converged))
+
+
+class _CuttingPlane:
+    """``solver="cutting-plane"``: each cut is sought at the working set's optimum, which is
+    the w returned."""
+
+    def start(self, fit: _Fit) -> None:
+        fit.start(1)
+
+    def iterate(self, fit: _Fit) -> Optional[bool]:
+        at = self.at = fit.evaluate(fit.w)
+        self.slack = fit.ws.slack(at.w)
+        self.gap = fit.record(at.primal, at.cut.violation, self.slack, at.hard_gap, w=at.w,
+                              inference_seconds=at.cut.seconds, info=at.cut.info,
+                              result=at.cut.result)["gap"]
+        tol = fit.tol
+        if at.cut.violation <= self.slack + tol and self.gap <= tol and at.hard_gap <= tol:
+            return True
+        return None
+
+    def grow(self, fit: _Fit) -> None:
+        cut = self.at.cut
+        if cut.violation > self.slack + fit.tol or self.gap > fit.tol:
+            fit.ws.add(cut.g, cut.b, soft=True, output=cut.output)
+        fit.add_hard(self.at)
+        fit.next_optimum()
+
+    def finish(self, fit: _Fit) -> np.ndarray:
+        return self.at.w
 
 
 #: OCAS seeks the next cut mu of the way from the best point to the working set's optimum.
 #: mu doubles (up to 1: the plain step) after a cut point that improved the best point and
 #: halves (down to this) after one that did not, so that where the working set's optima are
 #: good (small C) the steps are the plain ones, and where they zig-zag (large C) the cuts come
-#: from near the best point. Franc & Sonnenburg (2009) fix mu = 0.1 after an exact line search. On
-#: the fit benchmark's data (digits, HJA, Yahoo; C up to 1e4), of fixed mu from 0.05 to 0.7 and
-#: this rule with floors 0.05 and 0.1, only this one converged in every fit (Yahoo's AP at
+#: from near the best point. Franc & Sonnenburg (2009) fix mu = 0.1 after an exact line search.
+#: On the fit benchmark's data (digits, HJA, Yahoo; C up to 1e4), of fixed mu from 0.05 to 0.7
+#: and this rule with floors 0.05 and 0.1, only this one converged in every fit (Yahoo's AP at
 #: C = 1e4 was the hardest), with the best fixed mu's iterations at large C and the plain
 #: loop's at small C.
 _OCAS_MU_MIN = 0.05
 
 
-def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0,
-          n_blocks=1):
+class _OCAS:
     """The optimized cutting plane (OCAS; Franc & Sonnenburg, JMLR 2009) for the 1-slack
     structured SVM: the plain loop, but each cut is sought nearer the best point so far.
 
@@ -359,163 +439,129 @@ def _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, fi
     and w_c meet them, so the points between do. F(w_b) never increases.
 
     With ``n_blocks`` > 1 (``solver="multi-cut"``) and a model whose risk splits
-    (``model.most_violated_parts``), each inference adds the cuts of the risk's parts whose violation
+    (``model.split_risk``), each inference adds the cuts of the risk's parts whose violation
     exceeds their block's model, each block with its own slack: a model of the risk at least
     as tight as the 1-slack one from the same inference calls.
     """
-    parts = model.n_cut_parts(n_blocks) if n_blocks > 1 else 1
-    _match_parts(ws, parts)
-    w, dual = _warm_start(ws, C, tol, w, upper, first_at_w0)
-    history = []
-    converged = False
-    stop = min(1.0, C) * tol
-    best: Optional[_Point] = None
-    exact = False
-    mu = 1.0
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        query = w if best is None or exact else best.w + mu * (w - best.w)
-        at = _evaluate(model, C, hard, query, parts)
+
+    def __init__(self, n_blocks: int = 1):
+        self.n_blocks = n_blocks
+
+    def start(self, fit: _Fit) -> None:
+        self.split = _offered(fit.model, "split_risk", self.n_blocks) if self.n_blocks > 1 else None
+        self.parts = 1 if self.split is None else self.split.n_parts
+        fit.start(self.parts)
+        self.stop = min(1.0, fit.C) * fit.tol
+        self.best: Optional[_Point] = None
+        self.exact = False
+        self.mu = 1.0
+
+    def iterate(self, fit: _Fit) -> Optional[bool]:
+        best, w = self.best, fit.w
+        query = w if best is None or self.exact else best.w + self.mu * (w - best.w)
+        at = self.at = fit.evaluate(query, self.split)
         if best is not None:
-            mu = min(1.0, 2 * mu) if at.primal < best.primal else max(_OCAS_MU_MIN, 0.5 * mu)
-        xi_ws = ws.slack(query)
+            self.mu = (min(1.0, 2 * self.mu) if at.primal < best.primal
+                       else max(_OCAS_MU_MIN, 0.5 * self.mu))
+        slack = fit.ws.slack(query)
         # the cut raises the model at its point by C times this excess; a thousandth of what
         # the stopping rule tolerates counts as nothing
-        exact = C * (at.cut.violation - xi_ws) <= 1e-3 * stop
-        if at.hard_gap <= tol and (best is None or at.primal < best.primal):
-            best = at
-        primal = best.primal if best is not None else at.primal
-        gap = primal - dual
-        history.append({
-            "iteration": n_iter, "primal": primal, "dual": dual, "gap": gap,
-            "violation": at.cut.violation, "working_slack": xi_ws,
-            "hard_violation": (best or at).hard_gap, "n_constraints": len(ws),
-            "inference_seconds": at.cut.seconds, "qp_seconds": 0.0, **at.cut.info,
-        })
-        if callback is not None:
-            callback({**history[-1], "w": query, "result": at.cut.result})
-        if best is not None and gap <= stop:
-            converged = True
-            break
-        if n_iter == max_iter:
-            break
-        if not exact:
-            _add_cut(ws, at, 1e-3 * stop / (C * parts))
-        if at.hard_gap > tol:
-            ws.add(_row(hard, at.worst_hard), 1.0, soft=False)
-        w, dual = _next_optimum(ws, C, tol, upper, prune_after, history[-1])
-    final = best if best is not None else at
-    return CuttingPlaneResult(final.w, final.primal, dual, final.primal - dual, converged,
-                              n_iter, history, ws)
+        self.exact = fit.C * (at.cut.violation - slack) <= 1e-3 * self.stop
+        if at.hard_gap <= fit.tol and (best is None or at.primal < best.primal):
+            self.best = best = at
+        shown = at if best is None else best
+        gap = fit.record(shown.primal, at.cut.violation, slack, shown.hard_gap, w=query,
+                         inference_seconds=at.cut.seconds, info=at.cut.info,
+                         result=at.cut.result)["gap"]
+        return True if best is not None and gap <= self.stop else None
 
+    def grow(self, fit: _Fit) -> None:
+        if not self.exact:
+            self._add_cut(fit.ws, 1e-3 * self.stop / (fit.C * self.parts))
+        fit.add_hard(self.at)
+        fit.next_optimum()
 
-def _match_parts(ws: WorkingSet, parts: int) -> None:
-    """Keep a warm working set's soft constraints only where they cut the same parts of the
-    risk as this loop will (a cut of the whole risk is no cut of one block's)."""
-    if ws.parts != parts:
-        if ws.soft.any():
-            ws.keep(~ws.soft)
-        ws.parts = parts
+    def _add_cut(self, ws: WorkingSet, floor: float) -> None:
+        """The cut at the point: whole, or its parts that raise their block's model by more
+        than ``floor`` (the rest would only grow the QP), the part that raises it most
+        always."""
+        at = self.at
+        if at.parts is None:
+            ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
+            return
+        G, b = at.parts
+        excess = (b - G @ at.w) - ws.block_slacks(at.w)
+        chosen = excess > floor
+        chosen[np.argmax(excess)] = True
+        index = np.flatnonzero(chosen)
+        ws.add_parts(G[index], b[index], index)
 
-
-def _add_cut(ws: WorkingSet, at: "_Point", floor: float) -> None:
-    """The cut at a point: whole, or its parts that raise their block's model by more than
-    ``floor`` (the rest would only grow the QP), the part that raises it most always."""
-    if at.split is None:
-        ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
-        return
-    G, b = at.split
-    excess = (b - G @ at.w) - ws.block_slacks(at.w)
-    chosen = excess > floor
-    chosen[np.argmax(excess)] = True
-    index = np.flatnonzero(chosen)
-    ws.add_parts(G[index], b[index], index)
-
-
-def _multi_cut(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
-    """OCAS with the risk's parts cut separately (:func:`_ocas`, ``MULTI_CUT_BLOCKS``)."""
-    return _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
-                 first_at_w0, n_blocks=MULTI_CUT_BLOCKS)
+    def finish(self, fit: _Fit) -> np.ndarray:
+        return (self.at if self.best is None else self.best).w
 
 
 #: the most blocks of ``solver="multi-cut"``, and how many iterations in a row its cuts may be
-#: inactive before they go (at most ``prune_after``). Measured on the fit benchmark's data at
-#: C = 100 and 1e4 (Yahoo LTR's AP and 0-1 loss, HJA, MNIST-sized; AMD EPYC): of 8, 16, 32
-#: blocks and 5, 10, 50 iterations, 16 and 5 gave the fewest seconds where the QP is large
-#: (Yahoo, 300 features: 1.3 s against OCAS's 2.4 s at C = 1e4), while 32 saved iterations
+#: inactive before they go (at most ``prune_after``): of 8, 16 and 32 blocks and 5, 10 and 50
+#: iterations, measured on the fit benchmark's data at C = 100 and 1e4, these gave the fewest
+#: seconds where the QP is large (Yahoo LTR, 300 features), while 32 blocks saved iterations
 #: but not time.
 MULTI_CUT_BLOCKS = 16
 MULTI_CUT_PRUNE_AFTER = 5
 
 
-def _dual_cd(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback, first_at_w0):
-    """Dual coordinate descent where the risk is a sum of hinges (``model.hinge_terms()``: the
-    0-1 loss), then multi-cut OCAS from its cuts if it has not converged within its budget
-    (``DUAL_CD_EPOCHS``).
+class _Descent:
+    """``solver="dual-cd"``'s iterations: dual coordinate descent where the risk is a sum of
+    hinges (``terms``, the model's ``hinge_terms()``: the 0-1 loss).
 
     Each iteration runs a round of epochs (``aprank.learn._dual_cd``) and then measures the
     gap exactly: primal = 1/2 ||w||^2 + C times the hinge risk at w (what the 0-1 loss's exact
     inference gives), dual = the descent's dual objective, a lower bound of the same primal.
-    The loop stops at OCAS's rule, gap <= min(1, C) tol. Coordinate descent converges fast
-    where few multipliers end between their bounds (small and middle C) and slowly at large
-    C, where the cutting planes do not: past its budget the descent's multipliers become cuts
-    of the working set, one per block of multi-cut's split (``model.split_hinge_cut``;
-    one cut where the model does not split), whose dual is the descent's, and multi-cut OCAS
-    carries on from the descent's w with the remaining iterations. Where the risk is not a
-    sum of hinges, or with hard constraints or upper bounds, it is OCAS. ``w0`` does not start
-    the descent (its start is a warm working set's multipliers, else 0).
+    The loop stops at OCAS's rule, gap <= min(1, C) tol, or unconverged once its budget
+    (``DUAL_CD_EPOCHS``, ``DUAL_CD_PASSES``) is spent; :func:`_dual_cd` then hands over. ``w0``
+    does not start the descent (its start is a warm working set's multipliers, else 0).
     """
-    terms = model.hinge_terms() if hard is None and upper is None else None
-    if terms is None:
-        return _ocas(model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
-                     first_at_w0)
-    stop = min(1.0, C) * tol
-    dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C, fractions=ws.fractions)
-    history = []
-    converged = False
-    paces = None
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        before = dual_cd.epochs, dual_cd.passes
-        seconds = dual_cd.run(_round_epochs(dual_cd, paces))
-        run = max(dual_cd.epochs - before[0], 1)
-        paces = (dual_cd.passes - before[1]) / run
-        violation = dual_cd.risk()
-        w = dual_cd.w
-        dual = dual_cd.dual
-        primal = 0.5 * float(w @ w) + C * violation
-        history.append({
-            "iteration": n_iter, "primal": primal, "dual": dual, "gap": primal - dual,
-            "violation": violation, "working_slack": float("nan"), "hard_violation": 0.0,
-            "n_constraints": len(ws), "inference_seconds": 0.0, "qp_seconds": seconds,
-            "epochs": dual_cd.epochs,
-        })
-        if callback is not None:
-            callback({**history[-1], "w": w, "result": None})
-        if primal - dual <= stop:
-            converged = True
-            break
-        if n_iter == max_iter or _budget_spent(dual_cd):
-            break
-    ws.fractions = dual_cd.fractions
-    if converged or n_iter == max_iter:
-        return CuttingPlaneResult(w.copy(), history[-1]["primal"], history[-1]["dual"],
-                                  history[-1]["gap"], converged, n_iter, history, ws)
-    # the multipliers' cut, split as multi-cut splits the risk where it does
-    parts = model.n_cut_parts(MULTI_CUT_BLOCKS)
-    _match_parts(ws, parts)
-    if parts > 1:
-        G, b = model.split_hinge_cut(*dual_cd.hinge_cut(), MULTI_CUT_BLOCKS)
-        ws.add_parts(G, b, np.arange(parts))
-    else:
-        g, b = dual_cd.cut()
-        ws.add(g, b, soft=True)
-    res = _ocas(model, C, tol, max_iter - n_iter, prune_after, None, w.copy(), ws, None,
-                callback, True, n_blocks=MULTI_CUT_BLOCKS)
-    for entry in res.history:
-        entry["iteration"] += n_iter
-    return CuttingPlaneResult(res.w, res.primal, res.dual, res.gap, res.converged,
-                              n_iter + res.n_iter, history + res.history, ws)
+
+    def __init__(self, terms):
+        self.terms = terms
+
+    def start(self, fit: _Fit) -> None:
+        X, weight, sign = self.terms
+        self.descent = HingeDual(X, weight, sign, fit.C, fractions=fit.ws.fractions)
+        self.stop = min(1.0, fit.C) * fit.tol
+        self.paces = None       # full epochs per epoch in the last round
+
+    def iterate(self, fit: _Fit) -> Optional[bool]:
+        descent = self.descent
+        epochs, passes = descent.epochs, descent.passes
+        seconds = descent.run(_round_epochs(descent, self.paces))
+        self.paces = (descent.passes - passes) / max(descent.epochs - epochs, 1)
+        violation = descent.risk()
+        w = descent.w
+        gap = fit.record(0.5 * float(w @ w) + fit.C * violation, violation, float("nan"), 0.0,
+                         w=w, dual=descent.dual, qp_seconds=seconds,
+                         info={"epochs": descent.epochs})["gap"]
+        if gap <= self.stop:
+            return True
+        return False if _budget_spent(descent) else None
+
+    def grow(self, fit: _Fit) -> None:
+        """Nothing: the next round of epochs goes on from the multipliers."""
+
+    def finish(self, fit: _Fit) -> np.ndarray:
+        fit.ws.fractions = self.descent.fractions
+        return self.descent.w.copy()
+
+    def hand_over(self, fit: _Fit, split) -> None:
+        """The multipliers' cut into the working set, split as ``split`` (the model's
+        ``RiskSplit``, or None: one cut) splits the risk: its dual is the descent's."""
+        ws = fit.ws
+        _match_parts(ws, 1 if split is None else split.n_parts)
+        if split is None:
+            g, b = self.descent.cut()
+            ws.add(g, b, soft=True)
+        else:
+            G, b = split.hinge_cut(*self.descent.hinge_cut())
+            ws.add_parts(G, b, np.arange(split.n_parts))
 
 
 def _round_epochs(dual_cd: HingeDual, paces) -> int:
@@ -534,21 +580,63 @@ def _budget_spent(dual_cd: HingeDual) -> bool:
 
 #: ``solver="dual-cd"``'s coordinate descent hands over to multi-cut OCAS after this many
 #: epochs, or after the work of this many full epochs (``HingeDual.passes``: shrinking makes
-#: epochs cheaper, and a descent that still visits most units converges slowly). Work in
-#: passes over X, as the cutting planes' iterations also cost (X w and X'c each): a budget
-#: in multiply-adds (it was 2e7) handed a dense wide set (2,000 x 5,900: 1.2e7 a pass) over
-#: after two epochs, and OCAS then took 48 s where the descent alone converges in 2 s
-#: (88 passes, at the fit benchmark's C = 1e4; LinearSVC 2.6 s). Counts, not seconds, so that
-#: a fit does not depend on the machine's speed. Measured on the fit benchmark (AMD EPYC):
-#: on the MNIST-sized set (5000 x 785, dense) the descent now runs longer before handing over
-#: than under the multiply-add budget (0.6 against 0.33 s at C = 100, 1.7 against 0.84 s at
-#: 1e4), still within 0.5 x LinearSVC's time; on digits and HJA the pass budget was the one
-#: that bound (their epochs are cheap); Yahoo LTR (sparse) was not measured again.
+#: epochs cheaper, and a descent that still visits most units converges slowly). The budget is
+#: in passes over X, as the cutting planes' iterations also cost (X w and X'c each), so that a
+#: dense wide set, whose passes are long, is not handed over after a few epochs (there the
+#: descent alone converges far sooner than OCAS from its cuts); in counts, not seconds, so that
+#: a fit does not depend on the machine's speed. The measurements behind both are in
+#: ``docs/learning.md`` (the 0-1 loss's solver).
 DUAL_CD_EPOCHS = 300
 DUAL_CD_PASSES = 100
 
+
+def _plain(fit: _Fit) -> CuttingPlaneResult:
+    return _run(fit, _CuttingPlane())
+
+
+def _ocas(fit: _Fit) -> CuttingPlaneResult:
+    return _run(fit, _OCAS())
+
+
+def _multi_cut(fit: _Fit) -> CuttingPlaneResult:
+    """OCAS with the risk's parts cut separately (``MULTI_CUT_BLOCKS``)."""
+    return _run(fit, _OCAS(MULTI_CUT_BLOCKS))
+
+
+def _dual_cd(fit: _Fit) -> CuttingPlaneResult:
+    """Dual coordinate descent (:class:`_Descent`) where the risk is a sum of hinges, then,
+    if it has not converged within its budget and iterations are left, multi-cut OCAS from its
+    cuts and w with the remaining iterations (at large C the descent converges slowly where
+    many multipliers end between their bounds, and the cutting planes do not). Where the risk
+    is not a sum of hinges, or with hard constraints or upper bounds, it is OCAS.
+    """
+    terms = _offered(fit.model, "hinge_terms") if fit.hard is None and fit.upper is None else None
+    if terms is None:
+        return _ocas(fit)
+    descent = _Descent(terms)
+    res = _run(fit, descent)
+    if res.converged or res.n_iter == fit.max_iter:
+        return res
+    descent.hand_over(fit, _offered(fit.model, "split_risk", MULTI_CUT_BLOCKS))
+    fit.w, fit.first_at_w0 = res.w, True
+    return _multi_cut(fit)
+
+
 SOLVERS.update({"cutting-plane": _plain, "ocas": _ocas, "multi-cut": _multi_cut,
                 "dual-cd": _dual_cd})
+
+
+def _bound(ws: WorkingSet, upper, dim: int) -> np.ndarray:
+    """``upper`` checked, and each finite bound w_k <= u_k a permanent hard constraint of the
+    working set (unless a warm working set holds it already)."""
+    upper = np.asarray(upper, dtype=float)
+    if upper.shape != (dim,) or np.isnan(upper).any():
+        raise ValueError(f"upper must hold {dim} bounds (+inf for none), got shape {upper.shape}")
+    have = {int(np.argmin(row)) for row in ws.G[ws.permanent]}    # rows -e_k
+    for k in np.flatnonzero(np.isfinite(upper)):
+        if int(k) not in have:
+            ws.add(-np.eye(1, dim, int(k)).ravel(), -float(upper[k]), soft=False, permanent=True)
+    return upper
 
 
 @validate_params({"C": [POSITIVE], "tol": [POSITIVE], "max_iter": [POSITIVE_INT],
@@ -565,17 +653,17 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
     Parameters
     ----------
     model : StructuredModel
-        The joint feature, loss and inference: ``model.most_violated(w)`` gives the cut.
+        The joint feature, loss and inference: ``model.most_violated(w)`` gives the cut (the
+        model's optional capabilities serve the solvers that use them).
     C : float
         The regularisation constant (> 0).
     tol : float, default 1e-3
         Stop when the most violated constraint exceeds the working-set slack by at most
         ``tol``, the primal-dual gap is at most ``tol`` and no hard constraint is violated by
-        more than ``tol`` (OCAS: its best point's gap at most ``min(1, C) tol``,
-        the same tests at a working-set optimum, and that point within ``tol`` of the hard
-        constraints).
+        more than ``tol`` (OCAS: its best point's gap at most ``min(1, C) tol``, the same tests
+        at a working-set optimum, and that point within ``tol`` of the hard constraints).
     max_iter : int, default 1000
-        The most cutting-plane iterations.
+        The most iterations (history entries).
     prune_after : int, default 50
         Drop a constraint inactive for this many iterations in a row (0: never).
     hard : array or sparse matrix of shape (m, d), optional
@@ -589,21 +677,22 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
         constraint in the working set from the start, never pruned, and w is clipped to the
         bounds after each QP (which meets them up to rounding).
     callback : callable, optional
-        Called after inference in every iteration with a dict: the iteration's history entry
-        plus ``w`` (the current weights) and ``result`` (what inference returned, e.g. the
-        ranks). SciPy's ``minimize(callback=...)`` habit: diagnostics without flags.
-    solver : {"ocas", "cutting-plane", "multi-cut"}, default "ocas"
+        Called in every iteration with a dict: its history entry plus ``w`` (the point
+        evaluated) and ``result`` (what inference returned, e.g. the ranks; None for dual-cd).
+    solver : {"ocas", "cutting-plane", "multi-cut", "dual-cd"}, default "ocas"
         "cutting-plane": each cut is sought at the working set's optimum, which is the w
         returned. "ocas": the optimized cutting plane (Franc & Sonnenburg 2009), each cut
         sought between the best point so far and the working set's optimum, and the best
         point returned: the same objective, stopping rule and gap, fewer iterations at large C
         (see ``docs/learning.md``). "multi-cut": OCAS where the model's risk splits into
-        separate terms (``model.cut_parts``: queries of AP and NDCG, samples of the 0-1 loss),
-        each inference adding the cuts of up to ``MULTI_CUT_BLOCKS`` blocks of them, each
-        block with its own slack; the same objective, stopping rule and gap, with a model at
-        least as tight from the same inference calls. Where the model does not split its cut
-        (one query of AP or NDCG, sample weights, the pairwise, latent-AP and Dask models),
-        it is OCAS.
+        separate terms (``model.split_risk``: queries of AP and NDCG, samples of the 0-1
+        loss), each inference adding the cuts of up to ``MULTI_CUT_BLOCKS`` blocks of them,
+        each block with its own slack; the same objective, stopping rule and gap, with a model
+        at least as tight from the same inference calls; OCAS where the risk does not split
+        (one query of AP or NDCG, sample weights, the pairwise, latent-AP and Dask models).
+        "dual-cd": dual coordinate descent where the risk is a sum of hinges
+        (``model.hinge_terms``: the 0-1 loss) and there are no hard constraints or bounds,
+        multi-cut after its budget; OCAS elsewhere.
     first_at_w0 : bool, default False
         With a ``working_set``, seek the first cut at ``w0`` (its dual still starts the gap)
         rather than at the working set's optimum, so that the first history entry's primal is
@@ -616,15 +705,13 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
 
     Notes
     -----
-    C, tol, max_iter, prune_after and solver are checked (scikit-learn's ``InvalidParameterError``)
-    unless the caller has checked them already (an estimator's fit).
-
-    Before the first iteration, ``min(max_iter, 10)`` iterations at the model's estimate
-    (``model.estimated_seconds()``) join the fit's estimate, which warns once, with a
+    The parameters are checked (``InvalidParameterError``) unless the caller has checked them
+    (an estimator's fit). Before the first iteration, ``min(max_iter, 10)`` iterations at the
+    model's ``estimated_seconds()`` join the fit's estimate, which warns once, with a
     ``aprank.learn.SlowFitWarning``, when it reaches a minute.
     """
     iterations = fit_iterations(max_iter)
-    per_iteration = model.estimated_seconds()
+    per_iteration = _offered(model, "estimated_seconds")
     if per_iteration is not None:
         expect_seconds(f"{iterations} iteration{'s' * (iterations > 1)} of about "
                        f"{duration(per_iteration)}", iterations * per_iteration, "cutting_plane")
@@ -632,14 +719,7 @@ def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_it
     ws = working_set if working_set is not None else WorkingSet(dim)
     w = np.zeros(dim) if w0 is None else np.asarray(w0, dtype=float).copy()
     if upper is not None:
-        upper = np.asarray(upper, dtype=float)
-        if upper.shape != (dim,) or np.isnan(upper).any():
-            raise ValueError(f"upper must hold {dim} bounds (+inf for none), got shape {upper.shape}")
-        bounded = np.flatnonzero(np.isfinite(upper))
-        have = {int(np.argmin(row)) for row in ws.G[ws.permanent]}    # rows -e_k
-        for k in bounded:
-            if int(k) not in have:
-                ws.add(-np.eye(1, dim, int(k)).ravel(), -float(upper[k]), soft=False, permanent=True)
+        upper = _bound(ws, upper, dim)
         w = np.minimum(w, upper)
-    return SOLVERS[solver](model, C, tol, max_iter, prune_after, hard, w, ws, upper, callback,
-                           first_at_w0)
+    return SOLVERS[solver](_Fit(model, C, tol, max_iter, prune_after, hard, upper, callback, ws, w,
+                                first_at_w0))

@@ -127,7 +127,7 @@ class HingeDual:
     def hinge_cut(self) -> tuple:
         """(coefficient, loss) per hinge of the cut that the multipliers make (module
         docstring): alpha_i s_i / C and alpha_i / C, which :meth:`cut` sums over the hinges
-        and a model's ``split_hinge_cut`` over its blocks."""
+        and a model's ``RiskSplit.hinge_cut`` over its parts."""
         return self.alpha * self.sign / self.C, self.alpha / self.C
 
     def cut(self) -> tuple:

@@ -49,7 +49,7 @@ from aprank.learn._cutting_plane import SOLVERS, cutting_plane
 from aprank.learn._query_warnings import say_scored_as_one_query, say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
-from aprank.models import Constraint, RankingModel, StructuredModel, query_weights
+from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
 from aprank.validation import as_query_groups
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
@@ -275,7 +275,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         if self.warm_start:
             # the working set's constraints hold only for the same data, structure, loss and
             # hard constraints, which the fingerprint covers (computed only when needed)
-            fingerprint = model.fingerprint_with(hard, upper)
+            fingerprint = digest(model.fingerprint(), hard, upper)
             if getattr(self, "_fingerprint", None) == fingerprint:
                 # a copy: the learner grows it, and an interrupted fit must not change ours
                 working_set = copy.deepcopy(self._working_set)
@@ -525,9 +525,9 @@ _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd"}, default "ocas"', '"dual-cd"}, default "multi-cut"').replace(
     '"dual-cd" is OCAS. See',
     '"dual-cd" is OCAS. "multi-cut" is the rank SVMs\' default: on the fit\n'
-    '        benchmark it needs the fewest iterations at C >= 100 (Yahoo LTR at C = 1e4: 150\n'
-    '        to 160 against 958 to 1000 for OCAS), at up to 1.2 x the time of OCAS at\n'
-    '        C <= 100; on one query it is OCAS (``docs/learning.md``).\n        See') + _THRESHOLD_DOC
+    '        benchmark it needs the fewest iterations at C >= 100, at a little more time\n'
+    '        than OCAS at small C; on one query it is OCAS (``docs/learning.md`` has the\n'
+    '        figures).\n        See') + _THRESHOLD_DOC
 
 
 class BinarySVM(_StructuredSVM):
@@ -543,8 +543,8 @@ class BinarySVM(_StructuredSVM):
     (intercept_scaling alike; both regularise the bias), so C means what it means there and
     in ``LogisticRegression``. This is the 1-slack structural SVM of the weighted 0-1 loss at
     C n: the rank SVMs' C weighs a loss normalised to [0, 1], BinarySVM's a sum over samples.
-    (In aprank 0.1.0, BinarySVM's C was that structural C: an old ``BinarySVM(C=c)`` is
-    ``BinarySVM(C=c / n)`` now.)
+    (aprank 0.1.0's BinarySVM took that structural C: its ``BinarySVM(C=c)`` is
+    ``BinarySVM(C=c / n)`` here.)
 
     With qid, J, P and N are per query, and each query's weights a_i sum to n / Q (Q queries
     used): the queries weigh alike, as in the loss. Queries left out (``empty="skip"``) do

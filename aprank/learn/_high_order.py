@@ -37,9 +37,8 @@ _ROUTE_GROUPS = ("in a scikit-learn search or cross-validation, route them: "
                  "search.fit(X, y, groups=groups)")
 
 #: Seconds of a fit's set-up per pair (the pairs of ``groups``, their validation) and per pair
-#: and feature (the default pair feature and its checks), measured on cliques of 1,500 and
-#: 3,000 samples (1.1 and 4.5 million pairs; AMD EPYC, 2 cores shared): 0.11-0.26 us and
-#: 0.04-0.06 us. Rounded up.
+#: and feature (the default pair feature and its checks), measured on one machine on cliques
+#: of 1,500 and 3,000 samples (1.1 and 4.5 million pairs) and rounded up.
 _PAIR_SECONDS, _PAIR_FEATURE_SECONDS = 0.3e-6, 0.1e-6
 
 

@@ -1,12 +1,12 @@
 # cython: language_level=3
-"""The primal active-set method of ``_qp.active_set`` for the steps where the reduced Hessian
-is positive definite: the working-set QPs are tiny (tens of free variables), so NumPy's call
-overhead, not arithmetic, would set their cost.
+"""The primal active-set method of ``_qp.active_set``, compiled: the working-set QPs are tiny
+(tens of free variables), so NumPy's call overhead, not arithmetic, would set their cost.
 
-Arrays are checked and built by ``_qp.active_set`` (the augmented problem with the slack of
-each block's sum); x and free are updated in place. ``group[i]`` is the block of variable i
-(its sum is fixed), -1 for a variable in no sum; ``j0[g]`` is the free member of block g
-eliminated from the reduced coordinates (p_j0 = -sum of the block's other free p).
+Arrays are checked by ``_qp.active_set``; :func:`solve` builds the augmented problem (with the
+slack of each block's sum), and :func:`run` updates x and free in place. ``group[i]`` is the
+block of variable i (its sum is fixed), -1 for a variable in no sum; ``j0[g]`` is the free
+member of block g eliminated from the reduced coordinates (p_j0 = -sum of the block's other
+free p).
 
 A multi-cut working set can hold thousands of constraints, whose steps cost O(n^2) each: the
 loop asks for Ctrl-C every step (at most every 0.1 s, ``_interrupt.pxd``).
@@ -19,7 +19,7 @@ from aprank.inference._interrupt cimport check_signals, first_check
 
 cdef enum:
     OPTIMAL = 0
-    SINGULAR = 1      # a step needs the eigen-decomposition: NumPy carries on from x
+    UNVERIFIED = 1    # an optimum that failed the check (the caller falls back)
     LIMIT = 2
     FAILED = 3
 
@@ -105,8 +105,8 @@ cdef double _move(double[:, ::1] K, double[::1] x, double[::1] grad, const doubl
             x[i] = 0.0
     if alpha > 0.0:
         # K p as a sum of K's rows (K is symmetric): contiguous rows that the compiler
-        # vectorises, where a sum over each row's free columns gathered them one by one (the
-        # moves were most of a multi-cut QP's time)
+        # vectorises, rather than each row's free columns gathered one by one (the moves are
+        # most of a multi-cut QP's time)
         for i in range(n):
             Kp[i] = 0.0
         for a in range(m):
@@ -480,8 +480,8 @@ def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C
     """The augmented problem of ``_qp.active_set`` built from (K, b, block, C) and the start
     z0, solved by :func:`run` and verified. ``block[i]`` is the sum constraint i is in
     (0 .. n_blocks - 1; every block present), -1 for a hard constraint. Returns (status,
-    steps, Ka, ba, group, x, free, kkt_tol, scale): status 0 optimal and verified, 1 singular
-    step or unverified (NumPy goes on from x), else failed."""
+    steps, Ka, ba, group, x, free, kkt_tol, scale): status 0 optimal and verified, 1 an
+    optimum that failed the check, 2 the step limit reached, 3 failed."""
     cdef Py_ssize_t k = b.shape[0], n, i, j, g, n_groups = 0
     cdef double scale, kmax = 0.0, bmax = 0.0, kkt_tol, again, again_scale
     for i in range(k):
@@ -550,5 +550,5 @@ def solve(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] block, double C
     if status == OPTIMAL and not _verify(Ka, ba, group, n_groups, x, free, kkt_tol,
                                          1.4901161193847656e-08 * scale, work[0], work[1],
                                          work[2], work[3]):
-        status = SINGULAR
+        status = UNVERIFIED
     return status, steps, Ka_arr, ba_arr, group_arr, x_arr, free_arr, kkt_tol, scale

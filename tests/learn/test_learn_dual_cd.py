@@ -102,18 +102,21 @@ def test_dual_cd_reaches_the_plain_objective_with_a_true_gap(C, sparse):
 def test_past_its_budget_the_descent_hands_its_cuts_to_ocas(monkeypatch, weighted):
     """With a budget of 3 epochs, the descent stops early and OCAS finishes from its cuts and
     w (multi-cut, where the model splits its cut; with sample weights it does not): the same
-    objective and a true gap, the iterations of both in one history."""
+    objective and a true gap, the iterations of both in one history, numbered on through the
+    hand-over as the callback sees them."""
     monkeypatch.setattr(_cutting_plane, "DUAL_CD_EPOCHS", 3)
     X, y, qid = data(5)
     sw = np.linspace(0.5, 2.0, y.shape[0]) if weighted else None
     m = model(X, y, qid, sample_weight=sw)
-    got = cutting_plane(m, 1e3, tol=TOL, solver="dual-cd")
+    seen = []
+    got = cutting_plane(m, 1e3, tol=TOL, solver="dual-cd", callback=seen.append)
     assert got.working_set.parts == (1 if weighted else _cutting_plane.MULTI_CUT_BLOCKS)
     plain = cutting_plane(m, 1e3, tol=1e-6, solver="cutting-plane", max_iter=5000)
     descent = [h for h in got.history if "epochs" in h]
     assert len(descent) == 1 and descent[0]["epochs"] == 3
     assert len(got.history) == got.n_iter > 1
     assert [h["iteration"] for h in got.history] == list(range(1, got.n_iter + 1))
+    assert [h["iteration"] for h in seen] == list(range(1, got.n_iter + 1))
     assert got.converged and got.gap <= TOL
     assert abs(got.primal - plain.primal) <= TOL
     # OCAS's dual starts at least at the descent's: its cut is in the working set
@@ -129,8 +132,9 @@ def test_the_descents_block_cuts_sum_to_its_cut_with_its_dual():
     C = 20.0
     dual_cd = HingeDual(terms.X, terms.weight, terms.sign, C)
     dual_cd.run(4)
-    k = m.n_cut_parts(16)
-    G, b = m.split_hinge_cut(*dual_cd.hinge_cut(), 16)
+    split = m.split_risk(16)
+    k = split.n_parts
+    G, b = split.hinge_cut(*dual_cd.hinge_cut())
     g, b1 = dual_cd.cut()
     assert G.shape == (k, X.shape[1]) and k == 16
     np.testing.assert_allclose(G.sum(0), g, atol=1e-12)

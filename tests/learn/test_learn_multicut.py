@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from aprank.learn import APSVM, APSVMAppx, BinarySVM, LatentAPSVM, WorkingSet, cutting_plane
+from aprank.learn import APSVM, APSVMAppx, BinarySVM, LatentAPSVM, cutting_plane
 from aprank.models import RankingModel
 from synthetic import mil
 
@@ -38,13 +38,16 @@ def test_the_parts_sum_to_the_cut_and_bound_their_blocks(digits, name, n_blocks)
     model = RankingModel(X, y, loss, qid=qid if with_qid else None, algorithm=algorithm)
     rng = np.random.default_rng(0)
     w1, w2 = rng.normal(scale=0.1, size=(2, X.shape[1]))
-    cut1, cut2 = model.most_violated(w1), model.most_violated(w2)
-    G1, b1 = model.cut_parts(cut1, n_blocks)
-    G2, b2 = model.cut_parts(cut2, n_blocks)
+    split = model.split_risk(n_blocks)
+    cut1, G1, b1 = split.most_violated(w1)
+    _, G2, b2 = split.most_violated(w2)
     units = 10 if loss != "zero-one" else 600
-    assert G1.shape == (min(n_blocks, units), X.shape[1]) == (model.n_cut_parts(n_blocks), X.shape[1])
-    np.testing.assert_allclose(G1.sum(0), cut1.g, rtol=1e-10, atol=1e-13)
-    assert b1.sum() == pytest.approx(cut1.b, rel=1e-12)
+    assert G1.shape == (min(n_blocks, units), X.shape[1]) == (split.n_parts, X.shape[1])
+    # the parts sum to the cut that most_violated forms on its own (one product X'c)
+    whole = model.most_violated(w1)
+    np.testing.assert_allclose(G1.sum(0), whole.g, rtol=1e-10, atol=1e-13)
+    assert b1.sum() == pytest.approx(whole.b, rel=1e-12)
+    assert cut1.violation == pytest.approx(whole.violation, rel=1e-12)
     np.testing.assert_allclose((b1 - G1 @ w1).sum(), cut1.violation, rtol=1e-9, atol=1e-12)
     # each part is a cut of its block's risk: at w2, w1's part is at most w2's (the block's
     # risk there, the maximum over the block's outputs)
@@ -55,16 +58,16 @@ def test_the_parts_sum_to_the_cut_and_bound_their_blocks(digits, name, n_blocks)
 @pytest.mark.parametrize("name", list(MODELS))
 @pytest.mark.parametrize("sparse", [False, True])
 def test_parts_from_one_inference_equal_the_split_cut(digits, name, sparse):
-    """most_violated_parts forms both from one inference, g the parts' sum, by one product per
-    block (many rows count) or over the counting rows only (few, at a fitted w): both equal a
-    direct sum over each block's samples of (c*_i - c_i) x_i / queries used."""
+    """The split forms the cut and its parts from one inference, g the parts' sum, by one
+    product per block (many rows count) or over the counting rows only (few, at a fitted w):
+    both equal a direct sum over each block's samples of (c*_i - c_i) x_i / queries used."""
     loss, algorithm, with_qid = MODELS[name]
     X, y, qid = _queries(digits)
     q = qid if with_qid else None
     model = RankingModel(sp.csr_matrix(X) if sparse else X, y, loss, qid=q, algorithm=algorithm)
     fitted = cutting_plane(model, 100.0).w
     for w in (np.random.default_rng(1).normal(scale=0.1, size=X.shape[1]), fitted):
-        cut, (G, b) = model.most_violated_parts(w, 16)
+        cut, G, b = model.split_risk(16).most_violated(w)
         whole = model.most_violated(w)
         block, k = model._unit_blocks(16)
         diff = (model.problem.truth_coef - whole.result.coef) / model.n_used
@@ -73,7 +76,7 @@ def test_parts_from_one_inference_equal_the_split_cut(digits, name, sparse):
         np.testing.assert_allclose(G, reference, rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(cut.g, whole.g, rtol=1e-10, atol=1e-13)
         assert (cut.b, cut.violation) == pytest.approx((whole.b, whole.violation), rel=1e-12)
-        np.testing.assert_allclose(model.cut_parts(whole, 16)[0], G, rtol=1e-12, atol=1e-15)
+        assert b.sum() == pytest.approx(whole.b, rel=1e-12)
     if loss == "zero-one":
         # a fitted w flips few samples: the branch over the counting rows only ran
         assert 4 * np.count_nonzero(diff) < diff.size
@@ -91,12 +94,12 @@ def test_sparse_block_sums_take_either_index_width_and_refuse_a_broken_csr(digit
     assert sparse.X.indices.dtype == index_dtype
     dense = RankingModel(X, y, "ap", qid=qid, algorithm="qs")
     w = np.random.default_rng(2).normal(scale=0.1, size=X.shape[1])
-    np.testing.assert_allclose(sparse.most_violated_parts(w, 16)[1][0],
-                               dense.most_violated_parts(w, 16)[1][0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sparse.split_risk(16).most_violated(w)[1],
+                               dense.split_risk(16).most_violated(w)[1], rtol=1e-12, atol=1e-15)
     broken = RankingModel(Xs.copy(), y, "ap", qid=qid, algorithm="qs")
     broken.X.indices[0] = X.shape[1]       # a column past the last
     with pytest.raises(ValueError, match="not a valid CSR"):
-        broken.most_violated_parts(w, 16)
+        broken.split_risk(16)
 
 
 def test_a_risk_that_does_not_split_gives_no_parts(digits):
@@ -105,8 +108,7 @@ def test_a_risk_that_does_not_split_gives_no_parts(digits):
     weighted = RankingModel(X, y, "zero-one", qid=qid, algorithm="zero-one",
                             sample_weight=np.linspace(0.5, 2.0, y.size))
     for model in (one_query, weighted):
-        cut = model.most_violated(np.zeros(X.shape[1]))
-        assert model.n_cut_parts(16) == 1 and model.cut_parts(cut, 16) is None
+        assert model.split_risk(16) is None
 
 
 def _fits(make, *args, solvers, **kwargs):
@@ -159,18 +161,13 @@ def test_working_sets_of_other_parts_are_not_mixed(digits):
     assert again.converged and again.n_iter <= 2
 
 
-def test_multi_cut_working_set_pickles_and_a_state_without_blocks_loads(digits):
+def test_multi_cut_working_set_pickles(digits):
     X, y, qid = _queries(digits)
     res = cutting_plane(RankingModel(X, y, "ndcg", qid=qid, algorithm="qs"), 10.0,
                         solver="multi-cut")
     ws = pickle.loads(pickle.dumps(res.working_set))
     np.testing.assert_array_equal(ws.block, res.working_set.block)
     assert ws.parts == res.working_set.parts
-    state = res.working_set.__getstate__()
-    del state["block"], state["parts"]
-    old = WorkingSet.__new__(WorkingSet)
-    old.__setstate__(state)
-    assert old.parts == 1 and np.all(old.block == 0)
 
 
 def test_multi_cut_with_hard_constraints_and_cccp(digits):

@@ -9,6 +9,7 @@ check is the duality gap of the working set: w = G'z with its exact slack has pr
 1/2||w||^2 + C max(0, max_soft(b - Gw)) (hard rows met), which bounds every dual value from
 above; a z whose dual value reaches it is optimal, and w is then the unique optimum.
 """
+import copy
 import pickle
 
 import numpy as np
@@ -73,7 +74,7 @@ def test_singular_working_sets_reach_a_zero_duality_gap(seed):
     z, steps = active_set(K, b, soft, C)
     gap, hard, w = certificate(G, b, soft, C, z)
     assert gap <= 1e-10 and hard <= 1e-9
-    # the former solver, where it manages at all, reaches at most the same dual value
+    # quadprog (the fallback), where it manages at all, reaches at most the same dual value
     try:
         old = solve_dual_quadprog(K, b, soft, C, precision=1e-12)
     except RuntimeError:
@@ -159,19 +160,28 @@ def test_the_cut_reads_only_rows_that_change(sparse):
     np.testing.assert_allclose(cut.g, X.T @ diff, rtol=1e-12, atol=1e-14)
 
 
-def test_a_working_set_state_of_plain_arrays_loads_and_grows():
-    """A state holding G and K as plain arrays (the layout of earlier pickles of warm-started
-    estimators) loads into the buffers, and the working set grows from there."""
-    G = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]])
-    state = {"G": G, "b": np.array([1.0, 0.5]), "soft": np.array([True, False]), "K": G @ G.T,
-             "idle": np.zeros(2, dtype=np.int64), "permanent": np.zeros(2, dtype=bool),
-             "z": np.zeros(2), "ridge": 0.0}
-    ws = WorkingSet.__new__(WorkingSet)
-    ws.__setstate__(state)
-    ws.add(np.ones(3), 2.0, soft=True)
-    G3 = np.vstack([G, np.ones(3)])
-    np.testing.assert_array_equal(ws.G, G3)
-    np.testing.assert_array_equal(ws.K, G3 @ G3.T)
+#: what a working set pickled by aprank 0.1.0 holds: the buffers and the QP's state, no
+#: outputs, blocks or descent multipliers
+STATE_0_1_0 = {"_G", "_K", "_n", "b", "soft", "idle", "permanent", "z", "ridge"}
+
+
+def test_a_working_set_pickled_by_0_1_0_loads_and_warm_starts_a_fit():
+    from aprank.learn import cutting_plane
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 6))
+    model = RankingModel(X, X @ rng.normal(size=6) > 0.3, "ap", algorithm="qs")
+    first = cutting_plane(model, 10.0, solver="cutting-plane")
+    state = {k: v for k, v in first.working_set.__getstate__().items() if k in STATE_0_1_0}
+    assert set(state) == STATE_0_1_0
+    old = WorkingSet.__new__(WorkingSet)       # what unpickling does with the state
+    old.__setstate__(state)
+    assert old.parts == 1 and old.fractions is None and old.outputs == [None] * len(old)
+    np.testing.assert_array_equal(old.block, np.zeros(len(old), dtype=np.int64))
+    for solver in ("cutting-plane", "multi-cut"):
+        warm = cutting_plane(model, 10.0, solver=solver, working_set=copy.deepcopy(old))
+        assert warm.converged and abs(warm.primal - first.primal) <= 1e-3
+    assert cutting_plane(model, 10.0, solver="cutting-plane", working_set=old).n_iter == 1
 
 
 def test_the_dual_is_exact_at_large_C_on_a_degenerate_working_set(digits):

@@ -12,6 +12,7 @@ import pytest
 import aprank
 from aprank import validation
 from aprank.learn import APSVM, cccp, cutting_plane
+from aprank.learn._cccp import carry
 from aprank.models import LatentModel, RankingModel
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
@@ -77,6 +78,39 @@ def test_cutting_plane_takes_a_model_and_reports_through_the_callback(digits):
     seen = []
     res = cutting_plane(model, 1.0, callback=seen.append, solver="cutting-plane")
     np.testing.assert_array_equal(seen[-1]["w"], res.w)
+
+
+class CoreOnly:
+    """A model written to the core alone, without the base class: the dimension, the most
+    violated constraint and the fingerprint (here a RankingModel's)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    @property
+    def size_joint_feature(self):
+        return self.inner.size_joint_feature
+
+    def most_violated(self, w):
+        return self.inner.most_violated(w)
+
+    def fingerprint(self):
+        return self.inner.fingerprint()
+
+
+@pytest.mark.parametrize("solver", ["cutting-plane", "ocas", "multi-cut", "dual-cd"])
+def test_a_model_with_the_core_alone_trains_with_every_solver(digits, solver):
+    """The capabilities are optional: without them multi-cut and dual-cd are OCAS, from the
+    same cuts, and CCCP carries none of the model's cuts (it cannot re-evaluate them)."""
+    X, y = digits
+    inner = RankingModel(np.c_[X[:300], np.ones(300)], y[:300] == 3, "zero-one",
+                         qid=np.arange(300) // 30, algorithm="zero-one")
+    assert inner.split_risk(16) is not None and inner.hinge_terms() is not None
+    got = cutting_plane(CoreOnly(inner), 10.0, solver=solver)
+    assert got.converged and got.working_set.parts == 1
+    if solver != "cutting-plane":
+        np.testing.assert_array_equal(got.w, cutting_plane(inner, 10.0, solver="ocas").w)
+    assert len(carry(got.working_set, CoreOnly(inner))) == 0
 
 
 class BestInstanceBags(LatentModel):

@@ -94,3 +94,13 @@ def test_the_table_shows_the_plain_cutting_planes_fits_beside_the_default(task):
     assert table.splitlines()[2].endswith(
         f"| {default['n_iter']} | yes | {1e3 * plain['seconds']:.1f} | {plain['n_iter']} | "
         f"{'yes' if plain['converged'] else 'NO'} |")
+
+
+def test_the_split_cuts_are_timed_with_the_rest(task):
+    """Under multi-cut with queries every cut comes from the model's risk split: its calls are
+    timed as most_violated's are, so products and cut (the timed calls less inference) are
+    never negative."""
+    X, y = task
+    row = fit_times.structured_fit("APSVM", X, y, np.repeat(np.arange(8), 50), 100.0,
+                                   solver="multi-cut")
+    assert row["converged"] and row["inference"] > 0 and row["products"] >= 0
