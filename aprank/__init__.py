@@ -8,8 +8,18 @@ and the estimators in :mod:`aprank.learn`.
 from aprank import losses
 from aprank.checks import crosscheck
 from aprank.inference import (
-    BatchResult, InferenceResult, SlowAlgorithmWarning, algorithms, infer, infer_batch, kinds,
-    register, set_simd, simd_active, simd_level, unregister,
+    BatchResult,
+    InferenceResult,
+    SlowAlgorithmWarning,
+    algorithms,
+    infer,
+    infer_batch,
+    kinds,
+    register,
+    set_simd,
+    simd_active,
+    simd_level,
+    unregister,
 )
 
 #: The package version (as in pyproject.toml).

@@ -18,8 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aprank._deep_check import (DeepCheckReport, DeepDisagreement, DeepRow, check_relation,
-                                deep_check, deep_instance)
+from aprank._deep_check import (
+    DeepCheckReport,
+    DeepDisagreement,
+    DeepRow,
+    check_relation,
+    deep_check,
+    deep_instance,
+)
 from aprank.inference import algorithms, get_kind
 from aprank.losses import LOSSES, get_loss
 

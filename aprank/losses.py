@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Optional
 
 import numpy as np
 
@@ -82,7 +81,7 @@ class KernelLoss(IntEnum):
         return self.name.lower()
 
     @classmethod
-    def lookup(cls, code) -> Optional["KernelLoss"]:
+    def lookup(cls, code) -> KernelLoss | None:
         """The member a code names: a member itself, or its label ("ap", "ndcg"); None for
         anything else (the caller refuses it in its own words)."""
         if isinstance(code, cls):
@@ -114,7 +113,7 @@ class KernelSpec:
     """
 
     code: KernelLoss
-    discount: Optional[np.ndarray] = None
+    discount: np.ndarray | None = None
 
     def __post_init__(self):
         member = KernelLoss.lookup(self.code)

@@ -43,8 +43,17 @@ import numbers
 
 import numpy as np
 
-from aprank._metrics_cy import (METRIC_AP, METRIC_NDCG, METRIC_PRECISION, SIMD, TIES_EXPECTED,
-                                TIES_OPTIMISTIC, TIES_PESSIMISTIC, TIES_SKLEARN, query_values)
+from aprank._metrics_cy import (
+    METRIC_AP,
+    METRIC_NDCG,
+    METRIC_PRECISION,
+    SIMD,
+    TIES_EXPECTED,
+    TIES_OPTIMISTIC,
+    TIES_PESSIMISTIC,
+    TIES_SKLEARN,
+    query_values,
+)
 from aprank.validation import as_labels, as_query_groups, as_scores
 
 __all__ = ["average_precision", "ndcg", "precision_at_k", "TIE_POLICIES"]

@@ -35,13 +35,13 @@ How each applies to a network that scores samples:
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Callable
 
 import numpy as np
-import torch
 
+import torch
 from aprank.torch import ap_hinge_loss
 
 __all__ = ["PeerLoss", "LOSSES", "balanced_batches", "prototype_scores", "versions"]

@@ -31,8 +31,17 @@ import numpy as np
 
 from aprank.datasets import load_hja_birdsong, load_hja_recordings, load_yahoo_ltr, recording_split
 from aprank.inference import algorithms
-from aprank.learn import (HOAPSVM, HOBSVM, APSVM, NDCGSVM, APSVMAppx, APSVMCV, BinarySVM,
-                          CStarPrecisionAtK, NDCGSVMCV)
+from aprank.learn import (
+    APSVM,
+    APSVMCV,
+    HOAPSVM,
+    HOBSVM,
+    NDCGSVM,
+    NDCGSVMCV,
+    APSVMAppx,
+    BinarySVM,
+    CStarPrecisionAtK,
+)
 from aprank.metrics import average_precision, ndcg
 
 # C is searched over decades: first C_GRID, then widened one decade at a time while the chosen C

@@ -8,8 +8,8 @@ says is linear in N whatever C.
 """
 import sys
 
-from figures._tools import script_main
 from benchmarks.cstar import cstar_scaling
+from figures._tools import script_main
 
 NAME = "fig_cstar_scaling"
 CORES = (0, 2, 5, 8)

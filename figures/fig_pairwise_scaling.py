@@ -10,8 +10,8 @@ component (10 pairs per sample, strong pair scores): time of every max-marginal 
 """
 import sys
 
-from figures._tools import script_main
 from benchmarks.pairwise import component_scaling, pairwise_scaling
+from figures._tools import script_main
 
 NAME = "fig_pairwise_scaling"
 

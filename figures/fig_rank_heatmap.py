@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from figures._tools import script_main
 from aprank.learn import APSVM, NDCGSVM
+from figures._tools import script_main
 
 NAME = "fig_rank_heatmap"
 SPECIES = 12          # HAFL - Hammond's Flycatcher

@@ -13,10 +13,9 @@ import warnings
 
 import numpy as np
 
-from figures._tools import fit_slope, script_main
-from aprank.inference import (SlowAlgorithmWarning, algorithms, get_algorithm, get_kind,
-                              infer)
+from aprank.inference import SlowAlgorithmWarning, algorithms, get_algorithm, get_kind, infer
 from benchmarks.timing import REGIMES, make_scores, median_time
+from figures._tools import fit_slope, script_main
 
 NAME = "fig_scaling"
 MAX_SECONDS = 3.0

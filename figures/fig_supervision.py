@@ -14,9 +14,9 @@ import warnings
 
 import numpy as np
 
-from figures._tools import script_main
 from aprank.datasets import load_hja_bags
 from aprank.learn import LatentAPSVM, LatentSVM
+from figures._tools import script_main
 
 NAME = "fig_supervision"
 LEVELS = (0, 25, 50, 75, 100)

@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 
-from figures._tools import fit_slope, script_main
 from aprank.inference import algorithms
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
+from figures._tools import fit_slope, script_main
 
 NAME = "fig_training_time"
 SPECIES = 12          # HAFL - Hammond's Flycatcher

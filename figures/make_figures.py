@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from figures._tools import MissingPackageError, run
 from aprank.datasets import ChecksumError, DataUnavailableError
+from figures._tools import MissingPackageError, run
 
 HERE = Path(__file__).resolve().parent
 

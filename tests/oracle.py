@@ -9,13 +9,13 @@
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import permutations
 
 import numpy as np
 
 
-@lru_cache(maxsize=None)
+@cache
 def _all_permutations(n: int) -> np.ndarray:
     return np.array(list(permutations(range(n))), dtype=np.int64).reshape(-1, n)
 

@@ -10,8 +10,17 @@ import pytest
 
 import metrics_numpy as reference
 from aprank import metrics
-from aprank._metrics_cy import (METRIC_AP, METRIC_NDCG, METRIC_PRECISION, SIMD, TIES_EXPECTED,
-                                TIES_OPTIMISTIC, TIES_PESSIMISTIC, TIES_SKLEARN, query_values)
+from aprank._metrics_cy import (
+    METRIC_AP,
+    METRIC_NDCG,
+    METRIC_PRECISION,
+    SIMD,
+    TIES_EXPECTED,
+    TIES_OPTIMISTIC,
+    TIES_PESSIMISTIC,
+    TIES_SKLEARN,
+    query_values,
+)
 from aprank.inference import SIMD_LEVELS, set_simd, simd_level
 from aprank.validation import as_query_groups
 from metric_outcomes import TOL, Raised, assert_same, outcome

@@ -21,9 +21,7 @@ within a query either way, so ties break as on one machine.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
-import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -32,6 +30,7 @@ import scipy.sparse as sp
 from dask.sizeof import sizeof
 from distributed import default_client
 
+import dask
 from aprank.validation import as_query_groups
 
 __all__ = ["Block", "DaskData", "Survey", "DaskInputs", "as_dask_array", "dask_inputs",
@@ -45,7 +44,7 @@ class Block:
 
     X: np.ndarray
     y: np.ndarray
-    qid: Optional[np.ndarray]
+    qid: np.ndarray | None
     rows: np.ndarray
 
 
@@ -73,9 +72,9 @@ class Survey:
     """What the client knows of y and qid before anything is persisted (X is not read)."""
 
     classes: np.ndarray                 # sorted distinct labels
-    query_ids: Optional[np.ndarray]     # distinct ids in order of first appearance; None: no qid
-    top: Optional[np.ndarray]           # per query, its largest label
-    ends: Optional[np.ndarray]          # where each query's rows are consecutive: the row after
+    query_ids: np.ndarray | None     # distinct ids in order of first appearance; None: no qid
+    top: np.ndarray | None           # per query, its largest label
+    ends: np.ndarray | None          # where each query's rows are consecutive: the row after
     #                                     each query's last, ascending; else None
     straddling: bool                    # some query has rows in two partitions
 
@@ -91,7 +90,7 @@ class DaskInputs:
 
     X: da.Array
     y: da.Array
-    qid: Optional[da.Array]
+    qid: da.Array | None
     survey: Survey
 
 
@@ -156,7 +155,7 @@ def _survey_part(y, qid, start: int):
     return labels, queries, runs == queries.shape[0], None
 
 
-def survey(y: da.Array, qid: Optional[da.Array]) -> Survey:
+def survey(y: da.Array, qid: da.Array | None) -> Survey:
     """The :class:`Survey` of labels y and query ids qid chunked alike (one pass over them);
     a ValueError for query ids that name no query (NaN, complex, mixed types)."""
     starts = np.r_[0, np.cumsum(y.chunks[0])[:-1]]

@@ -29,14 +29,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import dask
 import dask.array as da
 import numpy as np
 from dask.sizeof import sizeof
 
+import dask
 from aprank import validation
-from aprank.dask._steps import (negative_coef, optimal_ranks, rank_order, split_buckets,
-                                split_outcome)
+from aprank.dask._steps import (
+    negative_coef,
+    optimal_ranks,
+    rank_order,
+    split_buckets,
+    split_outcome,
+)
 from aprank.losses import get_loss
 
 __all__ = ["SplitResult", "SplitPart", "Anchors", "infer", "split_part", "settle", "tally"]
@@ -93,7 +98,7 @@ class Anchors:
     rounds: int = 0
 
     @classmethod
-    def ends(cls, n_neg: int, n_pos: int) -> "Anchors":
+    def ends(cls, n_neg: int, n_pos: int) -> Anchors:
         return cls(np.array([np.inf, -np.inf]), np.array([-1, _LAST]), np.array([0, n_neg + 1]),
                    np.array([1, n_pos + 1]))
 
@@ -101,7 +106,7 @@ class Anchors:
         """Anchor k such that the range between anchors k and k+1 is not settled."""
         return np.flatnonzero((self.r[:-1] < self.r[1:]) & (np.diff(self.j) > 1))
 
-    def add(self, s, x, j, r) -> "Anchors":
+    def add(self, s, x, j, r) -> Anchors:
         order = np.argsort(np.r_[self.j, j], kind="stable")
         return Anchors(np.r_[self.s, s][order], np.r_[self.x, x][order], np.r_[self.j, j][order],
                        np.r_[self.r, r][order], self.rounds + 1)

@@ -64,13 +64,36 @@ Yahoo! learning-to-rank sample (:func:`load_yahoo_ltr`, folder ``ltr/yahoo_ltr_s
     from there; its maintainers describe it as sampled from the Yahoo! Learning
     to Rank data.
 """
-from aprank.datasets import _files, _loaders
-from aprank.datasets._files import (DATA_ENV_VAR, DEFAULT_DATA_HOME, REMOTE_FILES, URL_ENV_VAR,
-                                    ChecksumError, DataUnavailableError, RemoteFile, data_dir,
-                                    fetch_file, file_sha256, get_data_home)
-from aprank.datasets._loaders import (MIL_SETS, HJABirdsong, HJARecordings, MILData, YahooLTR,
-                                      load_hja_bags, load_hja_birdsong, load_hja_recordings,
-                                      load_mil, load_yahoo_ltr, recording_split)
+from aprank.datasets._files import (
+    DATA_ENV_VAR,
+    DEFAULT_DATA_HOME,
+    REMOTE_FILES,
+    URL_ENV_VAR,
+    ChecksumError,
+    DataUnavailableError,
+    RemoteFile,
+    data_dir,
+    fetch_file,
+    file_sha256,
+    get_data_home,
+)
+from aprank.datasets._loaders import (
+    MIL_SETS,
+    HJABirdsong,
+    HJARecordings,
+    MILData,
+    YahooLTR,
+    load_hja_bags,
+    load_hja_birdsong,
+    load_hja_recordings,
+    load_mil,
+    load_yahoo_ltr,
+    recording_split,
+)
 
-# the public names are the two modules' own lists, kept in one place each
-__all__ = [*_files.__all__, *_loaders.__all__]
+__all__ = ["DATA_ENV_VAR", "URL_ENV_VAR", "DEFAULT_DATA_HOME", "RemoteFile", "REMOTE_FILES",
+           "DataUnavailableError", "ChecksumError", "get_data_home", "data_dir", "fetch_file",
+           "file_sha256",
+           "HJABirdsong", "load_hja_birdsong", "HJARecordings", "load_hja_recordings",
+           "recording_split", "MIL_SETS", "MILData", "load_mil", "load_hja_bags", "YahooLTR",
+           "load_yahoo_ltr"]

@@ -26,16 +26,30 @@ from aprank.inference._estimate import slow_call_seconds, solve_seconds
 from aprank.inference._infer import infer, infer_batch
 from aprank.inference._protocol import Instances, Problem
 from aprank.inference._registry import (
-    Algorithm, AlgorithmTable, ProblemKind, SlowAlgorithmWarning, algorithms, get as get_algorithm,
-    get_kind, kinds, resolve,
+    Algorithm,
+    AlgorithmTable,
+    ProblemKind,
+    SlowAlgorithmWarning,
+    algorithms,
+    get_kind,
+    kinds,
+    resolve,
+)
+from aprank.inference._registry import (
+    get as get_algorithm,
 )
 from aprank.inference._user import register, unregister
 from aprank.inference.labelling import LabellingProblem
 from aprank.inference.latent import LatentBags, LatentInstance, LatentProblem, LatentResult
-from aprank.inference.pairwise import (PairwiseGraph, PairwiseInstance, PairwiseProblem,
-                                       PairwiseResult, group_pairs, max_marginals)
-from aprank.inference.ranking import (SIMD_LEVELS, RankingProblem, set_simd, simd_active,
-                                      simd_level)
+from aprank.inference.pairwise import (
+    PairwiseGraph,
+    PairwiseInstance,
+    PairwiseProblem,
+    PairwiseResult,
+    group_pairs,
+    max_marginals,
+)
+from aprank.inference.ranking import SIMD_LEVELS, RankingProblem, set_simd, simd_active, simd_level
 from aprank.inference.topk import TopKInstance, TopKProblem
 
 __all__ = ["infer", "infer_batch", "InferenceResult", "BatchResult", "Problem", "Instances",

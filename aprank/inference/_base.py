@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Optional
 
 import numpy as np
 
@@ -47,7 +46,7 @@ class InferenceResult:
     loss: float
     objective: float
     algorithm: str
-    labelling: Optional[np.ndarray] = None
+    labelling: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -81,10 +80,10 @@ class BatchResult:
     truth_coef: np.ndarray
     loss: np.ndarray
     objective: np.ndarray
-    query_ids: Optional[np.ndarray]
+    query_ids: np.ndarray | None
     used: np.ndarray
     algorithm: str
-    labelling: Optional[np.ndarray] = None
+    labelling: np.ndarray | None = None
 
     @property
     def mean_loss(self) -> float:

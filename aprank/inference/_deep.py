@@ -11,8 +11,8 @@ relations.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import numpy as np
 
@@ -110,7 +110,7 @@ def dyadic(rng, n: int, bits: int = 16, span: float = 4.0) -> np.ndarray:
     return np.round(x * 2.0 ** bits) / 2.0 ** bits
 
 
-def exact_shift(s: np.ndarray, rng, most: int = 40) -> Optional[float]:
+def exact_shift(s: np.ndarray, rng, most: int = 40) -> float | None:
     """A power of two c, of either sign, such that ``s + c`` is exact and finite: drawn up to
     2^``most`` times the largest |s|, then halved until exact (None when none from an
     eighth of the largest |s| up is exact, as for scores that use every bit of their
@@ -137,7 +137,7 @@ def exact_shift(s: np.ndarray, rng, most: int = 40) -> Optional[float]:
     return None
 
 
-def close_within(a, b, tol) -> Optional[str]:
+def close_within(a, b, tol) -> str | None:
     """None when arrays (or numbers) ``a`` and ``b`` agree within ``tol`` (a number or an
     array broadcast against them) everywhere, else where and by how much they differ first.
 

@@ -10,7 +10,6 @@ warns.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
 
 from aprank.inference import _registry
 from aprank.inference._protocol import Problem
@@ -26,7 +25,7 @@ class _Estimated(Exception):
         self.seconds = seconds
 
 
-def solve_seconds(problem: Problem, scores, algorithm=None, **inputs) -> Optional[float]:
+def solve_seconds(problem: Problem, scores, algorithm=None, **inputs) -> float | None:
     """Seconds that one run of the algorithm in ``problem.solve(scores, algorithm, **inputs)``
     is estimated to take, by its ``seconds`` model; None for an algorithm without one.
 

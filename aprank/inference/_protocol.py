@@ -17,7 +17,6 @@ and naming the folder in ``aprank/inference/_builtin.py``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Optional
 
 import numpy as np
 
@@ -136,7 +135,7 @@ class Instances(ABC):
         """
 
     @abstractmethod
-    def compare(self, result, reference, instance) -> Optional[str]:
+    def compare(self, result, reference, instance) -> str | None:
         """How two exact results of the same instance differ beyond their objective (which
         :func:`aprank.crosscheck` compares itself), or None when they agree where the kind
         defines the solution uniquely.
@@ -194,7 +193,7 @@ class Instances(ABC):
         """
         raise ValueError(f"the {self.kind!r} kind has no deep-check family {family!r}")
 
-    def deep_reference(self, loss, instance) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> str | None:
         """The exact algorithm the others of ``loss`` are compared with in the deep check: a
         slower exact algorithm of the zoo than the fast paths, which reaches their sizes (not
         the brute-force oracle). None: only the relations are checked.

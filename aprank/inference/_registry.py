@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import numpy as np
 
@@ -58,10 +58,10 @@ class ProblemKind:
     problem_type: type
     instances: Instances
     oracle: str
-    default: Optional[str] = None
+    default: str | None = None
     defaults: tuple = ()
 
-    def default_for(self, loss) -> Optional[str]:
+    def default_for(self, loss) -> str | None:
         """The algorithm used for ``loss`` (a name or a Loss) when none is named."""
         return dict(self.defaults).get(get_loss(loss).name, self.default)
 
@@ -117,14 +117,14 @@ class Algorithm:
 
     name: str
     kind: str
-    losses: Optional[tuple]
+    losses: tuple | None
     exact: bool
     complexity: str
     reference: str
     run: Callable
-    cost: Optional[Callable] = None
-    seconds: Optional[Callable] = None
-    max_samples: Optional[int] = None
+    cost: Callable | None = None
+    seconds: Callable | None = None
+    max_samples: int | None = None
     builtin: bool = True
 
     def supports(self, loss) -> bool:
@@ -282,7 +282,7 @@ def add(algorithm: Algorithm, replace: bool = False) -> Algorithm:
     return algorithm
 
 
-def remove(name: str, kind: Optional[str] = None) -> None:
+def remove(name: str, kind: str | None = None) -> None:
     algorithm = get(name, kind)
     if algorithm.builtin:
         raise ValueError(f"{name!r} is built in and cannot be removed")
@@ -290,7 +290,7 @@ def remove(name: str, kind: Optional[str] = None) -> None:
     _VERSION[0] += 1
 
 
-def get(name: str, kind: Optional[str] = None) -> Algorithm:
+def get(name: str, kind: str | None = None) -> Algorithm:
     """The algorithm called ``name``.
 
     Parameters
@@ -325,7 +325,7 @@ def get(name: str, kind: Optional[str] = None) -> Algorithm:
     raise ValueError(f"unknown algorithm {name!r}{where}; choose one of {names}")
 
 
-def algorithms(kind: Optional[str] = None, loss=None, exact: Optional[bool] = None) -> AlgorithmTable:
+def algorithms(kind: str | None = None, loss=None, exact: bool | None = None) -> AlgorithmTable:
     """The registered algorithms as a table (print it).
 
     Parameters
@@ -499,7 +499,7 @@ def warn_if_slow(algorithm: Algorithm, loss, P: int, N: int, stacklevel: int = 2
         stacklevel=stacklevel + 1)
 
 
-def estimated_seconds(algorithm: Algorithm, call, repeat: int = 1) -> Optional[float]:
+def estimated_seconds(algorithm: Algorithm, call, repeat: int = 1) -> float | None:
     """Seconds that ``repeat`` runs of ``algorithm`` on ``call`` are estimated to take (its
     ``seconds`` model), or None for an algorithm without one."""
     if algorithm.seconds is None:

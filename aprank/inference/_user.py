@@ -1,7 +1,7 @@
 """User-registered Python functions as registry algorithms of the ranking kind."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from aprank.inference._registry import Algorithm, add, remove
 from aprank.inference.ranking import UserRanking

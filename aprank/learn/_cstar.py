@@ -10,8 +10,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
-                                  StrOptions, atomic_fit)
+from aprank.learn._checks import (
+    NON_NEGATIVE,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    StrOptions,
+    atomic_fit,
+)
 from aprank.learn._slow_fits import duration, expect_seconds
 from aprank.models import CStarModel, greedy_core, product_seconds
 

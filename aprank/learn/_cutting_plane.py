@@ -34,14 +34,20 @@ grows its model. The solvers (``SOLVERS``):
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from aprank.learn._checks import (NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT, StrOptions,
-                                  validate_params)
+from aprank.learn._checks import (
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    StrOptions,
+    validate_params,
+)
 from aprank.learn._dual_cd import HingeDual
 from aprank.learn._qp import solve_dual
 from aprank.learn._slow_fits import duration, expect_seconds, fit_iterations
@@ -254,8 +260,8 @@ class _Point:
     primal: float
     cut: Any
     hard_gap: float
-    worst_hard: Optional[int]
-    parts: Optional[tuple] = None
+    worst_hard: int | None
+    parts: tuple | None = None
 
 
 @dataclass
@@ -272,8 +278,8 @@ class _Fit:
     max_iter: int
     prune_after: int
     hard: Any
-    upper: Optional[np.ndarray]
-    callback: Optional[Callable[[dict], None]]
+    upper: np.ndarray | None
+    callback: Callable[[dict], None] | None
     ws: WorkingSet
     w: np.ndarray
     first_at_w0: bool = False
@@ -297,9 +303,9 @@ class _Fit:
                       worst_hard, parts)
 
     def record(self, primal: float, violation: float, working_slack: float,
-               hard_violation: float, *, w: np.ndarray, dual: Optional[float] = None,
+               hard_violation: float, *, w: np.ndarray, dual: float | None = None,
                inference_seconds: float = 0.0, qp_seconds: float = 0.0,
-               info: Optional[dict] = None, result=None) -> dict:
+               info: dict | None = None, result=None) -> dict:
         """The iteration's history entry (``CuttingPlaneResult.history``), handed to the
         callback with the point ``w`` and what inference returned; ``dual`` defaults to the
         working set's."""
@@ -378,7 +384,7 @@ class _CuttingPlane:
     def start(self, fit: _Fit) -> None:
         fit.start(1)
 
-    def iterate(self, fit: _Fit) -> Optional[bool]:
+    def iterate(self, fit: _Fit) -> bool | None:
         at = self.at = fit.evaluate(fit.w)
         self.slack = fit.ws.slack(at.w)
         self.gap = fit.record(at.primal, at.cut.violation, self.slack, at.hard_gap, w=at.w,
@@ -452,11 +458,11 @@ class _OCAS:
         self.parts = 1 if self.split is None else self.split.n_parts
         fit.start(self.parts)
         self.stop = min(1.0, fit.C) * fit.tol
-        self.best: Optional[_Point] = None
+        self.best: _Point | None = None
         self.exact = False
         self.mu = 1.0
 
-    def iterate(self, fit: _Fit) -> Optional[bool]:
+    def iterate(self, fit: _Fit) -> bool | None:
         best, w = self.best, fit.w
         query = w if best is None or self.exact else best.w + self.mu * (w - best.w)
         at = self.at = fit.evaluate(query, self.split)
@@ -530,7 +536,7 @@ class _Descent:
         self.stop = min(1.0, fit.C) * fit.tol
         self.paces = None       # full epochs per epoch in the last round
 
-    def iterate(self, fit: _Fit) -> Optional[bool]:
+    def iterate(self, fit: _Fit) -> bool | None:
         descent = self.descent
         epochs, passes = descent.epochs, descent.passes
         seconds = descent.run(_round_epochs(descent, self.paces))
@@ -644,9 +650,9 @@ def _bound(ws: WorkingSet, upper, dim: int) -> np.ndarray:
                   "solver": [StrOptions(set(SOLVERS))], "first_at_w0": ["boolean"]},
                  prefer_skip_nested_validation=True)
 def cutting_plane(model: StructuredModel, C: float, *, tol: float = 1e-3, max_iter: int = 1000,
-                  prune_after: int = 50, hard=None, w0: Optional[np.ndarray] = None,
-                  working_set: Optional[WorkingSet] = None, upper: Optional[np.ndarray] = None,
-                  callback: Optional[Callable[[dict], None]] = None,
+                  prune_after: int = 50, hard=None, w0: np.ndarray | None = None,
+                  working_set: WorkingSet | None = None, upper: np.ndarray | None = None,
+                  callback: Callable[[dict], None] | None = None,
                   solver: str = "ocas", first_at_w0: bool = False) -> CuttingPlaneResult:
     """Train w on ``model`` (any :class:`aprank.models.StructuredModel`).
 

@@ -26,8 +26,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from aprank.learn._checks import StrOptions, atomic_fit
-from aprank.learn._estimators import (APSVM, NDCGSVM, BinarySVM, _check_qid,
-                                      _refuse_keywords)
+from aprank.learn._estimators import APSVM, NDCGSVM, BinarySVM, _check_qid, _refuse_keywords
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
 from aprank.validation import as_query_groups
 

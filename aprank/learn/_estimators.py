@@ -30,7 +30,7 @@ import copy
 import hashlib
 import warnings
 from numbers import Real
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,9 +42,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from aprank.inference import resolve
-from aprank.learn._checks import (NON_NEGATIVE, NON_NEGATIVE_INT, POSITIVE, POSITIVE_INT,
-                                  NoBoolInterval, StrOptions, atomic_fit, positive_weights,
-                                  relevance)
+from aprank.learn._checks import (
+    NON_NEGATIVE,
+    NON_NEGATIVE_INT,
+    POSITIVE,
+    POSITIVE_INT,
+    NoBoolInterval,
+    StrOptions,
+    atomic_fit,
+    positive_weights,
+    relevance,
+)
 from aprank.learn._cutting_plane import SOLVERS, cutting_plane
 from aprank.learn._query_warnings import say_scored_as_one_query, say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
@@ -156,10 +164,10 @@ class _FitData(NamedTuple):
 
     X: object                     # (n, d) float64 array or CSR matrix
     is_pos: np.ndarray            # (n,) bool: the second class
-    qid: Optional[np.ndarray]
-    sample_weight: Optional[np.ndarray]   # None: unweighted (or every weight equal)
+    qid: np.ndarray | None
+    sample_weight: np.ndarray | None   # None: unweighted (or every weight equal)
     classes: np.ndarray
-    kept: Optional[np.ndarray]    # mask of the samples kept among those given (None: all)
+    kept: np.ndarray | None    # mask of the samples kept among those given (None: all)
 
 
 class _StructuredSVM(ClassifierMixin, BaseEstimator):

@@ -18,8 +18,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.inference import PairwiseGraph, group_pairs, resolve
 from aprank.learn._cccp import cccp
-from aprank.learn._checks import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, StrOptions, atomic_fit,
-                                  relevance)
+from aprank.learn._checks import (
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    StrOptions,
+    atomic_fit,
+    relevance,
+)
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
 from aprank.learn._slow_fits import expect_seconds

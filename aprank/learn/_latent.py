@@ -24,14 +24,19 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.learn._cccp import CCCPResult, cccp
-from aprank.learn._checks import (NON_NEGATIVE, POSITIVE, POSITIVE_INT, NoBoolInterval,
-                                  atomic_fit, relevance)
+from aprank.learn._checks import (
+    NON_NEGATIVE,
+    POSITIVE,
+    POSITIVE_INT,
+    NoBoolInterval,
+    atomic_fit,
+    relevance,
+)
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
 from aprank.losses import AveragePrecision, ZeroOne
 from aprank.metrics import average_precision
-from aprank.models import (LatentBinaryModel, LatentRankingModel, RankingModel, bag_max,
-                           bag_means)
+from aprank.models import LatentBinaryModel, LatentRankingModel, RankingModel, bag_max, bag_means
 
 __all__ = ["LatentAPSVM", "LatentSSVM", "LatentSVM"]
 

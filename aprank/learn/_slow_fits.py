@@ -24,7 +24,6 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional
 
 from aprank.inference import SlowAlgorithmWarning, slow_call_seconds
 
@@ -86,7 +85,7 @@ def fit_iterations(max_iter: int) -> int:
     return min(int(max_iter), FIT_ITERATIONS)
 
 
-def expect_seconds(what: str, seconds: Optional[float], name: str = "the fit") -> None:
+def expect_seconds(what: str, seconds: float | None, name: str = "the fit") -> None:
     """Say that work estimated at ``seconds`` is about to start in the current fit; warn
     (:class:`SlowFitWarning`, once per fit) when the fit's estimates reach
     ``slow_call_seconds()``.

@@ -12,13 +12,32 @@ inference's (what the learners warn by before a long fit), and ``digest`` the ha
 ``fingerprint`` return. What a model must have, and the capabilities it may offer, are in
 ``StructuredModel`` (``_base.py``).
 """
-from aprank.models._base import (Constraint, HingeTerms, LatentModel, Model, RiskSplit,
-                                StructuredModel, digest, product_seconds)
+from aprank.models._base import (
+    Constraint,
+    HingeTerms,
+    LatentModel,
+    Model,
+    RiskSplit,
+    StructuredModel,
+    digest,
+    product_seconds,
+)
 from aprank.models._cstar import CStarBound, CStarModel, greedy_core
-from aprank.models._latent import (LatentBinaryCompleted, LatentBinaryModel,
-                                   LatentRankingCompleted, LatentRankingModel, bag_max, bag_means)
-from aprank.models._pairwise import (HOAPLinearised, HOAPModel, HOBModel, exp_similarity,
-                                     pair_features)
+from aprank.models._latent import (
+    LatentBinaryCompleted,
+    LatentBinaryModel,
+    LatentRankingCompleted,
+    LatentRankingModel,
+    bag_max,
+    bag_means,
+)
+from aprank.models._pairwise import (
+    HOAPLinearised,
+    HOAPModel,
+    HOBModel,
+    exp_similarity,
+    pair_features,
+)
 from aprank.models._ranking import RankingModel
 from aprank.models._weights import query_weights
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -198,14 +198,14 @@ class StructuredModel(Model):
         """Digest of the data, structure and loss that the constraints depend on (e.g.
         :func:`digest` of the arrays)."""
 
-    def estimated_seconds(self) -> Optional[float]:
+    def estimated_seconds(self) -> float | None:
         """Seconds one :meth:`most_violated` call is estimated to take (its loss-augmented
         inference by the registry's ``seconds`` models, plus the products that form the cut),
         or None where the model cannot tell (this default): what a learner warns by before a
         long fit."""
         return None
 
-    def split_risk(self, n_blocks: int) -> Optional[RiskSplit]:
+    def split_risk(self, n_blocks: int) -> RiskSplit | None:
         """The risk split into at most ``n_blocks`` parts with their own maxima, or None
         (this default) where it does not split (a single term, or fewer than two parts).
 
@@ -220,14 +220,14 @@ class StructuredModel(Model):
         """
         return None
 
-    def hinge_terms(self) -> Optional[HingeTerms]:
+    def hinge_terms(self) -> HingeTerms | None:
         """The risk at w (the most violated constraint's slack) as a sum of hinges, where it is
         one (the 0-1 loss: the most violated labelling flips the samples of margin below 1),
         for ``solver="dual-cd"``; None (this default) where it is not.
         """
         return None
 
-    def reevaluate(self, output) -> Optional[tuple]:
+    def reevaluate(self, output) -> tuple | None:
         """The constraint (g, b) of a stored output in this model, or None where it cannot be
         given.
 

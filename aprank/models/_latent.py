@@ -23,8 +23,7 @@ import scipy.sparse as sp
 
 from aprank.inference import LatentProblem, get_kind, resolve, solve_seconds
 from aprank.losses import ZeroOne, get_loss
-from aprank.models._base import (Constraint, LatentModel, StructuredModel, digest,
-                                product_seconds)
+from aprank.models._base import Constraint, LatentModel, StructuredModel, digest, product_seconds
 from aprank.models._ranking import RankingModel
 
 __all__ = ["LatentRankingModel", "LatentRankingCompleted", "LatentBinaryModel",
@@ -141,7 +140,7 @@ class LatentRankingModel(_Bags, LatentModel):
         self.algorithm = resolve(loss, get_kind(loss.kind).default_for(loss)
                                  if algorithm is None else algorithm)
 
-    def latent(self, w) -> "LatentRankingCompleted":
+    def latent(self, w) -> LatentRankingCompleted:
         return LatentRankingCompleted(self, self.impute(w))
 
     def fingerprint(self) -> str:
@@ -293,7 +292,7 @@ class LatentBinaryModel(_Bags, LatentModel):
                 dropped[mine[np.argmin(s[mine])]] = False
         return rows[~dropped]
 
-    def latent(self, w) -> "LatentBinaryCompleted":
+    def latent(self, w) -> LatentBinaryCompleted:
         impute = self.impute(w)
         pos_rows = impute[self.problem.bags.is_pos]
         rows = np.r_[pos_rows, self.kept_negatives(w)]

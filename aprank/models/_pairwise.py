@@ -21,16 +21,21 @@ that problem, which is ``BinarySVM(C / n, J=1)`` (BinarySVM's C is per sample).
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
-from aprank.inference import (PairwiseGraph, PairwiseProblem, RankingProblem, max_marginals,
-                              resolve, solve_seconds)
+from aprank.inference import (
+    PairwiseGraph,
+    PairwiseProblem,
+    RankingProblem,
+    max_marginals,
+    resolve,
+    solve_seconds,
+)
 from aprank.losses import get_loss
-from aprank.models._base import (Constraint, LatentModel, StructuredModel, digest,
-                                product_seconds)
+from aprank.models._base import Constraint, LatentModel, StructuredModel, digest, product_seconds
 
 __all__ = ["HOBModel", "HOAPModel", "HOAPLinearised", "pair_features", "exp_similarity"]
 
@@ -51,7 +56,7 @@ def exp_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.exp(-np.square(a - b))
 
 
-def pair_features(X, edges: np.ndarray, phi: Optional[Callable] = None) -> np.ndarray:
+def pair_features(X, edges: np.ndarray, phi: Callable | None = None) -> np.ndarray:
     """Phi of every pair, (m, d2): ``phi(X[a], X[b])`` on the rows of the pairs.
 
     The result must be finite and, for HOB-SVM's w2 <= 0 to mean "linked samples agree",
@@ -282,7 +287,7 @@ class HOAPModel(_Pairwise, LatentModel):
         other = base + np.where(takes_truth, delta, 0.0)
         return own, other, r
 
-    def latent(self, w) -> "HOAPLinearised":
+    def latent(self, w) -> HOAPLinearised:
         own, _, _ = self.clamped_psi(w)
         return HOAPLinearised(self, own)
 

@@ -8,14 +8,19 @@ NDCG, sample weights for the 0-1 loss).
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference import BatchResult, RankingProblem, resolve, solve_seconds
-from aprank.models._base import (Constraint, HingeTerms, RiskSplit, StructuredModel, digest,
-                                product_seconds)
+from aprank.models._base import (
+    Constraint,
+    HingeTerms,
+    RiskSplit,
+    StructuredModel,
+    digest,
+    product_seconds,
+)
 from aprank.models._block_sums_cy import block_row_sums
 from aprank.models._weights import WEIGHTINGS, as_sample_weight
 
@@ -102,7 +107,7 @@ class RankingModel(StructuredModel):
             return coef[rows] @ self.X[rows]
         return np.asarray(self.X.T @ coef).ravel()
 
-    def estimated_seconds(self) -> Optional[float]:
+    def estimated_seconds(self) -> float | None:
         """Seconds of one :meth:`most_violated`: inference over every query by the algorithm's
         ``seconds`` model, and the products X w and X'c (see
         :meth:`StructuredModel.estimated_seconds`)."""
@@ -145,7 +150,7 @@ class RankingModel(StructuredModel):
         return Constraint(g=g, b=b, violation=violation, seconds=t2 - t1, result=result,
                           info=info), parts
 
-    def hinge_terms(self) -> Optional[HingeTerms]:
+    def hinge_terms(self) -> HingeTerms | None:
         """The 0-1 loss's risk as a sum of hinges (:meth:`StructuredModel.hinge_terms`): a
         flipped sample's slack is its loss, ``abs(c*_i - c_i) = 2 abs(c*_i)``, times one minus
         its margin, so the weight of sample i is ``2 abs(c*_i)`` over the queries used, or the
@@ -159,7 +164,7 @@ class RankingModel(StructuredModel):
         return HingeTerms(self.X, 2.0 * np.abs(truth) / self.n_used,
                           np.where(truth < 0, -1.0, 1.0))
 
-    def split_risk(self, n_blocks: int) -> Optional[RiskSplit]:
+    def split_risk(self, n_blocks: int) -> RiskSplit | None:
         """The risk split over blocks of queries (AP, NDCG: each query's term has its own
         maximum) or of samples (the 0-1 loss: each sample's flip is its own); see
         :meth:`StructuredModel.split_risk`. Unit j (in query order, or sample order) is in

@@ -22,7 +22,13 @@ except ImportError as err:    # the optional extra is missing: say how to get it
         name="torch") from err
 
 from aprank.torch._loss import (
-    BACKENDS, REDUCTIONS, APHingeLoss, NDCGHingeLoss, ap_hinge_loss, hinge_loss, ndcg_hinge_loss,
+    BACKENDS,
+    REDUCTIONS,
+    APHingeLoss,
+    NDCGHingeLoss,
+    ap_hinge_loss,
+    hinge_loss,
+    ndcg_hinge_loss,
 )
 from aprank.torch._ops import HingeTerms, hinge_terms
 

@@ -28,8 +28,9 @@ inference runs once per query over the global batch:
 """
 from __future__ import annotations
 
-import torch
 import torch.distributed as dist
+
+import torch
 
 __all__ = ["gather_batch"]
 

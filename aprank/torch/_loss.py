@@ -5,8 +5,8 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import torch
 
+import torch
 from aprank.inference import RankingProblem, resolve
 from aprank.losses import LOSSES, NDCG, Loss, get_loss
 from aprank.torch._distributed import gather_batch

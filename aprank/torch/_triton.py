@@ -31,13 +31,20 @@ from __future__ import annotations
 
 import os
 
-import torch
 import triton
 import triton.language as tl
 
+import torch
 from aprank.losses import KernelLoss
-from aprank.torch._ops import (HingeTerms, _kernel_loss, _Loss, _per_group, _query_counts,
-                               _segment_starts, _sort_by_query)
+from aprank.torch._ops import (
+    HingeTerms,
+    _kernel_loss,
+    _Loss,
+    _per_group,
+    _query_counts,
+    _segment_starts,
+    _sort_by_query,
+)
 
 __all__ = ["hinge_terms", "INTERPRETED"]
 

@@ -16,9 +16,9 @@ import pandas as pd  # noqa: E402
 import aprank  # noqa: E402
 import aprank.dask  # noqa: E402
 from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
-from benchmarks import dask_bench  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM, EmptyQueryWarning  # noqa: E402
 from aprank.models import RankingModel  # noqa: E402
+from benchmarks import dask_bench  # noqa: E402
 from synthetic import one_query  # noqa: E402
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)

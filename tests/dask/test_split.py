@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import aprank
+
 pytest.importorskip("dask", reason="the split steps belong to aprank.dask (the dask extra)")
 from aprank.dask._steps import optimal_ranks, rank_order, split_buckets, split_outcome  # noqa: E402
 

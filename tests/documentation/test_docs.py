@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from named_warnings import only_the_warnings_named_in
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
-from named_warnings import only_the_warnings_named_in
 
 import aprank
+from named_warnings import only_the_warnings_named_in
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 

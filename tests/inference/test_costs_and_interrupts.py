@@ -19,12 +19,18 @@ import scipy.sparse as sp
 
 import aprank
 from aprank.checks import bench_instance
-from aprank.inference import (LatentProblem, PairwiseGraph, PairwiseProblem,
-                              SlowAlgorithmWarning, TopKProblem, group_pairs, max_marginals)
-from aprank.inference import _registry
+from aprank.inference import (
+    LatentProblem,
+    PairwiseGraph,
+    PairwiseProblem,
+    SlowAlgorithmWarning,
+    TopKProblem,
+    _registry,
+    group_pairs,
+    max_marginals,
+)
 from aprank.inference.pairwise._problem import PairwiseCall
 from aprank.inference.topk._problem import TopKCall
-
 from signals import interrupted_after
 
 

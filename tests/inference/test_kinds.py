@@ -7,7 +7,15 @@ import pytest
 
 import aprank
 from aprank.inference import get_algorithm, get_kind, kinds
-from aprank.losses import LOSSES, NDCG, KernelSpec, RankingLoss, get_loss, register_loss, unregister_loss
+from aprank.losses import (
+    LOSSES,
+    NDCG,
+    KernelSpec,
+    RankingLoss,
+    get_loss,
+    register_loss,
+    unregister_loss,
+)
 
 
 class PrecisionAt2(RankingLoss):

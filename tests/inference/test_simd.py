@@ -13,9 +13,7 @@ import numpy as np
 import pytest
 
 import aprank
-
 from aprank.inference import SIMD_LEVELS
-
 from oracle import best_over_permutations
 
 VECTOR_LEVELS = ["avx512", "avx2"]

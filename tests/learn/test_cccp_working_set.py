@@ -6,11 +6,23 @@ import numpy as np
 import pytest
 
 from aprank.inference import group_pairs
-from aprank.learn import (HOAPSVM, LatentAPSVM, LatentSSVM, LatentSVM, WorkingSet, cccp,
-                          cutting_plane)
+from aprank.learn import (
+    HOAPSVM,
+    LatentAPSVM,
+    LatentSSVM,
+    LatentSVM,
+    WorkingSet,
+    cccp,
+    cutting_plane,
+)
 from aprank.learn._cccp import carry
-from aprank.models import (HOAPModel, LatentBinaryModel, LatentRankingModel, StructuredModel,
-                           pair_features)
+from aprank.models import (
+    HOAPModel,
+    LatentBinaryModel,
+    LatentRankingModel,
+    StructuredModel,
+    pair_features,
+)
 from synthetic import grouped, mil
 
 

@@ -9,12 +9,19 @@ import pytest
 import scipy.sparse as sp
 import sklearn
 from sklearn.exceptions import NotFittedError
-from sklearn.model_selection import (GridSearchCV, GroupKFold, LeaveOneGroupOut,
-                                     StratifiedKFold)
+from sklearn.model_selection import GridSearchCV, GroupKFold, LeaveOneGroupOut, StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from aprank.learn import (APSVM, NDCGSVM, APSVMCV, BinarySVM, BinarySVMCV, NDCGSVMCV,
-                          EmptyQueryWarning, OneQueryWarning)
+from aprank.learn import (
+    APSVM,
+    APSVMCV,
+    NDCGSVM,
+    NDCGSVMCV,
+    BinarySVM,
+    BinarySVMCV,
+    EmptyQueryWarning,
+    OneQueryWarning,
+)
 from estimator_checks import expected_failed_checks
 
 pytestmark = pytest.mark.min_versions

@@ -12,8 +12,18 @@ import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import Pipeline
 
-from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM, LatentAPSVM,
-                          LatentSSVM, LatentSVM, OneQueryWarning)
+from aprank.learn import (
+    APSVM,
+    HOAPSVM,
+    HOBSVM,
+    NDCGSVM,
+    APSVMAppx,
+    BinarySVM,
+    LatentAPSVM,
+    LatentSSVM,
+    LatentSVM,
+    OneQueryWarning,
+)
 from synthetic import grouped, mil
 
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
@@ -164,6 +174,7 @@ def test_dask_score_without_qid_after_a_fit_on_queries_warns(name):
     dask's local scheduler runs the same code)."""
     pytest.importorskip("dask", reason="aprank.dask needs the dask extra")
     import dask.array as da
+
     import aprank.dask
 
     X, y, qid = _queries()

@@ -9,8 +9,18 @@ import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
-from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM,
-                          CStarPrecisionAtK, LatentAPSVM, LatentSSVM, LatentSVM)
+from aprank.learn import (
+    APSVM,
+    HOAPSVM,
+    HOBSVM,
+    NDCGSVM,
+    APSVMAppx,
+    BinarySVM,
+    CStarPrecisionAtK,
+    LatentAPSVM,
+    LatentSSVM,
+    LatentSVM,
+)
 from synthetic import two_classes
 
 CUTTING_PLANE = [BinarySVM, APSVM, NDCGSVM, APSVMAppx]

@@ -14,7 +14,6 @@ from aprank.models import LatentBinaryModel
 from synthetic import mil
 
 
-
 def test_cccp_objective_never_increases():
     X, y, bags, _ = mil(seed=1)
     for est in (LatentAPSVM(C=10.0, tol=1e-4), LatentSVM(C=10.0, tol=1e-4)):

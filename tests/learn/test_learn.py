@@ -3,16 +3,17 @@ import warnings
 
 import numpy as np
 import pytest
-
-import aprank
 import scipy.sparse as sp
 import sklearn
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.svm import LinearSVC
-from sklearn.utils.estimator_checks import (check_sample_weight_equivalence_on_dense_data,
-                                            check_sample_weight_equivalence_on_sparse_data,
-                                            parametrize_with_checks)
+from sklearn.utils.estimator_checks import (
+    check_sample_weight_equivalence_on_dense_data,
+    check_sample_weight_equivalence_on_sparse_data,
+    parametrize_with_checks,
+)
 
+import aprank
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
 from aprank.metrics import average_precision, ndcg
 from estimator_checks import expected_failed_checks

@@ -15,8 +15,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from aprank.learn import BinarySVM, BinarySVMCV, cutting_plane
-from aprank.learn import _cutting_plane
+from aprank.learn import BinarySVM, BinarySVMCV, _cutting_plane, cutting_plane
 from aprank.learn._dual_cd import HingeDual
 from aprank.models import RankingModel
 

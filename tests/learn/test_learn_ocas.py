@@ -10,8 +10,18 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GroupKFold, StratifiedKFold
 from sklearn.utils._param_validation import InvalidParameterError
 
-from aprank.learn import (APSVM, APSVMCV, NDCGSVM, APSVMAppx, BinarySVM, BinarySVMCV, HOBSVM,
-                          LatentAPSVM, NDCGSVMCV, cutting_plane)
+from aprank.learn import (
+    APSVM,
+    APSVMCV,
+    HOBSVM,
+    NDCGSVM,
+    NDCGSVMCV,
+    APSVMAppx,
+    BinarySVM,
+    BinarySVMCV,
+    LatentAPSVM,
+    cutting_plane,
+)
 from aprank.models import RankingModel
 from synthetic import grouped, mil
 

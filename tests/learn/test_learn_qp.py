@@ -12,7 +12,6 @@ import pytest
 import quadprog
 
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
-
 from oracle import discount, ranking_loss, zero_one_weights
 
 

@@ -25,9 +25,20 @@ from sklearn.utils.validation import check_is_fitted
 import aprank.learn._dual_cd as dual_cd
 from aprank.checks import bench_instance
 from aprank.inference import _registry, slow_call_seconds
-from aprank.learn import (APSVM, APSVMCV, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM,
-                          CStarPrecisionAtK, LatentAPSVM, LatentSSVM, LatentSVM, SlowFitWarning)
-
+from aprank.learn import (
+    APSVM,
+    APSVMCV,
+    HOAPSVM,
+    HOBSVM,
+    NDCGSVM,
+    APSVMAppx,
+    BinarySVM,
+    CStarPrecisionAtK,
+    LatentAPSVM,
+    LatentSSVM,
+    LatentSVM,
+    SlowFitWarning,
+)
 from signals import interrupted_after
 
 ROOT = Path(__file__).resolve().parents[2]

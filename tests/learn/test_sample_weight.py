@@ -14,8 +14,18 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_sample_weights_not_overwritten
 
-from aprank.learn import (APSVM, HOAPSVM, HOBSVM, NDCGSVM, APSVMAppx, BinarySVM,
-                          CStarPrecisionAtK, LatentAPSVM, LatentSSVM, LatentSVM)
+from aprank.learn import (
+    APSVM,
+    HOAPSVM,
+    HOBSVM,
+    NDCGSVM,
+    APSVMAppx,
+    BinarySVM,
+    CStarPrecisionAtK,
+    LatentAPSVM,
+    LatentSSVM,
+    LatentSVM,
+)
 from aprank.metrics import average_precision, ndcg
 from synthetic import two_classes
 

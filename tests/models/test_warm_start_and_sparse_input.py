@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aprank.learn import APSVMAppx, NDCGSVM, APSVM
+from aprank.learn import APSVM, NDCGSVM, APSVMAppx
 
 
 @pytest.fixture(scope="module")

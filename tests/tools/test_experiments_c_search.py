@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
-from experiments.supervised import (C_GRID, C_LIMITS, _cross_validated_C, best_mean_choice,
-                                    cv_scores, loop_scores, one_standard_error_choice)
+from experiments.supervised import (
+    C_GRID,
+    C_LIMITS,
+    _cross_validated_C,
+    best_mean_choice,
+    cv_scores,
+    loop_scores,
+    one_standard_error_choice,
+)
 
 
 class _Peaked:
@@ -94,7 +101,7 @@ def test_the_cv_estimators_give_the_fold_loops_scores_and_choice(digits):
     # either rule
     from sklearn.model_selection import GroupKFold, StratifiedKFold
 
-    from aprank.learn import APSVM, NDCGSVM, APSVMCV, BinarySVM, BinarySVMCV, NDCGSVMCV
+    from aprank.learn import APSVM, APSVMCV, NDCGSVM, NDCGSVMCV, BinarySVM, BinarySVMCV
 
     X, y = digits
     X, y = X[:360], y[:360] == 3

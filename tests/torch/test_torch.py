@@ -1,8 +1,8 @@
 """aprank.torch: the structured hinge equals the kernels' objective, its gradient equals
 coef(R_hat) - coef(R*), and the torch-ops implementation (the GPU path) equals the kernels."""
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest

@@ -3,7 +3,6 @@ bags of ``candidates`` rows with one shifted witness per positive bag for benchm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -34,7 +33,7 @@ class LatentInstance(Instance):
     """
 
     bags: np.ndarray = None
-    h: Optional[np.ndarray] = None
+    h: np.ndarray | None = None
 
 
 class LatentInstances(Instances):
@@ -83,7 +82,7 @@ class LatentInstances(Instances):
         return LatentProblem(instance.labels, loss, bags=instance.bags, h=instance.h).solve_one(
             instance.scores, algorithm)
 
-    def compare(self, result, reference, instance) -> Optional[str]:
+    def compare(self, result, reference, instance) -> str | None:
         """Exact algorithms must report the same rows and value: where the objective leaves a
         bag's row free the kind defines a canonical one (:class:`LatentResult`). The ranks
         are not compared (equal bag scores make several rankings optimal)."""
@@ -152,7 +151,7 @@ class LatentInstances(Instances):
         return LatentInstance(scores, bag_pos[bags], desc, int(params["seed"]), 0, bags.size,
                               bags=bags, h=h)
 
-    def deep_reference(self, loss, instance) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> str | None:
         """The oracle (``brute``) on cases of at most MAX_BAGS bags; None beyond: no other
         exact latent algorithm reaches those sizes. There ``latent-ap``'s answer, Proposition
         3's closed form plus exact AP inference, is checked by its relations (among them its
@@ -235,7 +234,7 @@ def _shifted(instances, instance, loss, algorithm, rng):
     return _same_answer(instances, instance, a, b, f"shift {c!r}")
 
 
-def _same_answer(instances, instance, a, b, what) -> Optional[str]:
+def _same_answer(instances, instance, a, b, what) -> str | None:
     """Where two results of the same problem differ (objective, then rows), or None."""
     differs = close_within(b.objective, a.objective, instances.tolerance(instance))
     if differs:

@@ -21,7 +21,8 @@ def run_brute(call) -> None:
     """The oracle: every ranking of the bags and every latent choice left free, each scored
     from the definitions (AP by precision at each positive, Psi by its pairs). "latent-ap":
     positives at their H_P, each negative's row shared by both terms; "latent-ssvm": every
-    bag free, minus the ground truth minimised over the negatives' rows by enumeration too.
+    bag free (its ground-truth term does not depend on the output, so it takes no part in the
+    choice).
     Of equal optima over the rows, the canonical one (see :class:`LatentResult`)."""
     problem, s, bags = call.problem, call.scores, call.bags
     P, N, B = problem.P, problem.N, bags.n_bags
@@ -44,11 +45,6 @@ def run_brute(call) -> None:
     truth = np.zeros(B)
     if N:
         truth = np.where(pos, 1.0 / P, -1.0 / N)
-    if joint and N:
-        # min over the negatives' rows of the ground truth, positives at H_P
-        neg_choices = [call.impute[b:b + 1] if pos[b] else bags.candidates(b) for b in range(B)]
-        T = s[np.array(list(product(*neg_choices)), dtype=np.int64)]
-        truth_value = float((T @ truth).min())
     best, best_perm, best_k = -np.inf, None, 0
     for perm in permutations(range(B)):
         place = np.empty(B, dtype=np.int64)

@@ -174,7 +174,7 @@ class LatentCall:
     (``impute``) and the outputs a registry algorithm's ``run(call)`` fills: ``ranks`` (per
     bag, interleaving ranks) and ``h`` (per bag, the row of the loss-augmented term)."""
 
-    def __init__(self, problem: "LatentProblem", scores: np.ndarray, impute: np.ndarray):
+    def __init__(self, problem: LatentProblem, scores: np.ndarray, impute: np.ndarray):
         self.problem = problem
         self.loss = problem.loss
         self.bags = problem.bags

@@ -8,8 +8,13 @@ components ``_enumerate_cy.pyx``), ``_oracle.py`` (every labelling) and ``_insta
 """
 from aprank.inference.pairwise._algorithms import ALGORITHMS, KINDS
 from aprank.inference.pairwise._instances import PairwiseInstance, PairwiseInstances
-from aprank.inference.pairwise._problem import (PairwiseGraph, PairwiseProblem, PairwiseResult,
-                                                group_pairs, max_marginals)
+from aprank.inference.pairwise._problem import (
+    PairwiseGraph,
+    PairwiseProblem,
+    PairwiseResult,
+    group_pairs,
+    max_marginals,
+)
 
 __all__ = ["PairwiseProblem", "PairwiseGraph", "PairwiseResult", "PairwiseInstance",
            "PairwiseInstances", "max_marginals", "group_pairs", "KINDS", "ALGORITHMS"]

@@ -3,7 +3,6 @@ cross-checks, groups shaped like a recording's segments for benchmarks."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,8 +13,13 @@ from aprank.inference._base import Instance, random_size, with_ties
 from aprank.inference._deep import DeepCase, Relation, around, close_within
 from aprank.inference._protocol import Instances
 from aprank.inference.pairwise._maxflow_cy import DENSE_MAX, RESTORE_EVERY
-from aprank.inference.pairwise._problem import (ENUMERATE_UP_TO, PairwiseProblem, PairwiseResult,
-                                                group_pairs, max_marginals)
+from aprank.inference.pairwise._problem import (
+    ENUMERATE_UP_TO,
+    PairwiseProblem,
+    PairwiseResult,
+    group_pairs,
+    max_marginals,
+)
 
 __all__ = ["PairwiseInstance", "PairwiseInstances", "group_instance"]
 
@@ -77,7 +81,7 @@ class PairwiseInstances(Instances):
         return PairwiseProblem(instance.labels, loss, edges=instance.edges,
                    edge_scores=instance.edge_scores).solve_one(instance.scores, algorithm)
 
-    def compare(self, result, reference, instance) -> Optional[str]:
+    def compare(self, result, reference, instance) -> str | None:
         """Exact algorithms share the max-marginals (labellings may differ only under ties),
         each within :func:`_marginal_tolerance` of the reference's."""
         for name in ("m_plus", "m_minus"):
@@ -162,7 +166,7 @@ class PairwiseInstances(Instances):
                                    params.get("ties", "none"),
                                    f"{family} {_describe(params)}", params.get("seed", 0))
 
-    def deep_reference(self, loss, instance) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> str | None:
         """Cuts from scratch (``graphcut-static``): no kept flow, trees or dense paths."""
         return "graphcut-static"
 
@@ -329,7 +333,7 @@ def _component_sizes(instance) -> np.ndarray:
     return np.bincount(comp)
 
 
-def _pair_scale(instance) -> Optional[str]:
+def _pair_scale(instance) -> str | None:
     c = np.abs(instance.edge_scores[instance.edge_scores != 0])
     if not c.size:
         return None
@@ -349,7 +353,7 @@ def _marginal_tolerance(a, b, instance):
         np.abs(a), np.abs(b))
 
 
-def _same_marginals(a, b, instance) -> Optional[str]:
+def _same_marginals(a, b, instance) -> str | None:
     return close_within(a, b, _marginal_tolerance(a, b, instance))
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -153,16 +152,16 @@ class PairwiseCall:
 
     def __init__(self, graph: PairwiseGraph, unary: np.ndarray, pair: np.ndarray,
                  want_flips: bool = False, want_marginals: bool = True,
-                 enumerate_up_to: Optional[int] = None):
+                 enumerate_up_to: int | None = None):
         self.graph, self.unary, self.pair = graph, unary, pair
         self.enumerate_up_to = _as_enumerate_up_to(enumerate_up_to)
         self.want_flips = want_flips
         self.want_marginals = want_marginals or want_flips
         self.labelling = np.zeros(graph.n, dtype=np.uint8)
         self.value = 0.0
-        self.m_plus: Optional[np.ndarray] = None
-        self.m_minus: Optional[np.ndarray] = None
-        self.flips: Optional[sp.csr_matrix] = None
+        self.m_plus: np.ndarray | None = None
+        self.m_minus: np.ndarray | None = None
+        self.flips: sp.csr_matrix | None = None
 
     @cached_property
     def grouping(self):
@@ -235,12 +234,12 @@ class PairwiseResult:
 
     labelling: np.ndarray
     value: float
-    m_plus: Optional[np.ndarray]
-    m_minus: Optional[np.ndarray]
+    m_plus: np.ndarray | None
+    m_minus: np.ndarray | None
     loss: float
     objective: float
     algorithm: str
-    flips: Optional[sp.csr_matrix] = field(default=None, repr=False)
+    flips: sp.csr_matrix | None = field(default=None, repr=False)
 
     @property
     def scores(self) -> np.ndarray:
@@ -262,8 +261,8 @@ def _as_pair_scores(pair, m: int) -> np.ndarray:
 
 
 def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
-                  flips: bool = False, graph: Optional[PairwiseGraph] = None,
-                  enumerate_up_to: Optional[int] = None) -> PairwiseResult:
+                  flips: bool = False, graph: PairwiseGraph | None = None,
+                  enumerate_up_to: int | None = None) -> PairwiseResult:
     """Maximise sum_i y_i s_i + sum_{pairs cut} c over labellings and return the labelling and
     every max-marginal (no labels, no loss: HOB-SVM's prediction).
 

@@ -7,8 +7,13 @@ shared driver ``_driver_cy.pyx``), ``_oracle.py`` (exhaustive search) and ``_ins
 (seeded instances). What other modules of :mod:`aprank.inference` use of it is named here.
 """
 from aprank.inference.ranking import _driver_cy
-from aprank.inference.ranking._algorithms import (ALGORITHMS, KINDS, UserRanking,
-                                                  log2_at_least_1, qs_cost)
+from aprank.inference.ranking._algorithms import (
+    ALGORITHMS,
+    KINDS,
+    UserRanking,
+    log2_at_least_1,
+    qs_cost,
+)
 from aprank.inference.ranking._instances import RankingInstances
 from aprank.inference.ranking._problem import RankingProblem
 

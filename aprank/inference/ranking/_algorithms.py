@@ -8,14 +8,13 @@ objective from the ranks, so every algorithm's outputs are measured alike.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import comb, log2
-from typing import Callable
 
 import numpy as np
 
 from aprank.inference._registry import Algorithm, ProblemKind, per_query_seconds
-from aprank.inference.ranking import (_driver_cy, _greedy_cy, _optranks_cy, _search_cy,
-                                      _select_cy)
+from aprank.inference.ranking import _driver_cy, _greedy_cy, _optranks_cy, _search_cy, _select_cy
 from aprank.inference.ranking._instances import RankingInstances
 from aprank.inference.ranking._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.ranking._problem import RankingProblem

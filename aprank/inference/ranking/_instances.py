@@ -3,13 +3,10 @@ cross-checks (:meth:`RankingInstances.random_instance`) and benchmarks
 (:meth:`RankingInstances.bench_instance`)."""
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from aprank.inference._base import InferenceResult, Instance
-from aprank.inference._deep import (DeepCase, Relation, around, close_within, dyadic,
-                                    exact_shift)
+from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic, exact_shift
 from aprank.inference._protocol import Instances
 from aprank.inference.ranking import _driver_cy, _optranks_cy, _select_cy
 from aprank.inference.ranking._problem import RankingProblem
@@ -90,7 +87,7 @@ class RankingInstances(Instances):
         return self.problem_type(instance.labels, loss).solve_one(instance.scores, algorithm)
 
     def compare(self, result: InferenceResult, reference: InferenceResult,
-                instance: Instance) -> Optional[str]:
+                instance: Instance) -> str | None:
         """Exact algorithms must return the same ranks when no two scores are equal (the tie
         rule makes them agree otherwise too, but only the objective is defined there)."""
         if np.unique(instance.scores).size != instance.size:
@@ -203,7 +200,7 @@ class RankingInstances(Instances):
         desc = " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
         return Instance(scores, labels, desc, int(params["seed"]), 0, P + N)
 
-    def deep_reference(self, loss, instance) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> str | None:
         """The O(PN) scan of the loss: ``yue`` for AP, ``ndcg-greedy`` for NDCG."""
         return self.DEEP_REFERENCES.get(loss.name)
 

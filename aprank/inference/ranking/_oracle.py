@@ -12,8 +12,14 @@ from itertools import combinations
 
 import numpy as np
 
-from aprank.inference._exhaustive import (MAX_SAMPLES, pick, rank_order, run_queries,
-                                          scaled_back, unit_of)
+from aprank.inference._exhaustive import (
+    MAX_SAMPLES,
+    pick,
+    rank_order,
+    run_queries,
+    scaled_back,
+    unit_of,
+)
 
 __all__ = ["MAX_SAMPLES", "run_brute"]
 

@@ -9,7 +9,6 @@ calls inference every iteration with new scores pays for the query structure onc
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Optional
 
 import numpy as np
 
@@ -115,7 +114,7 @@ class RankingProblem(QueryProblem):
             raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
         return self._one(self._run(validation.as_scores(scores), algo, truth=False), algo)
 
-    def _batch(self, call: "Call", algo) -> BatchResult:
+    def _batch(self, call: Call, algo) -> BatchResult:
         truth = self.__dict__.get("truth_coef")
         if truth is None and call.truth_coef is not None:
             # written by the driver in its pass (Call.truth_out); the cached_property's value
@@ -126,11 +125,11 @@ class RankingProblem(QueryProblem):
                            call.labelling)
 
     @staticmethod
-    def _one(call: "Call", algo) -> InferenceResult:
+    def _one(call: Call, algo) -> InferenceResult:
         return InferenceResult(call.ranks, call.coef, float(call.query_loss[0]),
                                float(call.query_objective[0]), algo.name, call.labelling)
 
-    def _run(self, scores: np.ndarray, algo, truth: bool = True) -> "Call":
+    def _run(self, scores: np.ndarray, algo, truth: bool = True) -> Call:
         """Run ``algo`` on scores already validated by ``validation.as_scores``; ``truth``: the
         result needs the ground truth's coefficients (a batch's does, a single query's not)."""
         if algo.max_samples is not None and self.max_query_size > algo.max_samples:
@@ -179,7 +178,7 @@ class Call:
     def max_query_size(self) -> int:
         return self.problem.max_query_size
 
-    def truth_out(self) -> Optional[np.ndarray]:
+    def truth_out(self) -> np.ndarray | None:
         """An array for the compiled driver to write the ground truth's coefficients into, or
         None: when the result does not need them (a single query's), the problem holds them
         already (a learner's later solves), or the loss's are not the driver's

@@ -3,7 +3,6 @@ interactions."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,7 +36,7 @@ class TopKInstance(Instance):
 
     k: int = 1
     core: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    interactions: Optional[np.ndarray] = None
+    interactions: np.ndarray | None = None
 
 
 class TopKInstances(Instances):
@@ -92,7 +91,7 @@ class TopKInstances(Instances):
         return TopKProblem(instance.labels, loss, interactions=instance.interactions,
                    core=core).solve_one(instance.scores, algorithm)
 
-    def compare(self, result, reference, instance) -> Optional[str]:
+    def compare(self, result, reference, instance) -> str | None:
         """None: only the objective is compared."""
         # ties make several subsets optimal; the objective is what exact algorithms share
         return None
@@ -156,7 +155,7 @@ class TopKInstances(Instances):
             return states <= self.PLAIN_STATES and states * instance.size <= self.PLAIN_WORK
         return super().accepts(instance, algorithm)
 
-    def deep_reference(self, loss, instance) -> Optional[str]:
+    def deep_reference(self, loss, instance) -> str | None:
         """``cstar-plain`` where it reaches (:meth:`accepts`)."""
         return "cstar-plain" if self.accepts(instance, get("cstar-plain", "topk")) else None
 

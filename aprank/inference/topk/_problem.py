@@ -36,7 +36,7 @@ class TopKCall:
     by query, offsets ``offsets``) with clamps (1 in, -1 out, 0 free) and the problem's
     interactions. An algorithm's ``run(call)`` fills ``t`` and ``value``."""
 
-    def __init__(self, problem: "TopKProblem", unary, clamp, k):
+    def __init__(self, problem: TopKProblem, unary, clamp, k):
         self.problem = problem
         self.unary, self.clamp, self.k = unary, clamp, k
         self.offsets = problem.offsets
