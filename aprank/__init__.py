@@ -23,7 +23,7 @@ from aprank.inference import (
 )
 
 #: The package version (as in pyproject.toml).
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"   # the changes since 0.1.0: CHANGELOG.md, [Unreleased]
 
 __all__ = ["InferenceResult", "BatchResult", "infer", "infer_batch", "algorithms", "kinds",
            "register", "unregister", "crosscheck", "set_simd", "simd_active", "simd_level",
