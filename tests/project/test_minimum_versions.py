@@ -41,7 +41,7 @@ def test_ci_runs_the_minimum_versions_lane_after_the_main_one():
     ci = (ROOT / ".ci" / "run").read_text()
     main = ci.index('pip install -e ".[test]" && pytest')
     lane = ci.index("pip install --quiet $(python .ci/minimum_requirements.py)")
-    assert main < lane < ci.index("python -m pytest -m min_versions")
+    assert main < lane < ci.index("python -m pytest -n auto --dist loadfile -m min_versions")
 
 
 def test_scikit_learn_minimum_is_one_the_routing_examples_run_on():
