@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+import aprank.inference.pairwise._enumerate_cy as _enumerate_cy
+import aprank.inference.pairwise._maxflow_cy as _maxflow_cy
 from aprank.inference._registry import Algorithm, ProblemKind
-from aprank.inference.pairwise import _enumerate_cy, _maxflow_cy
 from aprank.inference.pairwise._instances import PairwiseInstances
 from aprank.inference.pairwise._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.pairwise._problem import ENUMERATE_UP_TO, PairwiseProblem

@@ -31,10 +31,11 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+import aprank.inference.pairwise._components_cy as _components_cy
+import aprank.inference.pairwise._enumerate_cy as _enumerate_cy
 from aprank import validation
 from aprank.inference._base import QueryProblem
 from aprank.inference._registry import as_algorithm, warn_if_slow_call
-from aprank.inference.pairwise import _components_cy, _enumerate_cy
 from aprank.losses import get_loss
 
 __all__ = ["PairwiseGraph", "PairwiseCall", "PairwiseProblem", "PairwiseResult",
