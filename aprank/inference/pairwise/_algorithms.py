@@ -91,7 +91,10 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0,
     best = np.zeros(sizes.size)
     other = np.zeros(nl)       # per node: its component's maximum with the node's label flipped
     y_nodes = np.zeros(nl, dtype=bool)
-    rows, cols = [], []
+    # the entries of call.flips (want_flips), in blocks: samples and the samples that change
+    # label in their other max-marginal labelling
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
     enumerated = np.flatnonzero(sizes <= small)
     if enumerated.size:
         _enumerate_small(call, parts, enumerated, y_nodes, best, other, rows, cols)
@@ -125,9 +128,9 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0,
     if call.want_flips:
         rows.append(singles)
         cols.append(singles)
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
-        call.flips = sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)),
-                                   shape=(n, n))
+        flip_rows, flip_cols = np.concatenate(rows), np.concatenate(cols)
+        call.flips = sp.csr_matrix((np.ones(flip_rows.size, dtype=np.int8),
+                                    (flip_rows, flip_cols)), shape=(n, n))
 
 
 def run_graphcut(call) -> None:
