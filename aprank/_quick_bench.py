@@ -26,7 +26,7 @@ LEFT_OUT = ("latent",)
 
 
 def _median_seconds(call, repeats: int) -> float:
-    spent = []
+    spent: list[float] = []
     while len(spent) < repeats and sum(spent) < BUDGET:
         start = time.perf_counter()
         call()

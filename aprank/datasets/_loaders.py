@@ -463,7 +463,7 @@ def _fte_data(arrays: dict, what: str, name: str) -> MILData:
 def _load_musk(path: Path, name: str) -> MILData:
     """Read a UCI MUSK ``clean*.data`` file (molecule, conformation, features, class)."""
     ncols = 2 + _MUSK_N_FEATURES + 1
-    ids = {}
+    ids: dict[str, int] = {}
     bag_list, rows, labels = [], [], []
     for lineno, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip():

@@ -10,7 +10,7 @@ import numpy as np
 
 from aprank import validation
 from aprank.inference._protocol import Problem
-from aprank.losses import Loss, get_loss
+from aprank.losses import get_loss
 
 __all__ = ["QueryProblem", "Instance", "InferenceResult", "BatchResult", "random_size",
            "with_ties", "read_only"]
@@ -176,7 +176,7 @@ class QueryProblem(Problem):
     """
 
     def __init__(self, labels, loss, *, qid=None, empty="error", n_samples=None):
-        self.loss: Loss = get_loss(loss)
+        self.loss = get_loss(loss)
         if empty not in ("error", "skip"):
             raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
         if n_samples is None:
@@ -224,7 +224,7 @@ class QueryProblem(Problem):
         return int(np.diff(self.offsets).max())
 
     @cached_property
-    def largest_query(self) -> tuple:
+    def largest_query(self) -> tuple[int, int]:
         """(most positives, most negatives) of any query used: a cost model's worst case."""
         negatives = np.diff(self.offsets) - self.positives
         return (int(self.positives[self.used].max(initial=0)),

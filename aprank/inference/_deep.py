@@ -65,7 +65,7 @@ class Relation:
     name: str
     check: Callable
     exact_only: bool = True
-    applies: Callable = None
+    applies: Callable | None = None
 
     def holds_for(self, instance, algorithm: str) -> bool:
         """Whether it is checked for ``algorithm`` on ``instance`` (``applies``, else yes)."""

@@ -43,7 +43,7 @@ def _resolved(loss, algorithm):
 #: what every kind's problem type takes besides its own options (infer passes them through)
 _COMMON = ("labels", "loss", "qid", "empty", "n_samples")
 #: problem type -> the keyword arguments its constructor takes
-_KEYWORDS: dict = {}
+_KEYWORDS: dict[type, frozenset[str] | None] = {}
 
 
 def _check_options(caller: str, kind, options: dict) -> None:
@@ -51,16 +51,18 @@ def _check_options(caller: str, kind, options: dict) -> None:
     does not take (else the error names the problem's constructor, which the caller never
     called): the message lists the kind's own options and suggests a close name."""
     problem_type = kind.problem_type
-    taken = _KEYWORDS.get(problem_type)
-    if taken is None:
+    if problem_type not in _KEYWORDS:
         parameters = inspect.signature(problem_type.__init__).parameters.values()
         # None: a problem type taking **kwargs checks its keywords itself; n_samples is set by
         # the caller, so passing it too would collide
-        taken = _KEYWORDS[problem_type] = None if any(
+        _KEYWORDS[problem_type] = None if any(
             p.kind == p.VAR_KEYWORD for p in parameters) else frozenset(
             p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
             and p.name not in ("self", "labels", "loss", "n_samples"))
-    unknown = [] if taken is None else [name for name in options if name not in taken]
+    taken = _KEYWORDS[problem_type]
+    if taken is None:
+        return
+    unknown = [name for name in options if name not in taken]
     if not unknown:
         return
     own = sorted(taken.difference(_COMMON))

@@ -20,6 +20,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from aprank.losses import Loss
+
 __all__ = ["Problem", "Instances"]
 
 
@@ -33,8 +35,8 @@ class Problem(ABC):
     Every kind's problem type takes ``(labels, loss, *, qid=None, empty="error",
     n_samples=None, **inputs)`` and implements:
 
-    * :meth:`solve` ``(scores, algorithm=None, **inputs)`` -- loss-augmented inference for
-      every query; the result type is the kind's;
+    * :meth:`solve` ``(scores, algorithm=None, *, <the kind's own inputs>)`` -- loss-augmented
+      inference for every query; the result type is the kind's;
     * :meth:`solve_one` ``(scores, algorithm=None)`` -- the same for a problem of one query,
       returning what :func:`aprank.infer` returns.
 
@@ -42,7 +44,8 @@ class Problem(ABC):
     a model, for many solves) or None (the kind's default for the loss).
     """
 
-    loss = None
+    #: The validated loss (set by the constructor).
+    loss: Loss
 
     @property
     def kind(self) -> str:
@@ -50,8 +53,12 @@ class Problem(ABC):
         return self.loss.kind
 
     @abstractmethod
-    def solve(self, scores, algorithm=None, **inputs):
+    def solve(self, scores, algorithm=None):
         """Loss-augmented inference for every query of the problem.
+
+        A kind adds its own per-solve inputs as keyword-only parameters with defaults (e.g. the
+        pairwise kind's ``edge_scores``, the latent kind's ``impute``); callers that serve every
+        kind pass them through as keywords.
 
         Parameters
         ----------
@@ -59,8 +66,6 @@ class Problem(ABC):
             One score per sample (per row for the latent kind).
         algorithm : str, Algorithm or None
             The registry algorithm; None: the kind's default for the loss.
-        **inputs
-            The kind's own per-solve inputs (e.g. the pairwise kind's ``edge_scores``).
         """
 
     @abstractmethod
@@ -105,8 +110,11 @@ class Instances(ABC):
         """
 
     @abstractmethod
-    def bench_instance(self, P: int, N: int, shift: float, seed: int = 0, **options):
+    def bench_instance(self, P: int, N: int, shift: float, seed: int = 0):
         """The benchmark's instance of a cell of P positives and N negatives.
+
+        A kind adds its own options as further parameters with defaults (documented by each
+        kind); callers that serve every kind pass them through as keywords.
 
         Parameters
         ----------
@@ -116,8 +124,6 @@ class Instances(ABC):
             How far the positives' scores are shifted above the negatives' (N(0, 1)).
         seed : int
             Random seed.
-        **options
-            The kind's own (documented by each kind).
         """
 
     @abstractmethod

@@ -507,7 +507,8 @@ def estimated_seconds(algorithm: Algorithm, call, repeat: int = 1) -> float | No
     return repeat * _as_float(algorithm.seconds(call))
 
 
-def warn_if_slow_call(algorithm: Algorithm, call, loss=None, largest=None, repeat: int = 1,
+def warn_if_slow_call(algorithm: Algorithm, call, loss: str | Loss | None = None,
+                      largest: tuple[int, int] | None = None, repeat: int = 1,
                       stacklevel: int = 2) -> None:
     """Warn before a long call: every kind calls this before ``algorithm.run(call)``.
 

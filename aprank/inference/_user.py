@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 from aprank.inference._registry import Algorithm, add, remove
 from aprank.inference.ranking import UserRanking
-from aprank.losses import get_loss
+from aprank.losses import RankingLoss, get_loss
 
 __all__ = ["register", "unregister"]
 
@@ -60,6 +60,11 @@ def register(name: str, func: Callable, *, losses, exact: bool, complexity: str 
         if loss.kind != "ranking":
             raise ValueError(f"user algorithms serve ranking losses; {loss_name!r} is of the "
                              f"{loss.kind!r} kind")
+        if not isinstance(loss, RankingLoss):
+            # the driver computes the loss of a user algorithm's ranks from the loss's kernel
+            # specification, which only a RankingLoss gives
+            raise ValueError(f"user algorithms serve ranking losses, subclasses of RankingLoss; "
+                             f"{loss_name!r} is a {type(loss).__name__}")
         loss.kernel_spec(1)   # NotImplementedError: the driver could not finish its rankings
     return add(Algorithm(name, "ranking", losses, exact, complexity, reference,
                          UserRanking(func), builtin=False), replace=replace)

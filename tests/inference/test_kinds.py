@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 import aprank
-from aprank.inference import get_algorithm, get_kind, kinds
+from aprank.inference import PairwiseProblem, algorithms, get_algorithm, get_kind, kinds
 from aprank.losses import (
     LOSSES,
     NDCG,
     KernelSpec,
+    Loss,
     RankingLoss,
     get_loss,
     register_loss,
@@ -94,6 +95,40 @@ def test_user_algorithms_need_a_loss_the_driver_can_finish(p_at_2):
     with pytest.raises(ValueError, match="labelling"):
         aprank.register("py-01", lambda p, n, l: np.full(n.size, p.size + 1), losses="zero-one",
                         exact=False)
+
+
+class RankingKindOnly(Loss):
+    """Says it is of the ranking kind without being a RankingLoss (no kernel specification)."""
+
+    name = "ranking-kind-only"
+    kind = "ranking"
+
+
+class PairwiseKindOnly(Loss):
+    """Says it is of the pairwise kind without being a ZeroOne (no per-sample weights)."""
+
+    name = "pairwise-kind-only"
+    kind = "pairwise"
+
+
+def test_a_loss_of_a_kind_without_the_kinds_loss_type_is_refused_by_name():
+    register_loss(RankingKindOnly())
+    register_loss(PairwiseKindOnly())
+    try:
+        with pytest.raises(ValueError, match="subclasses of RankingLoss; 'ranking-kind-only' is "
+                                             "a RankingKindOnly"):
+            aprank.register("py-kind-only", lambda p, n, l: np.full(n.size, p.size + 1),
+                            losses="ranking-kind-only", exact=False)
+        assert "py-kind-only" not in algorithms().names()
+        for build in (lambda: PairwiseProblem([1, 0, 0], "pairwise-kind-only"),
+                      lambda: aprank.infer([0.3, 1.2, -0.4], [1, 0, 0], loss="pairwise-kind-only",
+                                           algorithm="brute")):
+            with pytest.raises(ValueError, match="subclass of ZeroOne .*'pairwise-kind-only' is "
+                                                 "a PairwiseKindOnly"):
+                build()
+    finally:
+        unregister_loss("ranking-kind-only")
+        unregister_loss("pairwise-kind-only")
 
 
 def test_a_loss_cannot_pose_as_another():

@@ -221,8 +221,7 @@ def _reference_greedy(problem, scores):
     from aprank.inference.latent._problem import LatentCall
     from latent_greedy_reference import run_reference_greedy
     s = problem._scores(np.asarray(scores, dtype=float))
-    call = LatentCall(problem, s, None)
-    call.impute = problem._impute_rows(None, call.argmax)
+    call = LatentCall(problem, s)
     run_reference_greedy(call)
     return problem._result(call, "reference")
 

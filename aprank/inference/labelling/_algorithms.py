@@ -1,8 +1,8 @@
 """The labelling kind's registry entries: the compiled weighted 0-1 kernel and the oracle."""
 from __future__ import annotations
 
+import aprank.inference.labelling._zero_one_cy as _zero_one_cy
 from aprank.inference._registry import Algorithm, ProblemKind, per_query_seconds
-from aprank.inference.labelling import _zero_one_cy
 from aprank.inference.labelling._instances import LabellingInstances
 from aprank.inference.labelling._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.labelling._problem import LabellingProblem

@@ -32,7 +32,7 @@ class LatentInstance(Instance):
         The known rows.
     """
 
-    bags: np.ndarray = None
+    bags: np.ndarray
     h: np.ndarray | None = None
 
 

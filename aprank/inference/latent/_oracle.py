@@ -64,6 +64,9 @@ def run_brute(call) -> None:
         k = int(np.argmax(values))
         if values[k] > best:
             best, best_perm, best_k = float(values[k]), perm, k
+    # the objectives are finite (the scores' sums cannot overflow), so the first ranking
+    # enumerated set best_perm
+    assert best_perm is not None
     place = np.empty(B, dtype=np.int64)
     place[list(best_perm)] = np.arange(B)
     if N:

@@ -170,17 +170,18 @@ class LatentBags:
 
 # ---------------------------------------------------------------------------- one solve
 class LatentCall:
-    """One solve: the problem, the validated scores, the positives' rows of the ground truth
-    (``impute``) and the outputs a registry algorithm's ``run(call)`` fills: ``ranks`` (per
-    bag, interleaving ranks) and ``h`` (per bag, the row of the loss-augmented term)."""
+    """One solve: the problem, the validated scores, the rows of the ground truth (``impute``,
+    per bag: a positive bag's row given to the solve, validated here, else its highest-scoring
+    row) and the outputs a registry algorithm's ``run(call)`` fills: ``ranks`` (per bag,
+    interleaving ranks) and ``h`` (per bag, the row of the loss-augmented term)."""
 
-    def __init__(self, problem: LatentProblem, scores: np.ndarray, impute: np.ndarray):
+    def __init__(self, problem: LatentProblem, scores: np.ndarray, impute=None):
         self.problem = problem
         self.loss = problem.loss
         self.bags = problem.bags
         self.scores = scores
         self.argmax = problem.bags.best_rows(scores)
-        self.impute = impute
+        self.impute = problem._impute_rows(impute, self.argmax)
         self.ranks = np.empty(problem.bags.n_bags, dtype=np.int64)
         self.h = np.empty(problem.bags.n_bags, dtype=np.int64)
         # an algorithm that ranks the bags by AP inference leaves its result here, so that the
@@ -391,8 +392,7 @@ class LatentProblem(Problem):
             raise ValueError(f"algorithm {algo.name!r} enumerates every ranking and latent "
                              f"choice and refuses more than {algo.max_samples} rows (got "
                              f"{self.n_samples})")
-        call = LatentCall(self, s, None)
-        call.impute = self._impute_rows(impute, call.argmax)
+        call = LatentCall(self, s, impute)
         warn_if_slow_call(algo, call, stacklevel=5)     # _solve, solve, solve_one, infer
         algo.run(call)
         return self._result(call, algo.name)

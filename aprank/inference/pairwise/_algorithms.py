@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+import aprank.inference.pairwise._enumerate_cy as _enumerate_cy
+import aprank.inference.pairwise._maxflow_cy as _maxflow_cy
 from aprank.inference._registry import Algorithm, ProblemKind
-from aprank.inference.pairwise import _enumerate_cy, _maxflow_cy
 from aprank.inference.pairwise._instances import PairwiseInstances
 from aprank.inference.pairwise._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.pairwise._problem import ENUMERATE_UP_TO, PairwiseProblem
@@ -90,7 +91,10 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0,
     best = np.zeros(sizes.size)
     other = np.zeros(nl)       # per node: its component's maximum with the node's label flipped
     y_nodes = np.zeros(nl, dtype=bool)
-    rows, cols = [], []
+    # the entries of call.flips (want_flips), in blocks: samples and the samples that change
+    # label in their other max-marginal labelling
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
     enumerated = np.flatnonzero(sizes <= small)
     if enumerated.size:
         _enumerate_small(call, parts, enumerated, y_nodes, best, other, rows, cols)
@@ -124,9 +128,9 @@ def _run(call, name: str, dynamic: bool = True, small: int = 0, dense: int = 0,
     if call.want_flips:
         rows.append(singles)
         cols.append(singles)
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
-        call.flips = sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)),
-                                   shape=(n, n))
+        flip_rows, flip_cols = np.concatenate(rows), np.concatenate(cols)
+        call.flips = sp.csr_matrix((np.ones(flip_rows.size, dtype=np.int8),
+                                    (flip_rows, flip_cols)), shape=(n, n))
 
 
 def run_graphcut(call) -> None:

@@ -153,13 +153,13 @@ class PairwiseInstances(Instances):
         if family == "components":
             sizes = np.repeat(np.asarray(params["sizes"], dtype=np.int64), params["copies"])
         elif family == "random sizes":
-            sizes = []
+            drawn: list[int] = []
             left = int(params["n"])
             while left > 0:
                 k = min(left, int(rng.integers(params["low"], params["high"] + 1)))
-                sizes.append(k)
+                drawn.append(k)
                 left -= k
-            sizes = np.asarray(sizes, dtype=np.int64)
+            sizes = np.asarray(drawn, dtype=np.int64)
         else:
             return super().deep_instance(family, **params)
         return _component_instance(rng, params["shape"], sizes, params.get("ratio", 1.0),

@@ -31,11 +31,12 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+import aprank.inference.pairwise._components_cy as _components_cy
+import aprank.inference.pairwise._enumerate_cy as _enumerate_cy
 from aprank import validation
 from aprank.inference._base import QueryProblem
 from aprank.inference._registry import as_algorithm, warn_if_slow_call
-from aprank.inference.pairwise import _components_cy, _enumerate_cy
-from aprank.losses import get_loss
+from aprank.losses import ZeroOne, get_loss
 
 __all__ = ["PairwiseGraph", "PairwiseCall", "PairwiseProblem", "PairwiseResult",
            "max_marginals", "group_pairs", "ENUMERATE_UP_TO"]
@@ -364,11 +365,19 @@ class PairwiseProblem(QueryProblem):
         Default score of cutting each pair (0 if None); ``solve`` may pass others.
     """
 
+    #: Delta is a change of the unary scores by the loss's per-sample weights (``weights``)
+    loss: ZeroOne
+
     def __init__(self, labels, loss="pairwise-zero-one", *, qid=None, empty="error",
                  n_samples=None, edges=None, edge_scores=None):
-        if get_loss(loss).kind != "pairwise":
+        found = get_loss(loss)
+        if found.kind != "pairwise":
             raise ValueError(f"PairwiseProblem solves the 'pairwise' kind, not the loss "
-                             f"{get_loss(loss).name!r} of kind {get_loss(loss).kind!r}")
+                             f"{found.name!r} of kind {found.kind!r}")
+        if not isinstance(found, ZeroOne):
+            raise ValueError(f"the pairwise kind's loss is a weighted 0-1 loss, a subclass of "
+                             f"ZeroOne (e.g. PairwiseZeroOne); {found.name!r} is a "
+                             f"{type(found).__name__}")
         if qid is not None:
             raise ValueError("the pairwise kind labels all samples jointly: qid is not supported "
                              "(samples without pairs between them are independent anyway)")

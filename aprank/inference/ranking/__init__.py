@@ -6,7 +6,7 @@ The kind's modules: ``_problem.py`` (:class:`RankingProblem` and its call), ``_a
 shared driver ``_driver_cy.pyx``), ``_oracle.py`` (exhaustive search) and ``_instances.py``
 (seeded instances). What other modules of :mod:`aprank.inference` use of it is named here.
 """
-from aprank.inference.ranking import _driver_cy
+import aprank.inference.ranking._driver_cy as _driver_cy
 from aprank.inference.ranking._algorithms import (
     ALGORITHMS,
     KINDS,

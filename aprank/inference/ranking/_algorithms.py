@@ -13,8 +13,12 @@ from math import comb, log2
 
 import numpy as np
 
+import aprank.inference.ranking._driver_cy as _driver_cy
+import aprank.inference.ranking._greedy_cy as _greedy_cy
+import aprank.inference.ranking._optranks_cy as _optranks_cy
+import aprank.inference.ranking._search_cy as _search_cy
+import aprank.inference.ranking._select_cy as _select_cy
 from aprank.inference._registry import Algorithm, ProblemKind, per_query_seconds
-from aprank.inference.ranking import _driver_cy, _greedy_cy, _optranks_cy, _search_cy, _select_cy
 from aprank.inference.ranking._instances import RankingInstances
 from aprank.inference.ranking._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.ranking._problem import RankingProblem

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import aprank.inference.ranking._driver_cy as _driver_cy
+import aprank.inference.ranking._optranks_cy as _optranks_cy
+import aprank.inference.ranking._select_cy as _select_cy
 from aprank.inference._base import InferenceResult, Instance
 from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic, exact_shift
 from aprank.inference._protocol import Instances
-from aprank.inference.ranking import _driver_cy, _optranks_cy, _select_cy
 from aprank.inference.ranking._problem import RankingProblem
 
 __all__ = ["RankingInstances", "REGIMES", "TIES"]

@@ -158,7 +158,7 @@ class Call:
         self.problem = problem
         self.want_truth = want_truth
         #: the ground truth's coefficients when the compiled driver wrote them (truth_out)
-        self.truth_coef = None
+        self.truth_coef: np.ndarray | None = None
         self.scores = scores
         self.loss = problem.loss
         self.is_pos, self.order, self.offsets = problem.is_pos, problem.order, problem.offsets

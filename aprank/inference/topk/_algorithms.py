@@ -5,8 +5,8 @@ from math import comb
 
 import numpy as np
 
+import aprank.inference.topk._cstar_cy as _cstar_cy
 from aprank.inference._registry import Algorithm, ProblemKind
-from aprank.inference.topk import _cstar_cy
 from aprank.inference.topk._instances import TopKInstances
 from aprank.inference.topk._oracle import MAX_SAMPLES, run_brute
 from aprank.inference.topk._problem import TopKProblem
