@@ -80,7 +80,9 @@ class Survey:
 
     def lacking(self) -> np.ndarray:
         """Ids of the queries without a sample of the largest label (the relevant class, the
-        estimators' ``classes_[1]``), in order of first appearance."""
+        estimators' ``classes_[1]``), in order of first appearance; asked only of a survey of
+        inputs with qid (without, there is one query and no ids)."""
+        assert self.query_ids is not None and self.top is not None, "a survey without qid"
         return self.query_ids[self.top != self.classes[-1]]
 
 

@@ -9,15 +9,20 @@ inference, the 0-1 loss as one query that separates over samples.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dask.array as da
 import numpy as np
+from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
 import dask
 from aprank.dask._data import DaskData, as_dask_array, dask_inputs, persist_inputs
 from aprank.dask._models import empty_queries, model_of
-from aprank.learn import APSVM, NDCGSVM, BinarySVM
+from aprank.learn import APSVM, NDCGSVM, BinarySVM, CuttingPlaneResult
+from aprank.losses import Loss
 from aprank.metrics import average_precision, ndcg
+from aprank.models import StructuredModel
 
 __all__ = ["DaskAPSVM", "DaskNDCGSVM", "DaskBinarySVM"]
 
@@ -35,6 +40,28 @@ class _OnDask:
 
     #: pivots per open range and round of the split inference (one giant query)
     split_samples = 64
+
+    # what the single-machine estimator that follows in the MRO supplies: its parameters and
+    # fitted attributes, and the steps of its fit and score that this class runs over Dask
+    empty: str
+    intercept_scaling: float            # where _has_intercept
+    _has_intercept: bool
+    _learns_threshold: bool
+    classes_: np.ndarray
+    coef_: np.ndarray
+    intercept_: float
+    threshold_: float
+    _loss: Callable[[], Loss]
+    _algorithm: Callable[[], str]
+    _fit_atomically: Callable[..., object]
+    _check_params: Callable[[], object]
+    _check_classes: Callable[[np.ndarray], None]
+    _say_skipped: Callable[[int, int], int]
+    _train: Callable[..., tuple[CuttingPlaneResult, dict]]
+    _fitted: Callable[..., dict]
+    _break_even: Callable[..., float]
+    _relevance: Callable[[np.ndarray, int], np.ndarray]
+    _say_if_scored_as_one_query: Callable[[object, int], None]
 
     def fit(self, X, y, qid=None):
         """Learn w from X (dask array (n, d) or DataFrame, dense), labels y and optional query
@@ -77,7 +104,7 @@ class _OnDask:
                              else found.query_ids.shape[0])
         return self
 
-    def _dask_model(self, data: DaskData, positive, one_query: bool):
+    def _dask_model(self, data: DaskData, positive, one_query: bool) -> StructuredModel:
         return model_of(data, positive, self._loss(), one_query=one_query,
                         algorithm=self._algorithm(), empty=self.empty,
                         intercept=self.intercept_scaling if self._has_intercept else None,
@@ -102,10 +129,19 @@ class _OnDask:
         scores = self.decision_function(X)
         return da.where(scores > 0, self.classes_[1], self.classes_[0])
 
-    def _scored(self, X, y, qid):
+    # score keeps the single-machine signature, so that a Dask estimator is called as its
+    # class is, but the distributed models have no weighting: a sample_weight is refused (a
+    # TypeError, as fit's), and metadata routing requests none
+    __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
+
+    def _scored(self, X, y, qid, sample_weight):
         """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed).
-        A label outside ``classes_`` is a ValueError; no qid after a fit on several queries is
-        an ``aprank.learn.OneQueryWarning``, as on one machine."""
+        A sample_weight is a TypeError; a label outside ``classes_`` is a ValueError; no qid
+        after a fit on several queries is an ``aprank.learn.OneQueryWarning``, as on one
+        machine."""
+        if sample_weight is not None:
+            raise TypeError(f"{type(self).__name__}.score() takes no sample_weight: the Dask "
+                            f"estimators have no weighting")
         check_is_fitted(self)
         scores, y = dask.compute(self.decision_function(X), y)
         scores = np.asarray(scores)
@@ -113,15 +149,23 @@ class _OnDask:
         return self._relevance(_gather(y), scores.shape[0]), \
             scores, None if qid is None else _gather(qid)
 
-    def score(self, X, y, qid=None):
+    def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (per query when qid is given; ties as scikit-learn). The
-        scores, labels and qid -- n values each -- are gathered on the client."""
-        is_pos, scores, qid = self._scored(X, y, qid)
+        scores, labels and qid -- n values each -- are gathered on the client. No
+        ``sample_weight`` (a TypeError)."""
+        is_pos, scores, qid = self._scored(X, y, qid, sample_weight)
         return average_precision(is_pos, scores, qid=qid, empty=self.empty)
 
 
 #: the rank SVMs' solver default on Dask (see the classes' docstrings)
 _OCAS_DEFAULT = ('default "multi-cut"', 'default "ocas"')
+
+
+def _parameters_section(estimator: type) -> str:
+    """The single-machine estimator's docstring from its "Parameters" on ("" where it has no
+    docstring)."""
+    doc = estimator.__doc__
+    return "" if doc is None else "\n    Parameters" + doc.split("Parameters", 1)[1]
 
 
 class DaskAPSVM(_OnDask, APSVM):
@@ -130,7 +174,7 @@ class DaskAPSVM(_OnDask, APSVM):
     solved by exact split inference whichever exact ``algorithm`` is named. Its ``solver``
     defaults to "ocas": the Dask models' cut is whole, not split over blocks of queries, so
     "multi-cut" (APSVM's default) is OCAS here.
-    """ + "\n    Parameters" + APSVM.__doc__.split("Parameters", 1)[1].replace(*_OCAS_DEFAULT)
+    """ + _parameters_section(APSVM).replace(*_OCAS_DEFAULT)
 
     def __init__(self, C=1.0, *, algorithm="auto", tol=1e-3, max_iter=1000, prune_after=50,
                  solver="ocas", empty="skip", verbose=False, warm_start=False, callback=None):
@@ -143,7 +187,7 @@ class DaskNDCGSVM(_OnDask, NDCGSVM):
     __doc__ = """:class:`aprank.learn.NDCGSVM` on a Dask cluster: NDCG loss, same parameters,
     attributes and w as ``NDCGSVM(solver="ocas")``. Its ``solver`` defaults to "ocas", as
     :class:`DaskAPSVM`'s.
-    """ + "\n    Parameters" + NDCGSVM.__doc__.split("Parameters", 1)[1].replace(*_OCAS_DEFAULT)
+    """ + _parameters_section(NDCGSVM).replace(*_OCAS_DEFAULT)
 
     def __init__(self, C=1.0, *, algorithm="auto", discount=None, tol=1e-3, max_iter=1000,
                  prune_after=50, solver="ocas", empty="skip", verbose=False,
@@ -152,10 +196,10 @@ class DaskNDCGSVM(_OnDask, NDCGSVM):
                          prune_after=prune_after, solver=solver, empty=empty, verbose=verbose,
                          warm_start=warm_start, callback=callback)
 
-    def score(self, X, y, qid=None):
+    def score(self, X, y, qid=None, sample_weight=None):
         """Mean NDCG with binary relevance and this model's discount (gathered as in
-        DaskAPSVM.score)."""
-        is_pos, scores, qid = self._scored(X, y, qid)
+        DaskAPSVM.score; no ``sample_weight``)."""
+        is_pos, scores, qid = self._scored(X, y, qid, sample_weight)
         return ndcg(is_pos.astype(float), scores, qid=qid, empty=self.empty,
                     discount=self.discount)
 
@@ -166,7 +210,7 @@ class DaskBinarySVM(_OnDask, BinarySVM):
     defaults to "ocas": the coordinate descent of BinarySVM's default ("dual-cd") visits one
     sample at a time, which data spread over partitions does not give, so "dual-cd" is OCAS
     here.
-    """ + "\n    Parameters" + BinarySVM.__doc__.split("Parameters", 1)[1].replace(
+    """ + _parameters_section(BinarySVM).replace(
         '"dual-cd"}, default "dual-cd"', '"dual-cd"}, default "ocas"')
 
     def __init__(self, C=1.0, *, J=None, intercept_scaling=1.0, tol=1e-3, max_iter=1000,

@@ -26,7 +26,7 @@ import dask
 from aprank.dask._data import Block, DaskData, Survey, dask_inputs, persist_inputs
 from aprank.dask._split import gather_positives, settle, split_part, tally
 from aprank.dask._steps import negative_coef, split_outcome
-from aprank.losses import ZeroOne, get_loss
+from aprank.losses import RankingLoss, ZeroOne, get_loss
 from aprank.models import Constraint, RankingModel, StructuredModel
 
 __all__ = ["QueriesModel", "GiantQueryModel", "ranking_model", "model_of", "empty_queries"]
@@ -183,9 +183,10 @@ class GiantQueryModel(StructuredModel):
     """
 
     def __init__(self, data: DaskData, positive, loss="ap", *, samples=64):
-        self.loss = get_loss(loss)
-        if self.loss.kind != "ranking":
-            raise ValueError(f"GiantQueryModel serves ranking losses, not {self.loss.name!r}")
+        loss = get_loss(loss)
+        if loss.kind != "ranking" or not isinstance(loss, RankingLoss):
+            raise ValueError(f"GiantQueryModel serves ranking losses (AP, NDCG), not {loss.name!r}")
+        self.loss = loss
         self.loss.kernel_spec(data.n_samples)   # a user NDCG discount must cover the query
         if data.grouped:
             raise ValueError("GiantQueryModel needs the blocks in input order (no qid)")

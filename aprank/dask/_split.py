@@ -42,7 +42,7 @@ from aprank.dask._steps import (
     split_buckets,
     split_outcome,
 )
-from aprank.losses import get_loss
+from aprank.losses import RankingLoss, get_loss
 
 __all__ = ["SplitResult", "SplitPart", "Anchors", "infer", "split_part", "settle", "tally"]
 
@@ -279,7 +279,7 @@ def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
         For bad input (as ``aprank.infer``) or no positive sample.
     """
     loss = get_loss(loss)
-    if loss.kind != "ranking":
+    if loss.kind != "ranking" or not isinstance(loss, RankingLoss):
         raise ValueError(f"split inference serves ranking losses (AP, NDCG), not {loss.name!r}")
     loss.kernel_spec(1)    # before any work: NotImplementedError for a loss the kernels lack
     if int(samples) < 1:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import aprank.dask._split_cy as _split_cy
 from aprank import validation
-from aprank.dask import _split_cy
 from aprank.losses import get_loss
 
 __all__ = ["rank_order", "split_buckets", "optimal_ranks", "negative_coef", "split_outcome"]

@@ -152,11 +152,12 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
     w = np.zeros(model.size_joint_feature) if w0 is None else np.asarray(w0, dtype=float).copy()
     history = []
     previous = objective = np.inf
-    produced = None
-    best = (np.inf, w, None)        # (F, w, the inner run that produced w)
+    produced: CuttingPlaneResult | None = None
+    # (F, w, the inner run that produced w)
+    best: tuple[float, np.ndarray, CuttingPlaneResult | None] = (np.inf, w, None)
     for outer in range(1, max_outer + 1):
         completed = model.latent(w)
-        warm = {}
+        warm: dict[str, object] = {}
         if carry_working_set and produced is not None:
             # first cut at w_t: the run's first primal stays F(w_t), read below
             warm = {"working_set": carry(produced.working_set, completed), "first_at_w0": True}
@@ -173,4 +174,5 @@ def cccp(model: LatentModel, C: float, *, tol: float = 1e-3, max_outer: int = 50
         previous, w, produced = objective, res.w, res
         if callback is not None:
             callback({**history[-1], "w": w})
+    assert produced is not None, "max_outer >= 1: the last outer iteration kept its inner run"
     return CCCPResult(w, produced.primal, False, max_outer, history, produced)

@@ -92,8 +92,8 @@ class CuttingPlaneResult:
     gap: float
     converged: bool
     n_iter: int
-    history: list = field(default_factory=list)
-    working_set: tuple = ()
+    history: list
+    working_set: WorkingSet
 
 
 class WorkingSet:
@@ -121,10 +121,12 @@ class WorkingSet:
         self.permanent = np.zeros(0, dtype=bool)   # bounds of w: never pruned
         self.z = np.zeros(0)
         self.ridge = 0.0                           # last ridge quadprog needed (the fallback)
-        self.outputs = []       # per constraint, its Constraint.output (None: not re-evaluable)
+        # per constraint, its Constraint.output (None: not re-evaluable)
+        self.outputs: list[object] = []
         self.block = np.zeros(0, dtype=np.int64)   # the risk's part a soft constraint cuts
         self.parts = 1          # the parts its soft constraints cut (1: the whole risk)
-        self.fractions = None   # solver="dual-cd": alpha_i / (C a_i) of its last solve
+        # solver="dual-cd": alpha_i / (C a_i) of its last solve
+        self.fractions: np.ndarray | None = None
 
     @property
     def G(self) -> np.ndarray:
@@ -335,6 +337,7 @@ class _Fit:
         """The point's worst hard constraint joins the working set where it is violated by
         more than tol."""
         if at.hard_gap > self.tol:
+            assert at.worst_hard is not None, "a positive hard gap is the worst hard constraint's"
             self.ws.add(_row(self.hard, at.worst_hard), 1.0, soft=False)
 
     def next_optimum(self) -> None:
@@ -349,7 +352,7 @@ class _Fit:
         ws.idle = np.where(active, 0, ws.idle + 1)
         # a multi-cut working set gains up to a cut per block each iteration, and most of them
         # are soon idle for good: its soft cuts go sooner (the QP's cost grows with what it holds)
-        limit = prune_after
+        limit: int | np.ndarray = prune_after
         if ws.parts > 1 and prune_after:
             limit = np.where(ws.soft, min(prune_after, MULTI_CUT_PRUNE_AFTER), prune_after)
         if prune_after and np.any((ws.idle >= limit) & ~ws.permanent):
@@ -534,7 +537,7 @@ class _Descent:
         X, weight, sign = self.terms
         self.descent = HingeDual(X, weight, sign, fit.C, fractions=fit.ws.fractions)
         self.stop = min(1.0, fit.C) * fit.tol
-        self.paces = None       # full epochs per epoch in the last round
+        self.paces: float | None = None   # full epochs per epoch in the last round
 
     def iterate(self, fit: _Fit) -> bool | None:
         descent = self.descent

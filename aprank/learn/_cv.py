@@ -26,7 +26,14 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from aprank.learn._checks import StrOptions, atomic_fit
-from aprank.learn._estimators import APSVM, NDCGSVM, BinarySVM, _check_qid, _refuse_keywords
+from aprank.learn._estimators import (
+    APSVM,
+    NDCGSVM,
+    BinarySVM,
+    _check_qid,
+    _refuse_keywords,
+    _StructuredSVM,
+)
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
 from aprank.validation import as_query_groups
 
@@ -83,7 +90,8 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
     """The cross-validation shared by the three: subclasses name the estimator and which of its
     parameters they pass through (``_base_params``)."""
 
-    _estimator = None
+    #: the estimator cross-validated, which every subclass names
+    _estimator: type[_StructuredSVM]
     _base_params: tuple = ()
     # routed metadata called groups is the outer splitter's by default, as a search's groups
     # (a nested cross-validation keeps working); set_fit_request(groups=True) passes it on

@@ -470,7 +470,7 @@ _SKIPPED_DOC = """    n_skipped_queries_ : int
         Training queries left out for want of a relevant sample (``empty="skip"``).
 """
 
-_COMMON_DOC = """
+_COMMON_DOC: str = """
     C : float, default 1.0
         Weight of the slack against 1/2 ||w||^2.
     tol : float, default 1e-3

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import quadprog
 
-from aprank.learn import _qp_cy
+import aprank.learn._qp_cy as _qp_cy
 
 __all__ = ["DualSolution", "solve_dual", "active_set", "solve_dual_quadprog"]
 

@@ -24,6 +24,7 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass, field
+from types import FrameType
 
 from aprank.inference import SlowAlgorithmWarning, slow_call_seconds
 
@@ -140,7 +141,8 @@ def _caller_level() -> int:
     """The ``stacklevel`` of a warning raised here that points at the first frame outside
     aprank and scikit-learn (the user's call of ``fit``)."""
     roots = _internal_roots()
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(roots):
         frame, level = frame.f_back, level + 1
     return level
@@ -148,10 +150,12 @@ def _caller_level() -> int:
 
 def _internal_roots() -> tuple:
     """The folders of aprank, scikit-learn and joblib (their frames are not the caller's)."""
-    roots = [os.path.dirname(os.path.abspath(sys.modules["aprank"].__file__)) + os.sep]
+    aprank_file = sys.modules["aprank"].__file__
+    assert aprank_file is not None, "aprank is a regular package: its __init__.py is a file"
+    roots = [os.path.dirname(os.path.abspath(aprank_file)) + os.sep]
     for package in ("sklearn", "joblib"):
-        module = sys.modules.get(package)
-        if module is not None and getattr(module, "__file__", None):
-            roots.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
+        path: str | None = getattr(sys.modules.get(package), "__file__", None)
+        if path:
+            roots.append(os.path.dirname(os.path.abspath(path)) + os.sep)
     roots.append(os.path.dirname(os.path.abspath(contextlib.__file__)) + os.sep + "contextlib")
     return tuple(roots)

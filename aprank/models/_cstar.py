@@ -142,7 +142,7 @@ class CStarModel:
         grad_F = (t.T @ t - ref.T @ ref) * self.mask
         return CStarBound(result.objective, result.loss, t - ref, grad_F, result.used)
 
-    def predict(self, S, F, k, clamp=None, infeasible="raise") -> np.ndarray:
+    def predict(self, S, F, k, clamp=None, infeasible="raise") -> tuple[np.ndarray, np.ndarray]:
         """(n, L) int8: the best subset of k[m] labels of each sample at scores S, with label
         clamps (n, L) of -1 (out), 0 (free), 1 (in); and the subsets' values. Clamps leaving a
         sample no subset of k[m] labels are a ValueError, or (``infeasible="-inf"``) give it

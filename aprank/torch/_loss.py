@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
 
 import numpy as np
 
 import torch
 from aprank.inference import RankingProblem, resolve
-from aprank.losses import LOSSES, NDCG, Loss, get_loss
+from aprank.losses import LOSSES, NDCG, Loss, RankingLoss, get_loss
 from aprank.torch._distributed import gather_batch
 from aprank.torch._ops import _equal_blocks, _per_group, hinge_terms
 
+_triton: ModuleType | None
 try:  # the optional triton package brings backend="triton"
     from aprank.torch import _triton
 except ModuleNotFoundError as missing:
@@ -237,7 +240,8 @@ def _cuda_auto(device: torch.device) -> str:
 #: what "auto" runs on a device type: the compiled kernels on the CPU; on CUDA, the Triton kernels
 #: where they can run (_cuda_auto); torch operations on any other device (so its tensors stay
 #: there)
-_AUTO = {"cpu": lambda device: "kernels", "cuda": _cuda_auto}
+_AUTO: dict[str, Callable[[torch.device], str]] = {"cpu": lambda device: "kernels",
+                                                   "cuda": _cuda_auto}
 
 
 def _run_for(backend: str, device: torch.device):
@@ -472,6 +476,10 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
     if loss.kind != "ranking":
         raise NotImplementedError(f"the structured hinge here is for ranking losses (AP, NDCG), "
                                   f"not {loss.name!r}")
+    if not isinstance(loss, RankingLoss):
+        # the kind is the loss's own word; the kernels need a RankingLoss's kernel_spec
+        raise TypeError(f"loss {loss.name!r} says it is of the ranking kind but is a "
+                        f"{type(loss).__name__}, not an aprank.losses.RankingLoss")
     loss.kernel_spec(1)    # a loss the exact implementations know, or NotImplementedError
     if n_threads is None:
         n_threads = torch.get_num_threads()
@@ -563,7 +571,7 @@ def _hinge_losses() -> list:
     compiled kernel."""
     names = []
     for name, loss in LOSSES.items():
-        if loss.kind != "ranking":
+        if loss.kind != "ranking" or not isinstance(loss, RankingLoss):
             continue
         try:
             loss.kernel_spec(1)

@@ -173,6 +173,34 @@ def test_split_inference_refuses_bad_input(client):
         infer(da.from_array(scores), da.from_array(labels[:50]))
 
 
+def test_a_ranking_kind_loss_that_is_no_ranking_loss_is_refused():
+    """A Loss saying kind "ranking" without being a RankingLoss has none of the methods split
+    inference needs: a ValueError, on Dask's local scheduler (nothing reaches a worker)."""
+    from aprank.losses import Loss
+
+    class Impostor(Loss):
+        name, kind = "impostor-ranking", "ranking"
+
+    scores, labels = one_query(100, 10, 0, 1.5)
+    with pytest.raises(ValueError, match="ranking losses .* not 'impostor-ranking'"):
+        infer(da.from_array(scores, chunks=30), da.from_array(labels, chunks=30), loss=Impostor())
+    X = np.random.default_rng(0).standard_normal((100, 3))
+    with pytest.raises(ValueError, match="ranking losses .* not 'impostor-ranking'"):
+        aprank.dask.ranking_model(da.from_array(X, chunks=(30, 3)),
+                                  da.from_array(labels.astype(int), chunks=30), Impostor())
+
+
+@pytest.mark.parametrize("on_dask", [DaskAPSVM, DaskNDCGSVM, DaskBinarySVM])
+def test_score_refuses_a_sample_weight_and_routes_none(on_dask):
+    """score takes the single-machine signature, but the Dask models have no weighting: a
+    sample_weight is a TypeError (before anything is computed), and metadata routing asks for
+    qid alone."""
+    X, y = da.zeros((4, 2)), da.from_array(np.array([0, 1, 0, 1]))
+    with pytest.raises(TypeError, match=rf"{on_dask.__name__}.score\(\) takes no sample_weight"):
+        on_dask().score(X, y, None, np.ones(4))
+    assert on_dask().get_metadata_routing().score.requests == {"qid": None}
+
+
 # ------------------------------------------------------------------------ c) the benchmark
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
 @pytest.mark.parametrize("queries", ["many", "one"])

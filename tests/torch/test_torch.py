@@ -205,6 +205,24 @@ def test_unknown_loss_is_refused():
         at.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="zero-one")
 
 
+def test_a_registered_loss_of_the_ranking_kind_that_is_no_ranking_loss_is_refused():
+    """A Loss saying kind "ranking" without being a RankingLoss has no kernel_spec: the hinge
+    refuses it with a TypeError, and the list of losses in the other errors leaves it out."""
+    from aprank.losses import Loss, register_loss, unregister_loss
+
+    class Impostor(Loss):
+        name, kind = "impostor-ranking", "ranking"
+
+    register_loss(Impostor())
+    try:
+        with pytest.raises(TypeError, match="'impostor-ranking' says it is of the ranking kind"):
+            at.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="impostor-ranking")
+        with pytest.raises(ValueError, match=r"unknown loss 'auc'; choose one of \['ap', 'ndcg'\]"):
+            at.hinge_loss(torch.tensor([1.0, 0.0]), torch.tensor([1, 0]), loss="auc")
+    finally:
+        unregister_loss("impostor-ranking")
+
+
 @pytest.mark.parametrize("function", ["ap_hinge_loss", "ndcg_hinge_loss"])
 def test_a_loss_keyword_to_the_hinge_of_one_loss_says_what_to_call(function):
     # Python's own message was "hinge_loss() got multiple values for keyword argument 'loss'"
