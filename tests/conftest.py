@@ -9,7 +9,7 @@
 * A skip reason longer than one short line fails the test (``SKIP_REASON_MAX``).
 * Without a CUDA device, ``TRITON_INTERPRET=1`` (where torch and triton are installed and it is
   not set already): Triton's interpreter runs the torch loss's Triton kernel on the CPU
-  (tests/torch/test_torch_triton.py). Triton reads it when it is imported and defines its own
+  (tests/aprank_torch/test_torch_triton.py). Triton reads it when it is imported and defines its own
   library functions, which the first test module importing torch can trigger: so here,
   before any test module is collected.
 

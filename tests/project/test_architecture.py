@@ -353,3 +353,22 @@ def test_only_the_package_is_installed(pyproject):
 def test_each_tool_package_runs_as_a_module(tool):
     assert (REPOSITORY / tool / "__main__.py").is_file()
     assert (REPOSITORY / tool / "__init__.py").is_file()
+
+
+#: optional packages the tests import (or that libraries probe for) without always being
+#: installed: a folder of tests/ by one of these names would be imported in their place
+OPTIONAL_MODULES = {"torch", "triton", "dask", "distributed", "libauc", "pytorch_metric_learning",
+                    "datasets", "pandas", "hypothesis", "cloudpickle", "maxflow", "sphinx"}
+
+
+def test_no_folder_of_the_tests_shadows_a_module():
+    """pytest puts tests/ on sys.path (its support modules are imported from there), so a
+    folder ``tests/torch`` would be found by ``import torch`` as a namespace package wherever
+    PyTorch is not installed, and the tests that should skip would fail instead."""
+    import importlib.metadata
+
+    installed = set(importlib.metadata.packages_distributions())
+    folders = {p.name for p in (REPOSITORY / "tests").iterdir() if p.is_dir()
+               and not p.name.startswith((".", "_"))}
+    assert not folders & (installed | OPTIONAL_MODULES | {"aprank", "benchmarks", "experiments",
+                                                          "figures"})

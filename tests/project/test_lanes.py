@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = ["tools/test_figures.py", "project/test_packaging.py", "documentation/test_docs.py",
-         "torch/test_torch.py", "dask/test_dask.py", "inference/test_simd.py",
+         "aprank_torch/test_torch.py", "aprank_dask/test_dask.py", "inference/test_simd.py",
          "inference/test_oracle.py", "test_cli.py"]
 
 #: a plugin reporting what the -m expression kept and what it deselected
@@ -33,10 +33,10 @@ SLOW = ["tests/tools/test_figures.py::test_script_runs_quick[fig_scaling]",
         "tests/documentation/test_docs.py::test_python_blocks_run[dask.md]",
         "tests/inference/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-continuous]",
         "tests/inference/test_oracle.py::test_ranking_losses_against_all_permutations[portable-ap]"]
-SLOW_TORCH = ["tests/torch/test_torch.py::test_bench_rows_are_measured",
-              "tests/torch/test_torch.py::test_torch_ops_rank_like_the_kernels_on_thousands_of_instances[ap]"]
-SLOW_DASK = ["tests/dask/test_dask.py::test_same_w_as_one_machine[one-DaskAPSVM]",
-             "tests/dask/test_dask.py::test_split_inference_equals_qs_on_a_million[no-ties-ap]"]
+SLOW_TORCH = ["tests/aprank_torch/test_torch.py::test_bench_rows_are_measured",
+              "tests/aprank_torch/test_torch.py::test_torch_ops_rank_like_the_kernels_on_thousands_of_instances[ap]"]
+SLOW_DASK = ["tests/aprank_dask/test_dask.py::test_same_w_as_one_machine[one-DaskAPSVM]",
+             "tests/aprank_dask/test_dask.py::test_split_inference_equals_qs_on_a_million[no-ties-ap]"]
 
 KEPT = ["tests/tools/test_figures.py::test_scaling_series_come_from_the_registry",
         "tests/tools/test_figures.py::test_scaling_silences_only_the_slow_algorithm_warning",
@@ -45,9 +45,9 @@ KEPT = ["tests/tools/test_figures.py::test_scaling_series_come_from_the_registry
         "tests/inference/test_simd.py::test_vector_paths_identical_to_portable_and_oracles[avx2-ties]",
         "tests/inference/test_oracle.py::test_ranking_losses_against_all_permutations[simd-ap]",
         "tests/test_cli.py::test_version_prints_the_package_version"]
-KEPT_TORCH = ["tests/torch/test_torch.py::test_unknown_loss_is_refused",
-              "tests/torch/test_torch.py::test_value_and_gradient_equal_the_kernels[torch-ap-dtype1]"]
-KEPT_DASK = ["tests/dask/test_dask.py::test_import_aprank_does_not_import_dask"]
+KEPT_TORCH = ["tests/aprank_torch/test_torch.py::test_unknown_loss_is_refused",
+              "tests/aprank_torch/test_torch.py::test_value_and_gradient_equal_the_kernels[torch-ap-dtype1]"]
+KEPT_DASK = ["tests/aprank_dask/test_dask.py::test_import_aprank_does_not_import_dask"]
 
 
 def _collect(tmp_path, expression):
