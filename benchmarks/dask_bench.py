@@ -28,11 +28,11 @@ import sys
 import time
 from statistics import NormalDist
 
+import dask
 import dask.array as da
 import numpy as np
 from distributed import Client, LocalCluster
 
-import dask
 from aprank.dask import ranking_model
 from aprank.models import RankingModel
 from benchmarks.cli import Parser, at_least

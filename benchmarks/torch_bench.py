@@ -12,6 +12,7 @@ called eagerly costs on that device (its launches and autograd), for reading the
 from __future__ import annotations
 
 import torch
+
 from aprank.torch import ap_hinge_loss
 from benchmarks.timing import median_time
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
-
 import torch
+
 from aprank.torch import ap_hinge_loss
 
 __all__ = ["PeerLoss", "LOSSES", "balanced_batches", "prototype_scores", "versions"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 import torch
+
 from aprank.datasets import load_hja_birdsong, load_yahoo_ltr, recording_split
 from aprank.metrics import average_precision
 

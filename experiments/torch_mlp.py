@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
 import torch
+
 from aprank.datasets import load_hja_birdsong, recording_split
 from aprank.metrics import average_precision
 from aprank.torch import ap_hinge_loss

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
 import torch
+
 from experiments.peer_losses import LOSSES, versions
 from experiments.peer_tasks import TASKS
 

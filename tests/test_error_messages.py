@@ -36,10 +36,10 @@ def test_cstar_unknown_kernel():
 
 def test_dask_sparse_input():
     pytest.importorskip("distributed")
+    import dask
     import dask.array as da
     import scipy.sparse as sp
 
-    import dask
     from aprank.dask import DaskAPSVM
     X = np.random.default_rng(0).standard_normal((30, 4))
     y = (np.arange(30) % 3 == 0).astype(int)

@@ -1,9 +1,9 @@
 """Random many-query batches and the kernels' answer for them: shared by the CPU and CUDA tests
 of aprank.torch (import after torch is known to be installed)."""
 import numpy as np
+import torch
 
 import aprank
-import torch
 
 
 def random_batch(rng, n_max=3000, n_queries=None):

@@ -13,9 +13,8 @@ Everything runs on Dask's current scheduler: a ``distributed.Client`` pointed at
 makes it run there.
 """
 try:
-    import dask.dataframe  # noqa: F401
-
     import dask  # noqa: F401
+    import dask.dataframe  # noqa: F401
 except ImportError as err:    # the optional extra is missing: say how to get it
     raise ImportError(f"aprank.dask needs Dask: pip install 'aprank[dask]' ({err})") from err
 

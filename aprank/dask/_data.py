@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import dask
 import dask.array as da
 import dask.dataframe as dd
 import numpy as np
@@ -30,7 +31,6 @@ import scipy.sparse as sp
 from dask.sizeof import sizeof
 from distributed import default_client
 
-import dask
 from aprank.validation import as_query_groups
 
 __all__ = ["Block", "DaskData", "Survey", "DaskInputs", "as_dask_array", "dask_inputs",

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import dask
 import dask.array as da
 import numpy as np
 from sklearn.utils import metadata_routing
 from sklearn.utils.validation import check_is_fitted
 
-import dask
 from aprank.dask._data import DaskData, as_dask_array, dask_inputs, persist_inputs
 from aprank.dask._models import empty_queries, model_of
 from aprank.learn import APSVM, NDCGSVM, BinarySVM, CuttingPlaneResult

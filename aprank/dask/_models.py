@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import time
 
+import dask
 import numpy as np
 from dask.base import tokenize
 from dask.sizeof import sizeof
 
-import dask
 from aprank.dask._data import Block, DaskData, Survey, dask_inputs, persist_inputs
 from aprank.dask._split import gather_positives, settle, split_part, tally
 from aprank.dask._steps import negative_coef, split_outcome

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import dask
 import dask.array as da
 import numpy as np
 from dask.sizeof import sizeof
 
-import dask
 from aprank import validation
 from aprank.dask._steps import (
     negative_coef,

@@ -28,9 +28,8 @@ inference runs once per query over the global batch:
 """
 from __future__ import annotations
 
-import torch.distributed as dist
-
 import torch
+import torch.distributed as dist
 
 __all__ = ["gather_batch"]
 

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 
 import numpy as np
-
 import torch
+
 from aprank.inference import RankingProblem, resolve
 from aprank.losses import LOSSES, NDCG, Loss, RankingLoss, get_loss
 from aprank.torch._distributed import gather_batch

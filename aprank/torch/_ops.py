@@ -30,8 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 import torch
+
 from aprank.losses import NDCG, KernelLoss
 
 __all__ = ["HingeTerms", "hinge_terms"]

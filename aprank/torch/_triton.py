@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import os
 
+import torch
 import triton
 import triton.language as tl
 
-import torch
 from aprank.losses import KernelLoss
 from aprank.torch._ops import (
     HingeTerms,

@@ -148,6 +148,7 @@ def test_dask_grouped_queries_need_no_shuffle(client, data, dask_log):
     """Queries of consecutive rows cut by the partitions: the boundaries move to query ends
     (no shuffle, so none of the WARNING lines of Dask's p2p shuffle), w as on one machine."""
     import dask
+
     from aprank.dask import DaskAPSVM
     from aprank.dask._data import as_dask_data
 
