@@ -91,6 +91,15 @@ class KernelLoss(IntEnum):
         return None
 
     @classmethod
+    def of(cls, code, refusal: str) -> KernelLoss:
+        """The member ``code`` names (as :meth:`lookup`); a ValueError that starts with
+        ``refusal`` (e.g. "the compiled kernels compute") and lists the labels otherwise."""
+        member = cls.lookup(code)
+        if member is None:
+            raise ValueError(f"{refusal} the losses {cls.labels()}, not {code!r}")
+        return member
+
+    @classmethod
     def labels(cls) -> list:
         """Every member's label, in value order."""
         return [member.label for member in cls]

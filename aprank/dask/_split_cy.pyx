@@ -24,10 +24,7 @@ def opt_ranks(const double[::1] pos, object loss_code, const double[::1] discoun
     """out[t] = opt_j (largest maximiser, 1 ... P+1) of the j[t]-th negative with score s[t],
     searched over lo[t] ... hi[t]; pos: the P positives' scores in rank order; loss_code, discount:
     the loss's KernelSpec. Inputs are validated by aprank.dask._steps.optimal_ranks."""
-    kernel_loss = KernelLoss.lookup(loss_code)
-    if kernel_loss is None:
-        raise ValueError(f"the split kernels compute the losses {KernelLoss.labels()}, "
-                         f"not {loss_code!r}")
+    kernel_loss = KernelLoss.of(loss_code, "the split kernels compute")
     cdef LossSpec L
     cdef i64 t
     cdef int kind = kernel_loss

@@ -112,10 +112,7 @@ def _loss_steps(object loss_code, i64 P, i64 N, const i64[::1] j, const i64[::1]
     """loss_step(j[t], i[t]) of the kernels for a query of P positives and N negatives: the
     compiled step, for tests/test_loss_statement.py to hold against the statement
     (aprank.losses). loss_weight: as the driver sets it for a scaled query (a power of two)."""
-    kind = KernelLoss.lookup(loss_code)
-    if kind is None:
-        raise ValueError(f"the compiled kernels compute the losses {KernelLoss.labels()}, "
-                         f"not {loss_code!r}")
+    kind = KernelLoss.of(loss_code, "the compiled kernels compute")
     if j.shape[0] != i.shape[0] or P < 1 or N < 1:
         raise ValueError("j and i must have one length, and P, N be at least 1")
     out = np.empty(j.shape[0])
@@ -289,10 +286,7 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     replace the two per search step and per positive that the kernels take otherwise (at
     least n in all, so never more).
     """
-    kernel_loss = KernelLoss.lookup(loss_code)
-    if kernel_loss is None:
-        raise ValueError(f"the compiled kernels compute the losses {KernelLoss.labels()}, "
-                         f"not {loss_code!r}")
+    kernel_loss = KernelLoss.of(loss_code, "the compiled kernels compute")
     cdef int kind = kernel_loss
     cdef solve_fn fn = NULL
     cdef i64 n = scores.shape[0]
