@@ -37,9 +37,12 @@ def _imported_when_run(module: str, function: str):
 if importlib.util.find_spec("torch") is not None:     # the optional extra aprank[torch]
     EXPERIMENTS["torch-mlp"] = _imported_when_run("torch_mlp", "mlp_experiment")
     EXPERIMENTS["torch-peers"] = _imported_when_run("torch_peers", "peers_experiment")
+    EXPERIMENTS["nonlinear"] = _imported_when_run("nonlinear", "nonlinear")
+    EXPERIMENTS["nonlinear-explore"] = _imported_when_run("nonlinear_explore",
+                                                          "nonlinear_explore")
 
 #: Experiments that can run their classes in processes (``jobs=``): results do not depend on it.
-IN_PROCESSES = ("digits", "birds")
+IN_PROCESSES = ("digits", "birds", "nonlinear", "nonlinear-explore")
 
 #: Experiments that keep their finished folds beside the table (``out=``), so that a run stopped
 #: part way goes on where it stopped.
@@ -60,6 +63,11 @@ EXPERIMENT_NEEDS = {
     "torch-mlp": ("HJA birdsong segments, and PyTorch (aprank[torch])", "minutes"),
     "torch-peers": ("HJA birdsong segments, the Yahoo LTR sample, PyTorch, and optionally "
                     "libauc and pytorch-metric-learning", "about 8 minutes of CPU time"),
+    "nonlinear": ("digits, HJA birdsong segments, fox, tiger, elephant (mil/), the Yahoo LTR "
+                  "sample, PyTorch, LightGBM and XGBoost",
+                  "about 80 minutes of CPU time (--jobs N divides the wall clock)"),
+    "nonlinear-explore": ("the nonlinear experiment's data sets and PyTorch",
+                          "about 10 minutes of CPU time"),
 }
 
 #: Where the tables go unless --out says otherwise: the folder the README includes them from,
@@ -98,7 +106,7 @@ def build_parser() -> Parser:
     p.add_argument("--quick", action="store_true",
                    help="two classes / a smaller grid (a smoke test)")
     p.add_argument("--jobs", type=at_least(1), default=1,
-                   help="digits and birds: classes in this many processes (same table, "
+                   help="digits, birds and nonlinear*: work in this many processes (same table, "
                         "other timings)")
     p.add_argument("--out", default=DEFAULT_OUT,
                    help="folder for the Markdown table (default: the repository's "

@@ -1,0 +1,232 @@
+"""``python -m experiments nonlinear``: when the exact AP hinge pays off beyond linear models.
+
+Networks (an MLP trained with binary cross-entropy, with aprank's AP hinge, and with the recipe
+the exploration chose; ``experiments.nonlinear_networks``) and boosted trees (LightGBM's binary
+and lambdarank objectives, XGBoost's rank:map, and the AP hinge as a LightGBM custom objective;
+``experiments.nonlinear_trees``) on the 27 rows of ``experiments.nonlinear_tasks``, 3 seeds
+(each its own outer split, 30 % of the groups held out), every model's hyper-parameters and
+training budget chosen per row by 3-fold inner cross-validation on the training part (mean
+validation AP), refitted on the whole training part and scored on the test part. The table
+compares each model with the MLP trained with cross-entropy and with LightGBM binary:
+win/tie/loss over the rows (mean test AP over the seeds; a tie is a difference under 0.001)
+and the two-sided Wilcoxon signed-rank p over the rows. Each unit of work (data set, seed,
+model) runs single-threaded, in ``jobs`` processes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import cache
+from multiprocessing import get_context
+
+import numpy as np
+from scipy.stats import wilcoxon
+
+from aprank.metrics import average_precision, ndcg
+from experiments.nonlinear_networks import network_candidates
+from experiments.nonlinear_tasks import (
+    INNER_FOLDS,
+    LOADERS,
+    TEST_FRACTION,
+    inner_folds,
+    load_tasks,
+    outer_split,
+)
+
+__all__ = ["nonlinear", "nonlinear_results", "summary_table", "row_scores", "SEEDS",
+           "REFERENCES", "TIE"]
+
+SEEDS = (0, 1, 2)
+QUICK_SEEDS = (0,)
+#: A difference of mean test AP under this is a tie.
+TIE = 1e-3
+#: The models every other is compared with.
+REFERENCES = ("MLP cross-entropy", "LightGBM binary")
+QUICK_TASKS = ("digits", "fox")
+
+
+def _candidates(quick: bool) -> dict:
+    from experiments.nonlinear_trees import tree_candidates
+
+    return {c.name: c for c in [*network_candidates(quick), *tree_candidates(quick)]}
+
+
+@cache
+def _task(name: str):
+    (task,) = load_tasks([name])
+    return task
+
+
+def row_scores(task, idx, scores) -> list[dict]:
+    """Per row of ``task``: AP (and NDCG where graded) of ``scores`` (n_idx, L) on ``idx``.
+    One-against-the-rest rows rank all of ``idx``; a ranking data set averages its queries
+    that hold a relevant sample. A row without positives in ``idx`` gets NaN."""
+    out = []
+    for c in range(task.Y.shape[1]):
+        labels, s = task.Y[idx, c], scores[:, c]
+        relevant = labels >= task.positive_level
+        if task.qid is None:
+            out.append({"ap": average_precision(relevant, s) if relevant.any() else np.nan})
+            continue
+        qid = task.qid[idx]
+        out.append({"ap": float(average_precision(relevant, s, qid=qid, empty="skip")),
+                    "ndcg": float(ndcg(labels, s, qid=qid, empty="skip"))})
+    return out
+
+
+def _choose(candidate, task, train, seed) -> list[tuple[int, int]]:
+    """Per row: (grid index, budget) of the best mean validation AP over the inner folds."""
+    ap = np.full((len(candidate.grid), len(candidate.budgets), INNER_FOLDS, task.Y.shape[1]),
+                 np.nan)
+    for f, (fit_idx, val_idx) in enumerate(inner_folds(task, train, seed)):
+        fit, val = train[fit_idx], train[val_idx]
+        for g, params in enumerate(candidate.grid):
+            scores = candidate.fit_predict(params, task.X[fit], task.Y[fit],
+                                           None if task.qid is None else task.qid[fit],
+                                           [task.X[val]], seed, task.positive_level)
+            for b, budget in enumerate(candidate.budgets):
+                ap[g, b, f] = [r["ap"] for r in row_scores(task, val, scores[budget][0])]
+    mean = np.nanmean(ap, axis=2).reshape(-1, task.Y.shape[1])
+    # the first best in (grid, budget) order: the smaller budget where validation cannot tell
+    best = np.nanargmax(np.nan_to_num(mean, nan=-np.inf), axis=0)
+    return [divmod(int(k), len(candidate.budgets)) for k in best]
+
+
+def run_unit(task_name: str, seed: int, model: str, quick: bool = False) -> dict:
+    """One data set, seed and model: choices, refit(s) and the rows' test scores."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    candidate = _candidates(quick)[model]
+    if candidate.family == "network":
+        import torch
+        torch.set_num_threads(1)
+    task = _task(task_name)
+    train, test = outer_split(task, seed)
+    t_choose = time.process_time()
+    choices = _choose(candidate, task, train, seed)
+    t_choose = time.process_time() - t_choose
+    rows, cpu = [None] * len(choices), []
+    for g in sorted({g for g, _ in choices}):
+        t0 = time.process_time()
+        scores = candidate.fit_predict(candidate.grid[g], task.X[train], task.Y[train],
+                                       None if task.qid is None else task.qid[train],
+                                       [task.X[test]], seed, task.positive_level)
+        cpu.append(time.process_time() - t0)
+        for c, (gc, b) in enumerate(choices):
+            if gc == g:
+                budget = candidate.budgets[b]
+                rows[c] = {**row_scores(task, test, scores[budget][0])[c],
+                           "choice": {**candidate.grid[g], "budget": budget}}
+    return {"task": task_name, "seed": seed, "model": model, "rows": rows,
+            "cpu_per_fit": float(np.mean(cpu)), "cpu_search": t_choose}
+
+
+def nonlinear_results(quick: bool = False, jobs: int = 1, log=print) -> dict:
+    """Every unit of the experiment, run in ``jobs`` processes; JSON-ready results."""
+    candidates = _candidates(quick)
+    tasks = QUICK_TASKS if quick else tuple(LOADERS)
+    seeds = QUICK_SEEDS if quick else SEEDS
+    units = [(t, s, m) for t in tasks for s in seeds for m in candidates]
+    runs = []
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_unit, *unit, quick) for unit in units]
+        for k, future in enumerate(futures, 1):
+            runs.append(future.result())
+            r = runs[-1]
+            log(f"  [{k}/{len(units)}] {r['task']} seed {r['seed']} {r['model']}: mean test AP "
+                f"{np.nanmean([row['ap'] for row in r['rows']]):.3f}, "
+                f"{r['cpu_per_fit']:.1f} s CPU per fit")
+    return {
+        "models": {c.name: {"family": c.family, "settings": c.settings,
+                            "grid": list(c.grid), "budgets": list(c.budgets)}
+                   for c in candidates.values()},
+        "tasks": {t: list(_task(t).row_names) for t in tasks},
+        "graded": [t for t in tasks if _task(t).graded],
+        "seeds": list(seeds), "runs": runs,
+        "settings": {"test_fraction": TEST_FRACTION, "inner_folds": INNER_FOLDS, "tie": TIE},
+    }
+
+
+def mean_ap(results) -> tuple[list[str], dict]:
+    """Row labels and, per model, the mean test AP over the seeds of each row."""
+    labels = [f"{t}: {r}" if len(rows) > 1 else t
+              for t, rows in results["tasks"].items() for r in rows]
+    per_model = {}
+    for model in results["models"]:
+        values = []
+        for t, rows in results["tasks"].items():
+            runs = [r for r in results["runs"] if r["task"] == t and r["model"] == model]
+            values += [np.mean([r["rows"][c]["ap"] for r in runs]) for c in range(len(rows))]
+        per_model[model] = np.array(values)
+    return labels, per_model
+
+
+def compare(a, b) -> tuple[int, int, int, float]:
+    """Wins, ties and losses of a against b over the rows, and the Wilcoxon p."""
+    d = np.asarray(a) - np.asarray(b)
+    wins, losses = int((d >= TIE).sum()), int((d <= -TIE).sum())
+    p = float(wilcoxon(a, b).pvalue) if np.any(d != 0) else 1.0
+    return wins, len(d) - wins - losses, losses, p
+
+
+def summary_table(results) -> str:
+    """The Markdown tables of the results: the summary, then every row."""
+    labels, ap = mean_ap(results)
+    refs = [r for r in REFERENCES if r in ap]
+    cpu = {m: np.median([r["cpu_per_fit"] for r in results["runs"] if r["model"] == m])
+           for m in ap}
+    lines = ["| model | mean test AP | " + " | ".join(
+        f"vs {r}: win/tie/loss (Wilcoxon p)" for r in refs) + " | CPU s per fit (median) |",
+        "|---|---:|" + "---:|" * len(refs) + "---:|"]
+    for model, values in ap.items():
+        cells = []
+        for ref in refs:
+            if ref == model:
+                cells.append("-")
+                continue
+            w, t, lo, p = compare(values, ap[ref])
+            cells.append(f"{w}/{t}/{lo} (p = {p:.3f})")
+        lines.append(f"| {model} | {values.mean():.3f} | " + " | ".join(cells)
+                     + f" | {cpu[model]:.1f} |")
+    lines += ["", "| row | " + " | ".join(ap) + " |", "|---|" + "---:|" * len(ap)]
+    for k, label in enumerate(labels):
+        best = max(v[k] for v in ap.values())
+        lines.append(f"| {label} | " + " | ".join(
+            (f"**{v[k]:.3f}**" if v[k] == best else f"{v[k]:.3f}") for v in ap.values()) + " |")
+    for t in results["graded"]:
+        ndcg_means = {m: np.mean([r["rows"][0]["ndcg"] for r in results["runs"]
+                                  if r["task"] == t and r["model"] == m]) for m in ap}
+        lines += ["", f"{t}, graded NDCG (mean over the test queries and seeds): " + "; ".join(
+            f"{m} {v:.3f}" for m, v in ndcg_means.items()) + "."]
+    lines += ["", "Models (fixed settings; searched by inner cross-validation):", ""]
+    for model, info in results["models"].items():
+        grid = "; ".join(", ".join(f"{k} {v:g}" for k, v in g.items()) for g in info["grid"])
+        lines.append(f"- {model}: {info['settings']}; searched: {grid or 'nothing'} x budget "
+                     f"{', '.join(map(str, info['budgets']))}.")
+    return "\n".join(lines) + "\n"
+
+
+def nonlinear(quick: bool = False, jobs: int = 1, log=print) -> str:
+    """Run the experiment, write its figure's results and figure (``figures/out``), and
+    return its Markdown table."""
+    from benchmarks.machine import machine
+    from figures import fig_nonlinear
+    from figures._tools import default_out, run
+
+    t0 = time.perf_counter()
+    results = nonlinear_results(quick, jobs, log)
+    results["machine"] = machine()
+    results["seconds"] = round(time.perf_counter() - t0, 1)
+    results["jobs"] = jobs
+    out = default_out(fig_nonlinear)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = fig_nonlinear.NAME + ("-quick" if quick else "")
+    (out / f"{stem}.json").write_text(json.dumps(results, separators=(",", ":")))
+    run(fig_nonlinear, quick, out, log=log)
+    cpu_total = sum(r["cpu_per_fit"] + r["cpu_search"] for r in results["runs"])
+    head = (f"Machine: {results['machine']}; {results['seconds']:.0f} s wall clock in {jobs} "
+            f"processes, {cpu_total:.0f} s of CPU time in all; seeds "
+            f"{', '.join(map(str, results['seeds']))}; each row's test AP is the mean over "
+            "the seeds.\n\n")
+    return head + summary_table(results)
