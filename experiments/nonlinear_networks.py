@@ -154,12 +154,11 @@ def fit_network(recipe: Recipe, params, X, Y, qid, X_evals, seed, positive_level
     batches = _steps(len(X), recipe, key, qid, rng)
     for step in range(1, budgets[-1] + 1):
         idx = next(batches)
-        if not bool(targets[idx].any()):
-            continue
-        opt.zero_grad()
-        _loss(recipe, net(Xt[idx]), targets[idx], None if qid is None else qid[idx],
-              step).backward()
-        opt.step()
+        if bool(targets[idx].any()):     # a minibatch without positives ranks nothing
+            opt.zero_grad()
+            _loss(recipe, net(Xt[idx]), targets[idx], None if qid is None else qid[idx],
+                  step).backward()
+            opt.step()
         if step in budgets:
             with torch.no_grad():
                 scores[step] = [net(A).double().numpy() for A in evals]

@@ -12,7 +12,6 @@ import os
 import numpy as np
 import pytest
 
-from aprank.dask import _split_cy
 from aprank.inference.ranking import _driver_cy
 from aprank.losses import NDCG, AveragePrecision, KernelLoss, KernelSpec
 
@@ -95,13 +94,20 @@ def test_kernel_loss_is_the_kernels_enum():
     """KernelLoss's members and values are the kernels' LOSS_* codes (the drivers check it at
     import, and refuse to load otherwise), and a KernelSpec takes a label for its member."""
     assert {m.name: m.value for m in KernelLoss} == _driver_cy.LOSS_CODES
-    assert _split_cy.opt_ranks is not None       # imported: its own check passed
     assert [m.label for m in KernelLoss] == KernelLoss.labels() == ["ap", "ndcg"]
     assert KernelSpec("ndcg").code is KernelLoss.NDCG
     assert AveragePrecision().kernel_spec(5).code is KernelLoss.AP
     assert NDCG().kernel_spec(5).code is KernelLoss.NDCG
     assert KernelLoss.lookup("auc") is KernelLoss.lookup(0) is None
     assert KernelSpec("p@2").code == "p@2"      # kept, for the driver to refuse
+
+
+def test_the_split_kernels_load_with_the_same_codes():
+    """The Dask extra's split kernels check the codes at import too (they import here)."""
+    pytest.importorskip("dask", reason="needs dask (the dask extra; README)")
+    from aprank.dask import _split_cy
+
+    assert _split_cy.opt_ranks is not None
 
 
 @pytest.mark.parametrize("name", sorted(LOSSES))

@@ -146,15 +146,17 @@ def test_a_warm_start_trains_cross_entropy_first():
     np.testing.assert_allclose(out.grad[:, 0].numpy(), r.coef - r.truth_coef)
 
 
-@pytest.mark.parametrize("recipe", [Recipe(), Recipe(loss="ce", one_per_row=True)])
+@pytest.mark.parametrize("recipe", [Recipe(batch=16), Recipe(loss="ce", batch=16,
+                                                              one_per_row=True)])
 def test_fit_network_scores_every_evaluation_part_after_every_budget(recipe):
+    """Also where a row's minibatches mostly hold no positive (its third row has one)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
-    Y = np.column_stack([X[:, 0] > 0.5, X[:, 1] > 0.5]).astype(np.int64)
+    Y = np.column_stack([X[:, 0] > 0.5, X[:, 1] > 0.5, np.arange(120) == 7]).astype(np.int64)
     args = ({"weight_decay": 1e-4}, X, Y, None, [X[:7], X[:3]], 3, 1)
     got = fit_network(recipe, *args, budgets=(2, 5))
     assert list(got) == [2, 5]
-    assert [a.shape for a in got[5]] == [(7, 2), (3, 2)]
+    assert [a.shape for a in got[5]] == [(7, 3), (3, 3)]
     again = fit_network(recipe, *args, budgets=(2, 5))
     np.testing.assert_array_equal(got[5][0], again[5][0])
     assert not np.array_equal(got[2][0], got[5][0])
