@@ -46,7 +46,7 @@ IN_PROCESSES = ("digits", "birds", "nonlinear", "nonlinear-explore")
 
 #: Experiments that keep their finished folds beside the table (``out=``), so that a run stopped
 #: part way goes on where it stopped.
-KEEPS_FOLDS = ("latent",)
+KEEPS_FOLDS = ("latent", "nonlinear")
 
 #: Per experiment: the data it reads and roughly how long a full run takes on the development
 #: machine (2 cores); every --quick run takes well under a minute or two.

@@ -15,27 +15,18 @@ model) runs single-threaded, in ``jobs`` processes.
 from __future__ import annotations
 
 import json
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from functools import cache
 from multiprocessing import get_context
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import wilcoxon
 
-from aprank.metrics import average_precision, ndcg
-from experiments.nonlinear_networks import network_candidates
-from experiments.nonlinear_tasks import (
-    INNER_FOLDS,
-    LOADERS,
-    TEST_FRACTION,
-    inner_folds,
-    load_tasks,
-    outer_split,
-)
+from experiments.nonlinear_tasks import INNER_FOLDS, LOADERS, TEST_FRACTION
+from experiments.nonlinear_units import candidates, kept_unit, task
 
-__all__ = ["nonlinear", "nonlinear_results", "summary_table", "row_scores", "SEEDS",
+__all__ = ["nonlinear", "nonlinear_results", "summary_table", "mean_ap", "compare", "SEEDS",
            "REFERENCES", "TIE"]
 
 SEEDS = (0, 1, 2)
@@ -45,105 +36,38 @@ TIE = 1e-3
 #: The models every other is compared with.
 REFERENCES = ("MLP cross-entropy", "LightGBM binary")
 QUICK_TASKS = ("digits", "fox")
+#: Where the units are kept unless told otherwise: beside the experiments' tables.
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "figures" / "tables"
 
 
-def _candidates(quick: bool) -> dict:
-    from experiments.nonlinear_trees import tree_candidates
-
-    return {c.name: c for c in [*network_candidates(quick), *tree_candidates(quick)]}
-
-
-@cache
-def _task(name: str):
-    (task,) = load_tasks([name])
-    return task
-
-
-def row_scores(task, idx, scores) -> list[dict]:
-    """Per row of ``task``: AP (and NDCG where graded) of ``scores`` (n_idx, L) on ``idx``.
-    One-against-the-rest rows rank all of ``idx``; a ranking data set averages its queries
-    that hold a relevant sample. A row without positives in ``idx`` gets NaN."""
-    out = []
-    for c in range(task.Y.shape[1]):
-        labels, s = task.Y[idx, c], scores[:, c]
-        relevant = labels >= task.positive_level
-        if task.qid is None:
-            out.append({"ap": average_precision(relevant, s) if relevant.any() else np.nan})
-            continue
-        qid = task.qid[idx]
-        out.append({"ap": float(average_precision(relevant, s, qid=qid, empty="skip")),
-                    "ndcg": float(ndcg(labels, s, qid=qid, empty="skip"))})
-    return out
-
-
-def _choose(candidate, task, train, seed) -> list[tuple[int, int]]:
-    """Per row: (grid index, budget) of the best mean validation AP over the inner folds."""
-    ap = np.full((len(candidate.grid), len(candidate.budgets), INNER_FOLDS, task.Y.shape[1]),
-                 np.nan)
-    for f, (fit_idx, val_idx) in enumerate(inner_folds(task, train, seed)):
-        fit, val = train[fit_idx], train[val_idx]
-        for g, params in enumerate(candidate.grid):
-            scores = candidate.fit_predict(params, task.X[fit], task.Y[fit],
-                                           None if task.qid is None else task.qid[fit],
-                                           [task.X[val]], seed, task.positive_level)
-            for b, budget in enumerate(candidate.budgets):
-                ap[g, b, f] = [r["ap"] for r in row_scores(task, val, scores[budget][0])]
-    mean = np.nanmean(ap, axis=2).reshape(-1, task.Y.shape[1])
-    # the first best in (grid, budget) order: the smaller budget where validation cannot tell
-    best = np.nanargmax(np.nan_to_num(mean, nan=-np.inf), axis=0)
-    return [divmod(int(k), len(candidate.budgets)) for k in best]
-
-
-def run_unit(task_name: str, seed: int, model: str, quick: bool = False) -> dict:
-    """One data set, seed and model: choices, refit(s) and the rows' test scores."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    candidate = _candidates(quick)[model]
-    if candidate.family == "network":
-        import torch
-        torch.set_num_threads(1)
-    task = _task(task_name)
-    train, test = outer_split(task, seed)
-    t_choose = time.process_time()
-    choices = _choose(candidate, task, train, seed)
-    t_choose = time.process_time() - t_choose
-    rows, cpu = [None] * len(choices), []
-    for g in sorted({g for g, _ in choices}):
-        t0 = time.process_time()
-        scores = candidate.fit_predict(candidate.grid[g], task.X[train], task.Y[train],
-                                       None if task.qid is None else task.qid[train],
-                                       [task.X[test]], seed, task.positive_level)
-        cpu.append(time.process_time() - t0)
-        for c, (gc, b) in enumerate(choices):
-            if gc == g:
-                budget = candidate.budgets[b]
-                rows[c] = {**row_scores(task, test, scores[budget][0])[c],
-                           "choice": {**candidate.grid[g], "budget": budget}}
-    return {"task": task_name, "seed": seed, "model": model, "rows": rows,
-            "cpu_per_fit": float(np.mean(cpu)), "cpu_search": t_choose}
-
-
-def nonlinear_results(quick: bool = False, jobs: int = 1, log=print) -> dict:
-    """Every unit of the experiment, run in ``jobs`` processes; JSON-ready results."""
-    candidates = _candidates(quick)
+def nonlinear_results(quick: bool = False, jobs: int = 1, log=print, out=None) -> dict:
+    """Every unit of the experiment, run in ``jobs`` processes, finished units kept under
+    ``out`` (see ``experiments.nonlinear_units``); JSON-ready results."""
+    models = candidates(quick)
     tasks = QUICK_TASKS if quick else tuple(LOADERS)
     seeds = QUICK_SEEDS if quick else SEEDS
-    units = [(t, s, m) for t in tasks for s in seeds for m in candidates]
-    runs = []
+    keep = Path(out if out is not None else DEFAULT_OUT) / (
+        f"nonlinear-units{'-quick' if quick else ''}")
+    keep.mkdir(parents=True, exist_ok=True)
+    units = [(t, s, m) for t in tasks for s in seeds for m in models]
+    runs, reused = [], 0
+    log(f"  {len(units)} units (data set, seed, model); finished ones kept in {keep}")
     with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_unit, *unit, quick) for unit in units]
+        futures = [pool.submit(kept_unit, keep, *unit, quick) for unit in units]
         for k, future in enumerate(futures, 1):
-            runs.append(future.result())
-            r = runs[-1]
+            r, was_kept = future.result()
+            runs.append(r)
+            reused += was_kept
             log(f"  [{k}/{len(units)}] {r['task']} seed {r['seed']} {r['model']}: mean test AP "
                 f"{np.nanmean([row['ap'] for row in r['rows']]):.3f}, "
-                f"{r['cpu_per_fit']:.1f} s CPU per fit")
+                f"{r['cpu_per_fit']:.1f} s CPU per fit{' (kept)' if was_kept else ''}")
     return {
         "models": {c.name: {"family": c.family, "settings": c.settings,
                             "grid": list(c.grid), "budgets": list(c.budgets)}
-                   for c in candidates.values()},
-        "tasks": {t: list(_task(t).row_names) for t in tasks},
-        "graded": [t for t in tasks if _task(t).graded],
-        "seeds": list(seeds), "runs": runs,
+                   for c in models.values()},
+        "tasks": {t: list(task(t).row_names) for t in tasks},
+        "graded": [t for t in tasks if task(t).graded],
+        "seeds": list(seeds), "runs": runs, "reused": reused,
         "settings": {"test_fraction": TEST_FRACTION, "inner_folds": INNER_FOLDS, "tie": TIE},
     }
 
@@ -207,15 +131,16 @@ def summary_table(results) -> str:
     return "\n".join(lines) + "\n"
 
 
-def nonlinear(quick: bool = False, jobs: int = 1, log=print) -> str:
-    """Run the experiment, write its figure's results and figure (``figures/out``), and
-    return its Markdown table."""
+def nonlinear(quick: bool = False, jobs: int = 1, log=print, out=None) -> str:
+    """Run the experiment (finished units kept under ``out``, by default the repository's
+    figures/tables), write its figure's results and figure (``figures/out``), and return its
+    Markdown table."""
     from benchmarks.machine import machine
     from figures import fig_nonlinear
     from figures._tools import default_out, run
 
     t0 = time.perf_counter()
-    results = nonlinear_results(quick, jobs, log)
+    results = nonlinear_results(quick, jobs, log, out)
     results["machine"] = machine()
     results["seconds"] = round(time.perf_counter() - t0, 1)
     results["jobs"] = jobs
@@ -226,7 +151,8 @@ def nonlinear(quick: bool = False, jobs: int = 1, log=print) -> str:
     run(fig_nonlinear, quick, out, log=log)
     cpu_total = sum(r["cpu_per_fit"] + r["cpu_search"] for r in results["runs"])
     head = (f"Machine: {results['machine']}; {results['seconds']:.0f} s wall clock in {jobs} "
-            f"processes, {cpu_total:.0f} s of CPU time in all; seeds "
+            f"processes ({results['reused']} of {len(results['runs'])} units read back from an "
+            f"earlier run of the same code), {cpu_total:.0f} s of CPU time in all; seeds "
             f"{', '.join(map(str, results['seeds']))}; each row's test AP is the mean over "
             "the seeds.\n\n")
     return head + summary_table(results)

@@ -49,7 +49,7 @@ def _unit(task_name: str, variant: str, quick: bool) -> tuple:
     (task, variant, [budget][row])."""
     import torch
 
-    from experiments.nonlinear import row_scores
+    from experiments.nonlinear_units import row_scores
 
     torch.set_num_threads(1)
     (task,) = load_tasks([task_name])

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 import aprank  # noqa: E402
 from aprank.checks import random_instance  # noqa: E402
 from aprank.metrics import average_precision, ndcg  # noqa: E402
-from experiments.nonlinear import TIE, _choose, compare, row_scores  # noqa: E402
+from experiments.nonlinear import TIE, compare  # noqa: E402
 from experiments.nonlinear_networks import (  # noqa: E402
     Recipe,
     _epoch_batches,
@@ -19,6 +19,7 @@ from experiments.nonlinear_networks import (  # noqa: E402
     fit_network,
 )
 from experiments.nonlinear_protocol import Candidate, Task  # noqa: E402
+from experiments.nonlinear_units import choose, row_scores  # noqa: E402
 
 
 def _ranking_task(seed=0):
@@ -81,7 +82,7 @@ def test_choose_takes_each_rows_best_setting_and_budget_on_the_inner_folds():
     task = Task("t", X, np.column_stack([y, y, y]), ("a", "b", "c"), groups=np.arange(60))
     best = [(1, 2), (0, 3), (0, 1)]
     # (grid index, index of the budget in the candidate's budgets 1, 2, 3)
-    assert _choose(_peaked_candidate(best), task, np.arange(60), seed=0) == [
+    assert choose(_peaked_candidate(best), task, np.arange(60), seed=0) == [
         (g, budget - 1) for g, budget in best]
 
 
