@@ -161,3 +161,17 @@ def test_fit_network_scores_every_evaluation_part_after_every_budget(recipe):
     again = fit_network(recipe, *args, budgets=(2, 5))
     np.testing.assert_array_equal(got[5][0], again[5][0])
     assert not np.array_equal(got[2][0], got[5][0])
+
+
+def test_a_grid_sets_the_recipes_hinge_weight():
+    """{"mix": 0} trains exactly cross-entropy (same minibatches, same seed); another weight
+    trains something else."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(90, 3))
+    Y = (X[:, :2] > 0.3).astype(np.int64)
+    args = (X, Y, None, [X], 0, 1)
+    ce = fit_network(Recipe(loss="ce"), {"weight_decay": 1e-4}, *args, budgets=(4,))
+    mixed = {m: fit_network(Recipe(loss="ce+ap"), {"mix": m}, *args, budgets=(4,))
+             for m in (0.0, 1.0)}
+    np.testing.assert_array_equal(mixed[0.0][4][0], ce[4][0])
+    assert not np.array_equal(mixed[1.0][4][0], ce[4][0])
