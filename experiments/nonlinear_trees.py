@@ -20,8 +20,9 @@ the second-order term, which the hinge does not have, is a choice:
 Beyond the hessian: ``smooth`` averages the subgradient over Gaussian perturbations of the
 scores (randomised smoothing, Duchi, Bartlett and Wainwright 2012); ``queries`` draws, every
 round, a fresh stratified partition of a one-against-the-rest training set into queries of
-about that many samples; ``mix`` takes a convex combination with the class-balanced logistic
-loss. Gradient and hessian are multiplied by one constant (the same for both, so a leaf's
+about that many samples; ``mix`` takes a convex combination with the logistic loss,
+class-balanced (each query's positives and negatives weigh alike) or plain (every sample alike,
+LightGBM's binary objective). Gradient and hessian are multiplied by one constant (the same for both, so a leaf's
 Newton step is unchanged) that makes the balanced hessian sum to the number of samples, where
 the boosters' regularisers (``min_sum_hessian_in_leaf``, ``reg_lambda``) expect it.
 
@@ -76,7 +77,11 @@ class HingeObjective:
     floor : float
         For ``hessian="rank"``: the share of the balanced hessian every sample keeps.
     mix : float in [0, 1]
-        Weight of the class-balanced logistic loss (0: the hinge alone).
+        Weight of the logistic loss (0: the hinge alone).
+    logistic : {"balanced", "plain"}
+        The logistic loss mixed in: weights ``balanced`` (``1 / P``, ``1 / N`` per query), or
+        every sample alike, the sum of LightGBM's binary objective divided by the common factor
+        (so both terms reach the booster on the same scale).
     queries : int, optional
         Without ``qid``: a fresh stratified partition into queries of about this many samples
         at every call.
@@ -91,16 +96,18 @@ class HingeObjective:
     """
 
     def __init__(self, labels, qid=None, *, loss="ap", hessian="balanced", scale=1.0, floor=0.1,
-                 mix=0.0, queries=None, smooth=0.0, draws=4, seed=0, positive_level=1):
+                 mix=0.0, logistic="balanced", queries=None, smooth=0.0, draws=4, seed=0, positive_level=1):
         if hessian not in HESSIANS:
             raise ValueError(f"hessian={hessian!r}: one of {HESSIANS}")
         if not 0.0 <= mix <= 1.0:
             raise ValueError(f"mix={mix!r}: in [0, 1]")
+        if logistic not in ("balanced", "plain"):
+            raise ValueError(f"logistic={logistic!r}: 'balanced' or 'plain'")
         labels = np.asarray(labels)
         self.is_pos = labels >= positive_level
         self.n = self.is_pos.shape[0]
         self.loss, self.hessian_kind, self.scale, self.floor = loss, hessian, scale, floor
-        self.mix, self.smooth, self.draws = mix, smooth, draws
+        self.mix, self.logistic, self.smooth, self.draws = mix, logistic, smooth, draws
         self.queries = None if qid is not None else queries
         self.rng = np.random.default_rng(seed)
         self.qid = np.zeros(self.n, np.int64) if qid is None else np.asarray(qid)
@@ -162,8 +169,9 @@ class HingeObjective:
                 h = np.abs(g) + self.floor * h
         if self.mix > 0:
             p = 1.0 / (1.0 + np.exp(-scores))
-            g = (1 - self.mix) * g + self.mix * bal * (p - self.is_pos)
-            h = (1 - self.mix) * h + self.mix * bal * np.maximum(p * (1 - p), 1e-6)
+            w = bal if self.logistic == "balanced" else np.full(self.n, 1.0 / self.factor)
+            g = (1 - self.mix) * g + self.mix * w * (p - self.is_pos)
+            h = (1 - self.mix) * h + self.mix * w * np.maximum(p * (1 - p), 1e-6)
         return g, h
 
     def gradient(self, scores) -> np.ndarray:
@@ -330,7 +338,8 @@ def tree_candidates(quick: bool = False) -> list:
                   lightgbm_fit_predict("lambdarank", budgets)),
         Candidate("XGBoost rank:map", "trees",
                   f"one-against-the-rest: fixed stratified queries of {CHUNK} samples; pairs "
-                  f"'mean', 8 per sample; min_child_weight 0; lossguide; {common}", xgb_grid, budgets, xgboost_fit_predict(budgets)),
+                  f"'mean', 8 per sample; min_child_weight 0; lossguide; learning rate 0.1, one "
+                  f"model per column, one thread", xgb_grid, budgets, xgboost_fit_predict(budgets)),
         Candidate("LightGBM AP hinge", "trees", f"HingeObjective({hinge}); {common}", lgb_grid,
                   budgets, lightgbm_fit_predict("hinge", budgets, hinge=HINGE_SETTINGS)),
     ]

@@ -44,6 +44,28 @@ VARIANTS = {
     "AP hinge, stochastic queries of 256": lightgbm_fit_predict(
         "hinge", BUDGETS, hinge={"queries": 256}),
     "AP hinge + logistic, mix 0.5": lightgbm_fit_predict("hinge", BUDGETS, hinge={"mix": 0.5}),
+    "AP hinge, rank hessian, floor 0.03": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "floor": 0.03}),
+    "AP hinge, rank hessian, floor 0.3": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "floor": 0.3}),
+    "AP hinge, rank hessian, stochastic queries of 256": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "queries": 256}),
+    "AP hinge, rank hessian + balanced logistic, mix 0.5": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "mix": 0.5}),
+    "AP hinge, rank hessian + plain logistic, mix 0.5": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "mix": 0.5, "logistic": "plain"}),
+    "AP hinge, rank hessian + plain logistic, mix 0.8": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "mix": 0.8, "logistic": "plain"}),
+    "AP hinge, rank hessian, floor 0.01": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "floor": 0.01}),
+    "AP hinge, rank hessian, floor 0.03, stochastic queries of 256": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "floor": 0.03, "queries": 256}),
+    "AP hinge, rank hessian, floor 0.03 + plain logistic, mix 0.3": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "floor": 0.03, "mix": 0.3,
+                                 "logistic": "plain"}),
+    "AP hinge, rank hessian, floor 0.03 + plain logistic, mix 0.5": lightgbm_fit_predict(
+        "hinge", BUDGETS, hinge={"hessian": "rank", "floor": 0.03, "mix": 0.5,
+                                 "logistic": "plain"}),
     "NDCG hinge, balanced x1": lightgbm_fit_predict("hinge", BUDGETS, hinge={"loss": "ndcg"}),
 }
 

@@ -101,6 +101,11 @@ def test_mix_adds_the_balanced_logistic_gradient():
     p = 1 / (1 + np.exp(-scores))
     expected = 0.75 * hinge.gradient(scores) + 0.25 * hinge.hessian(scores) * (p - (labels >= 1))
     np.testing.assert_allclose(mixed.gradient(scores), expected, rtol=0, atol=1e-15)
+    # plain: every sample alike, LightGBM's binary gradient once the common factor is applied
+    plain = HingeObjective(labels, qid, mix=0.25, logistic="plain")
+    g, _ = plain(scores)
+    expected = 0.75 * hinge(scores)[0] + 0.25 * (p - (labels >= 1))
+    np.testing.assert_allclose(g, expected, rtol=0, atol=1e-12)
 
 
 def _tiny(ranking):
