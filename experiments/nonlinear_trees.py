@@ -14,7 +14,8 @@ the second-order term, which the hinge does not have, is a choice:
     negative in ``[0, 2 / N]``), so a leaf's Newton step is of the order of the hinge's margin.
 ``"rank"``
     From the interleaving of the most violated ranking: a positive's gradient is
-    ``-2 / P`` times the fraction of negatives ranked above it there (a negative's likewise),
+    ``-2 / P`` times the fraction of negatives ranked above it there (its interleaving rank
+    less one, over N), a negative's ``2 / N`` times the fraction of positives below it,
     so ``|gradient| + floor * balanced`` weights a sample by how far it is interleaved.
 
 Beyond the hessian: ``smooth`` averages the subgradient over Gaussian perturbations of the

@@ -58,6 +58,22 @@ def test_all_equal_scores_subgradient_values():
     np.testing.assert_allclose(obj.gradient(np.zeros(5)), [-1, 2 / 3, -1, 2 / 3, 2 / 3])
 
 
+def test_rank_hessian_is_the_interleaving():
+    # interleaving ranks of the most violated ranking: a positive's is 1 + the negatives above
+    # it, a negative's 1 + the positives above it. |gradient|: 2/P times the fraction of
+    # negatives above a positive, 2/N times the fraction of positives below a negative; plus
+    # the floor's share of the balanced hessian
+    scores, labels, _ = _instances()[1]
+    for level in (1, 2):
+        pos = labels >= level
+        P, N = int(pos.sum()), int((~pos).sum())
+        r = aprank.infer_batch(scores, pos, np.zeros(len(pos), int))
+        expected = np.where(pos, 2 / P * (r.ranks - 1) / N, 2 / N * (P - r.ranks + 1) / P)
+        expected += 0.2 * np.where(pos, 1 / P, 1 / N)
+        h = HingeObjective(labels, hessian="rank", floor=0.2, positive_level=level).hessian(scores)
+        np.testing.assert_allclose(h, expected, rtol=1e-12, atol=0)
+
+
 def test_stochastic_queries_are_infer_batch_on_the_drawn_partition():
     scores, labels, _ = _instances()[2]
     relevant = labels >= 1
