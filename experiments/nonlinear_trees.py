@@ -318,8 +318,9 @@ def xgboost_fit_predict(budgets, objective="rank:map"):
     return fit_predict
 
 
-#: the AP hinge's variant that the exploration chose (experiments.nonlinear_trees_exploration)
-HINGE_SETTINGS = {"loss": "ap", "hessian": "balanced", "scale": 1.0}
+#: the AP hinge's variant that the exploration chose (experiments.nonlinear_trees_exploration):
+#: the rank hessian with a small floor, one query per one-against-the-rest column
+HINGE_SETTINGS = {"loss": "ap", "hessian": "rank", "floor": 0.01}
 
 
 def tree_candidates(quick: bool = False) -> list:

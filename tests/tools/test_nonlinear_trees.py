@@ -181,3 +181,20 @@ def test_lightgbm_trains_on_the_hinge():
     before = aprank.infer_batch(np.zeros(150), y, np.zeros(150, int)).mean_objective
     after = aprank.infer_batch(booster.predict(X), y, np.zeros(150, int)).mean_objective
     assert after < before
+
+
+def test_tree_candidates_fit_in_the_protocol():
+    pytest.importorskip("lightgbm")
+    pytest.importorskip("xgboost")
+    from experiments.nonlinear_trees import HINGE_SETTINGS, tree_candidates
+
+    candidates = tree_candidates(quick=True)
+    assert [c.name for c in candidates] == ["LightGBM binary", "LightGBM lambdarank",
+                                            "XGBoost rank:map", "LightGBM AP hinge"]
+    X, Y, _, X_evals = _tiny(False)
+    for c in candidates:
+        assert c.family == "trees" and list(c.budgets) == sorted(c.budgets)
+        out = c.fit_predict(c.grid[0], X, Y, None, X_evals, 0, 1)
+        assert sorted(out) == list(c.budgets)
+        assert [s.shape for s in out[c.budgets[-1]]] == [(len(Xe), 2) for Xe in X_evals]
+    assert all(f"{k}={v}" in candidates[-1].settings for k, v in HINGE_SETTINGS.items())
