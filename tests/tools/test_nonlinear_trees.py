@@ -139,7 +139,7 @@ def _tiny(ranking):
 @pytest.mark.parametrize("ranking", [False, True])
 @pytest.mark.parametrize("kind", ["binary", "lambdarank", "hinge", "hinge-queries"])
 def test_lightgbm_fit_predict_protocol(kind, ranking):
-    pytest.importorskip("lightgbm")
+    pytest.importorskip("lightgbm", reason="needs lightgbm")
     budgets = (2, 5)
     hinge = {"queries": 40} if kind == "hinge-queries" else {}
     fit_predict = lightgbm_fit_predict(kind.split("-")[0], budgets, hinge=hinge)
@@ -160,7 +160,7 @@ def test_lightgbm_fit_predict_protocol(kind, ranking):
 
 @pytest.mark.parametrize("ranking", [False, True])
 def test_xgboost_fit_predict_protocol(ranking):
-    pytest.importorskip("xgboost")
+    pytest.importorskip("xgboost", reason="needs xgboost")
     budgets = (2, 5)
     X, Y, qid, X_evals = _tiny(ranking)
     out = xgboost_fit_predict(budgets)({"max_leaves": 4}, X, Y, qid, X_evals, 0,
@@ -172,7 +172,7 @@ def test_xgboost_fit_predict_protocol(ranking):
 
 
 def test_lightgbm_trains_on_the_hinge():
-    lgb = pytest.importorskip("lightgbm")
+    lgb = pytest.importorskip("lightgbm", reason="needs lightgbm")
     X, Y, _, _ = _tiny(False)
     y = Y[:, 0]
     obj = HingeObjective(y)
@@ -184,8 +184,8 @@ def test_lightgbm_trains_on_the_hinge():
 
 
 def test_tree_candidates_fit_in_the_protocol():
-    pytest.importorskip("lightgbm")
-    pytest.importorskip("xgboost")
+    pytest.importorskip("lightgbm", reason="needs lightgbm")
+    pytest.importorskip("xgboost", reason="needs xgboost")
     from experiments.nonlinear_trees import HINGE_SETTINGS, tree_candidates
 
     candidates = tree_candidates(quick=True)
