@@ -19,9 +19,9 @@ the second-order term, which the hinge does not have, is a choice:
     so ``|gradient| + floor * balanced`` weights a sample by how far it is interleaved.
 
 Beyond the hessian: ``smooth`` averages the subgradient over Gaussian perturbations of the
-scores (randomised smoothing, Duchi, Bartlett and Wainwright 2012); ``queries`` draws, every
-round, a fresh stratified partition of a one-against-the-rest training set into queries of
-about that many samples; ``mix`` takes a convex combination with the logistic loss,
+scores (randomised smoothing of the hinge); ``queries`` draws, every round, a fresh stratified
+partition of a one-against-the-rest training set into queries of about that many samples;
+``mix`` takes a convex combination with the logistic loss,
 class-balanced (each query's positives and negatives weigh alike) or plain (every sample alike,
 LightGBM's binary objective). Gradient and hessian are multiplied by one constant (the same for both, so a leaf's
 Newton step is unchanged) that makes the balanced hessian sum to the number of samples, where
