@@ -21,9 +21,9 @@ the second-order term, which the hinge does not have, is a choice:
 Beyond the hessian: ``smooth`` averages the subgradient over Gaussian perturbations of the
 scores (randomised smoothing of the hinge); ``queries`` draws, every round, a fresh stratified
 partition of a one-against-the-rest training set into queries of about that many samples;
-``mix`` takes a convex combination with the logistic loss,
-class-balanced (each query's positives and negatives weigh alike) or plain (every sample alike,
-LightGBM's binary objective). Gradient and hessian are multiplied by one constant (the same for both, so a leaf's
+``mix`` takes a convex combination with the logistic loss, class-balanced (each query's
+positives and negatives weigh alike) or plain (every sample alike, LightGBM's binary
+objective). Gradient and hessian are multiplied by one constant (the same for both, so a leaf's
 Newton step is unchanged) that makes the balanced hessian sum to the number of samples, where
 the boosters' regularisers (``min_sum_hessian_in_leaf``, ``reg_lambda``) expect it.
 
@@ -97,7 +97,8 @@ class HingeObjective:
     """
 
     def __init__(self, labels, qid=None, *, loss="ap", hessian="balanced", scale=1.0, floor=0.1,
-                 mix=0.0, logistic="balanced", queries=None, smooth=0.0, draws=4, seed=0, positive_level=1):
+                 mix=0.0, logistic="balanced", queries=None, smooth=0.0, draws=4, seed=0,
+                 positive_level=1):
         if hessian not in HESSIANS:
             raise ValueError(f"hessian={hessian!r}: one of {HESSIANS}")
         if not 0.0 <= mix <= 1.0:
@@ -158,7 +159,8 @@ class HingeObjective:
         if self.smooth > 0:
             g = np.zeros(self.n)
             for _ in range(self.draws):
-                g += self.subgradient(problem, scores + self.smooth * self.rng.standard_normal(self.n))
+                noise = self.smooth * self.rng.standard_normal(self.n)
+                g += self.subgradient(problem, scores + noise)
             g /= self.draws
         else:
             g = self.subgradient(problem, scores)
@@ -184,8 +186,8 @@ class HingeObjective:
         return self.grad_hess(scores)[1]
 
     def __call__(self, preds, dataset=None):
-        """``(grad, hess)`` for ``lgb.train(params={"objective": self})`` and ``xgb.train(obj=self)``
-        (the labels are the object's; the data set is not read)."""
+        """``(grad, hess)`` for ``lgb.train(params={"objective": self})`` and
+        ``xgb.train(obj=self)`` (the labels are the object's; the data set is not read)."""
         g, h = self.grad_hess(preds)
         return self.factor * g, self.factor * h
 
