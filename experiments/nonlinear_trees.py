@@ -171,7 +171,7 @@ class HingeObjective:
             if self.hessian_kind == "rank":
                 h = np.abs(g) + self.floor * h
         if self.mix > 0:
-            p = 1.0 / (1.0 + np.exp(-scores))
+            p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, overflow-free
             w = bal if self.logistic == "balanced" else np.full(self.n, 1.0 / self.factor)
             g = (1 - self.mix) * g + self.mix * w * (p - self.is_pos)
             h = (1 - self.mix) * h + self.mix * w * np.maximum(p * (1 - p), 1e-6)

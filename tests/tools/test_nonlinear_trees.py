@@ -114,7 +114,7 @@ def test_mix_adds_the_balanced_logistic_gradient():
     scores, labels, qid = _instances()[1]
     hinge = HingeObjective(labels, qid)
     mixed = HingeObjective(labels, qid, mix=0.25)
-    p = 1 / (1 + np.exp(-scores))
+    p = 1 / (1 + np.exp(-scores))  # the scores are small: no overflow
     expected = 0.75 * hinge.gradient(scores) + 0.25 * hinge.hessian(scores) * (p - (labels >= 1))
     np.testing.assert_allclose(mixed.gradient(scores), expected, rtol=0, atol=1e-15)
     # plain: every sample alike, LightGBM's binary gradient once the common factor is applied
@@ -198,3 +198,14 @@ def test_tree_candidates_fit_in_the_protocol():
         assert sorted(out) == list(c.budgets)
         assert [s.shape for s in out[c.budgets[-1]]] == [(len(Xe), 2) for Xe in X_evals]
     assert all(f"{k}={v}" in candidates[-1].settings for k, v in HINGE_SETTINGS.items())
+
+
+def test_xgboost_trains_on_the_hinge():
+    xgb = pytest.importorskip("xgboost", reason="needs xgboost")
+    X, Y, _, _ = _tiny(False)
+    y = Y[:, 1]
+    booster = xgb.train({"max_depth": 2, "nthread": 1, "base_score": 0.0},
+                        xgb.DMatrix(X, y.astype(float)), 20, obj=HingeObjective(y, hessian="rank"))
+    before = aprank.infer_batch(np.zeros(150), y, np.zeros(150, int)).mean_objective
+    scores = booster.predict(xgb.DMatrix(X))
+    assert aprank.infer_batch(scores, y, np.zeros(150, int)).mean_objective < before
