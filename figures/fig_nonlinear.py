@@ -38,7 +38,8 @@ def plot(results):
             if model == ref:
                 continue
             d = ap[model] - ap[ref]
-            ax.scatter(d, y + rng.uniform(-0.15, 0.15, len(d)), s=12, alpha=0.7)
+            ax.scatter(d, y + rng.uniform(-0.15, 0.15, len(d)), s=12, alpha=0.7,
+                       color=f"C{y}")     # a model's colour is the same in every panel
             w, t, lo, p = compare(ap[model], ap[ref])
             ax.annotate(f"{w}/{t}/{lo}, p={p:.2g}", (1.0, y), xycoords=("axes fraction", "data"),
                         xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)
