@@ -41,6 +41,10 @@ if importlib.util.find_spec("torch") is not None:     # the optional extra apran
     EXPERIMENTS["nonlinear-explore"] = _imported_when_run("nonlinear_explore",
                                                           "nonlinear_explore")
 
+# boosted trees alone (LightGBM and XGBoost, imported when it runs)
+EXPERIMENTS["nonlinear-trees-explore"] = _imported_when_run("nonlinear_trees_exploration",
+                                                            "nonlinear_trees_explore")
+
 #: Experiments that can run their classes in processes (``jobs=``): results do not depend on it.
 IN_PROCESSES = ("digits", "birds", "nonlinear", "nonlinear-explore")
 
@@ -67,7 +71,9 @@ EXPERIMENT_NEEDS = {
                   "sample, PyTorch, LightGBM and XGBoost",
                   "about 80 minutes of CPU time (--jobs N divides the wall clock)"),
     "nonlinear-explore": ("the nonlinear experiment's data sets and PyTorch",
-                          "about 10 minutes of CPU time"),
+                          "about 25 minutes of CPU time"),
+    "nonlinear-trees-explore": ("digits, HJA birdsong segments, fox and the Yahoo sample, "
+                                "LightGBM and XGBoost", "about 5 minutes of CPU time"),
 }
 
 #: Where the tables go unless --out says otherwise: the folder the README includes them from,

@@ -199,7 +199,8 @@ def test_experiment_writes_where_out_says_and_by_default_into_figures_tables(mon
 
 def test_jobs_is_refused_for_an_experiment_that_runs_in_one_process(capsys):
     assert experiment_cli.main(["yahoo", "--jobs", "2", "--out", "unused"]) == 2
-    assert capsys.readouterr().err.strip().endswith("--jobs applies to digits, birds only, not yahoo")
+    assert capsys.readouterr().err.strip().endswith(
+        "--jobs applies to digits, birds, nonlinear, nonlinear-explore only, not yahoo")
 
 
 def test_before_is_refused_without_fit(capsys):
