@@ -8,18 +8,24 @@ Every model's hyper-parameters and budget were chosen by inner cross-validation.
 replots them (or, with --recompute, runs the whole experiment: about 40 minutes on 2 cores).
 """
 import sys
+import tempfile
 
 import numpy as np
 
-from figures._tools import script_main
+from figures._tools import require, script_main
 
 NAME = "fig_nonlinear"
+INSTALL = "pip install 'aprank[torch]' lightgbm xgboost"
 
 
 def compute(quick):
+    require("torch", "lightgbm", "xgboost", install=INSTALL)
     from experiments.nonlinear import nonlinear_results
 
-    return nonlinear_results(quick, log=lambda line: None)
+    # the units are kept in a folder of their own that goes with the run: the command
+    # (python -m experiments nonlinear) keeps them beside its table instead
+    with tempfile.TemporaryDirectory() as keep:
+        return nonlinear_results(quick, log=lambda line: None, out=keep)
 
 
 def plot(results):

@@ -22,13 +22,17 @@ SCRIPTS = sorted(FIGURES.glob("fig_*.py"))
 #: The data folders each figure reads (the others need none).
 NEEDS_DATA = {"fig_training_time": ("mil/birds_hja/",), "fig_rank_heatmap": ("mil/birds_hja/",),
               "fig_supervision": ("mil/birds_hja/",),
-              "fig_torch_peers": ("mil/birds_hja/", "ltr/yahoo_ltr_sample_lightgbm/")}
+              "fig_torch_peers": ("mil/birds_hja/", "ltr/yahoo_ltr_sample_lightgbm/"),
+              "fig_nonlinear": ("mil/fox_tiger_elephant/",)}
 #: The optional packages a figure needs (import name: why it is missing, for the skip).
 NEEDS_PACKAGES = {"fig_torch_peers": {
     "torch": "PyTorch is the optional extra aprank[torch]",
     "libauc": "libauc is optional: pip install --no-deps libauc (.ci/run installs it)",
     "pytorch_metric_learning": "pytorch-metric-learning is optional: pip install --no-deps "
-                               "pytorch-metric-learning (.ci/run installs it)"}}
+                               "pytorch-metric-learning (.ci/run installs it)"},
+                  "fig_nonlinear": {"torch": "PyTorch is the optional extra aprank[torch]",
+                                    "lightgbm": "LightGBM is optional (.ci/run installs it)",
+                                    "xgboost": "XGBoost is optional (.ci/run installs it)"}}
 
 
 def test_every_figure_is_found():
