@@ -110,7 +110,7 @@ def summary_table(results) -> str:
                 cells.append("-")
                 continue
             w, t, lo, p = compare(values, ap[ref])
-            cells.append(f"{w}/{t}/{lo} (p = {p:.3f})")
+            cells.append(f"{w}/{t}/{lo} (p = {p:.2g})")
         lines.append(f"| {model} | {values.mean():.3f} | " + " | ".join(cells)
                      + f" | {cpu[model]:.1f} |")
     lines += ["", "| row | " + " | ".join(ap) + " |", "|---|" + "---:|" * len(ap)]
@@ -125,7 +125,8 @@ def summary_table(results) -> str:
             f"{m} {v:.3f}" for m, v in ndcg_means.items()) + "."]
     lines += ["", "Models (fixed settings; searched by inner cross-validation):", ""]
     for model, info in results["models"].items():
-        grid = "; ".join(", ".join(f"{k} {v:g}" for k, v in g.items()) for g in info["grid"])
+        grid = ", ".join(f"{k} in {{{', '.join(format(g[k], 'g') for g in info['grid'])}}}"
+                         for k in (info["grid"][0] if info["grid"] else {}))
         lines.append(f"- {model}: {info['settings']}; searched: {grid or 'nothing'} x budget "
                      f"{', '.join(map(str, info['budgets']))}.")
     return "\n".join(lines) + "\n"
