@@ -21,6 +21,7 @@ from numbers import Integral, Real
 
 import lightgbm as lgb
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -44,6 +45,11 @@ def _check_qid(qid, n):
     if qid.ndim != 1 or qid.shape[0] != n:
         raise ValueError(f"qid must be 1-D with one entry per sample ({n}), got shape {qid.shape}")
     return qid
+
+
+def _for_lightgbm(X):
+    """X as LightGBM reads it without a copy or a warning: a sparse array as a CSR matrix."""
+    return sp.csr_matrix(X) if sp.issparse(X) and not isinstance(X, sp.csr_matrix) else X
 
 
 def _break_even(scores: np.ndarray, is_pos: np.ndarray) -> float:
@@ -109,7 +115,10 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
                 "bagging_fraction": self.subsample, "bagging_freq": int(self.subsample < 1),
                 "feature_fraction": self.colsample_bytree, "seed": seed,
                 "num_threads": self._threads(), "deterministic": True, "force_row_wise": True,
-                "verbose": -1}
+                # every feature kept in the data set: where none could be split (few samples)
+                # LightGBM would refuse a custom objective's data set instead of growing
+                # constant trees
+                "feature_pre_filter": False, "verbose": -1}
 
     def fit(self, X, y, qid=None, **unexpected):
         """Boost ``n_estimators`` trees on the hinge of the training labels and queries.
@@ -168,6 +177,7 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
                           "sample and were left out of the fit, as LightGBM and XGBoost do "
                           "(n_skipped_queries_ counts them)", EmptyQueryWarning, stacklevel=3)
         params = self._lgb_params(objective)
+        X = _for_lightgbm(X)
         booster = lgb.train(params, lgb.Dataset(X, is_pos.astype(np.float64), params=params),
                             num_boost_round=self.n_estimators)
         raw = booster.predict(X, raw_score=True, num_threads=params["num_threads"])
@@ -190,7 +200,8 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = _for_lightgbm(validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                                        reset=False))
         raw = self.booster_.predict(X, raw_score=True, num_threads=self._threads())
         return np.asarray(raw, dtype=np.float64).ravel() - self.threshold_
 

@@ -6,7 +6,7 @@ used. Its gradient is the subgradient of :func:`aprank.infer_batch`, ``coef - tr
 the most violated ranking of each query. The hinge is piecewise linear and has no second
 derivative, so the second-order term that a booster's Newton step divides by is a choice
 (``hessian``), and both are multiplied by one constant, ``n / 2``, which makes the balanced
-term sum to the number of samples, the scale that the boosters' regularisers
+term sum to the number of samples (where every query has both classes), the scale that the boosters' regularisers
 (``min_sum_hessian_in_leaf``, ``reg_lambda``) expect; a leaf's Newton step is unchanged by it.
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ class HingeObjective:
         order of the hinge's margin.
 
     Gradient and hessian are multiplied by ``factor = n / 2`` (n training samples), which
-    makes the balanced term sum to n; queries are divided by the number used.
+    makes the balanced term sum to n where every query has both classes.
 
     Parameters
     ----------
