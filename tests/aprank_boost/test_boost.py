@@ -83,12 +83,14 @@ def test_all_equal_scores_rank_every_negative_first():
 
 
 def test_hessians():
-    labels, qid = np.array([1, 0, 0, 1, 0, 0, 0, 0, 0]), np.array([0, 0, 0, 1, 1, 1, 1, 2, 2])
-    scores = np.linspace(-1, 1, 9)
+    labels = np.array([1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1])
+    qid = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3])
+    scores = np.linspace(-1, 1, 11)
     balanced = HingeObjective(labels, qid, hessian="balanced").hessian(scores)
-    # 1/P per positive, 1/N per negative over the 2 used queries; 1/n_q in query 2 (no positive)
+    # 1/P per positive, 1/N per negative, over the 3 used queries (0, 1, 3); 1/n_q in query 2
+    # (no positive: left out) and in query 3 (no negative)
     np.testing.assert_allclose(balanced, np.array([1, 1 / 2, 1 / 2, 1, 1 / 3, 1 / 3, 1 / 3,
-                                                   1 / 2, 1 / 2]) / 2)
+                                                   1 / 2, 1 / 2, 1 / 2, 1 / 2]) / 3)
     obj = HingeObjective(labels, qid, hessian="rank", floor=0.2)
     np.testing.assert_allclose(obj.hessian(scores), np.abs(obj.gradient(scores)) + 0.2 * balanced)
     # the common factor makes the balanced term sum to n where every query has both classes
