@@ -316,7 +316,7 @@ _PARAMS_DOC = """
         Training queries left out for want of a relevant sample.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Their names, where X had string column names.
 """
 
