@@ -1,31 +1,24 @@
 """Boosted trees of the nonlinear experiment: the exact AP and NDCG hinges as custom objectives.
 
-:class:`HingeObjective` is the structural hinge of a ranking loss (AP or NDCG, binary
-relevance) summed over the queries of a training set and divided by the number of queries
-used, as a LightGBM or XGBoost objective. Its gradient is the subgradient of
-:func:`aprank.infer_batch`, ``coef - truth_coef`` of the most violated ranking of each query;
-the second-order term, which the hinge does not have, is a choice:
+:class:`HingeObjective` is :class:`aprank.boost.HingeObjective` (the hinge of AP or NDCG over
+the queries of a training set, its gradient :func:`aprank.infer_batch`'s subgradient, the
+"balanced" and "rank" second-order terms) with the research variants that the exploration
+tried (``experiments.nonlinear_trees_exploration``):
 
-``"unit"``
-    1 for every sample.
-``"balanced"``
-    The hinge's own scale: ``1 / P`` for a positive and ``1 / N`` for a negative of a query
-    with P positives and N negatives (the gradient of a positive lies in ``[-2 / P, 0]``, of a
-    negative in ``[0, 2 / N]``), so a leaf's Newton step is of the order of the hinge's margin.
-``"rank"``
-    From the interleaving of the most violated ranking: a positive's gradient is
-    ``-2 / P`` times the fraction of negatives ranked above it there (its interleaving rank
-    less one, over N), a negative's ``2 / N`` times the fraction of positives below it,
-    so ``|gradient| + floor * balanced`` weights a sample by how far it is interleaved.
+``hessian="unit"``
+    1 for every sample (and no common factor).
+``smooth``
+    The subgradient averaged over Gaussian perturbations of the scores (randomised smoothing
+    of the hinge).
+``queries``
+    Every round, a fresh stratified partition of a one-against-the-rest training set into
+    queries of about that many samples.
+``mix``
+    A convex combination with the logistic loss, class-balanced (each query's positives and
+    negatives weigh alike) or plain (every sample alike, LightGBM's binary objective).
 
-Beyond the hessian: ``smooth`` averages the subgradient over Gaussian perturbations of the
-scores (randomised smoothing of the hinge); ``queries`` draws, every round, a fresh stratified
-partition of a one-against-the-rest training set into queries of about that many samples;
-``mix`` takes a convex combination with the logistic loss, class-balanced (each query's
-positives and negatives weigh alike) or plain (every sample alike, LightGBM's binary
-objective). Gradient and hessian are multiplied by one constant (the same for both, so a leaf's
-Newton step is unchanged) that makes the balanced hessian sum to the number of samples, where
-the boosters' regularisers (``min_sum_hessian_in_leaf``, ``reg_lambda``) expect it.
+Without them (``HINGE_SETTINGS``, the variant the experiment runs) it computes what the
+package's objective computes.
 
 :func:`tree_candidates` gives the models in the harness's protocol
 (:mod:`experiments.nonlinear_protocol`): LightGBM binary, LightGBM lambdarank, XGBoost
@@ -36,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aprank.inference import RankingProblem
+from aprank.boost import HingeObjective as _PackageHinge
 
 from .nonlinear_protocol import Candidate
 
@@ -60,8 +53,8 @@ def stratified_queries(is_pos: np.ndarray, size: int, rng: np.random.Generator) 
     return qid
 
 
-class HingeObjective:
-    """The hinge of a ranking loss as a boosting objective (see the module docstring).
+class HingeObjective(_PackageHinge):
+    """The package's hinge objective with the research variants (see the module docstring).
 
     Parameters
     ----------
@@ -96,58 +89,45 @@ class HingeObjective:
     positive_level : int
     """
 
+    HESSIANS = HESSIANS
+
     def __init__(self, labels, qid=None, *, loss="ap", hessian="balanced", scale=1.0, floor=0.1,
                  mix=0.0, logistic="balanced", queries=None, smooth=0.0, draws=4, seed=0,
                  positive_level=1):
-        if hessian not in HESSIANS:
-            raise ValueError(f"hessian={hessian!r}: one of {HESSIANS}")
         if not 0.0 <= mix <= 1.0:
             raise ValueError(f"mix={mix!r}: in [0, 1]")
         if logistic not in ("balanced", "plain"):
             raise ValueError(f"logistic={logistic!r}: 'balanced' or 'plain'")
-        labels = np.asarray(labels)
-        self.is_pos = labels >= positive_level
-        self.n = self.is_pos.shape[0]
-        self.loss, self.hessian_kind, self.scale, self.floor = loss, hessian, scale, floor
         self.mix, self.logistic, self.smooth, self.draws = mix, logistic, smooth, draws
         self.queries = None if qid is not None else queries
         self.rng = np.random.default_rng(seed)
-        self.qid = np.zeros(self.n, np.int64) if qid is None else np.asarray(qid)
-        self._problem = None if self.queries else self._make_problem(self.qid)
-        self._bal = None if self.queries else self.balanced(self.qid)
-        # one constant for gradient and hessian: the balanced hessian sums to n
-        self.factor = 1.0 if hessian == "unit" else self.n / 2.0
+        super().__init__(labels, qid, loss=loss, hessian=hessian, scale=scale, floor=floor,
+                         positive_level=positive_level)
+        if hessian == "unit":
+            self.factor = 1.0
 
-    def _make_problem(self, qid):
-        return RankingProblem(self.is_pos, self.loss, qid=qid, empty="skip")
+    def _fixed_queries(self):
+        return (None, None) if self.queries else super()._fixed_queries()
 
     def _round(self):
-        """This round's problem and balanced hessian."""
+        """This round's problem and balanced hessian (drawn with ``queries``)."""
         if self.queries is None:
-            return self._problem, self._bal
+            return super()._round()
         qid = stratified_queries(self.is_pos, self.queries, self.rng)
         return self._make_problem(qid), self.balanced(qid)
 
-    @staticmethod
-    def subgradient(problem: RankingProblem, scores) -> np.ndarray:
-        """Mean over the used queries of ``coef - truth_coef`` of the most violated rankings."""
-        r = problem.solve(scores)
-        used = max(int(r.used.sum()), 1)
-        return (r.coef - r.truth_coef) / used
+    def _subgradient(self, problem, scores):
+        if self.smooth <= 0:
+            return super()._subgradient(problem, scores)
+        g = np.zeros(self.n)
+        for _ in range(self.draws):
+            noise = self.smooth * self.rng.standard_normal(self.n)
+            g += self.subgradient(problem, scores + noise)
+        g /= self.draws
+        return g
 
-    def balanced(self, qid) -> np.ndarray:
-        """``1 / P`` per positive, ``1 / N`` per negative of each query, over the used queries
-        (those with a positive); ``1 / n_q`` per sample of a query left out (none of its
-        samples has a gradient) or without negatives."""
-        _, inv, counts = np.unique(qid, return_inverse=True, return_counts=True)
-        inv = inv.ravel()
-        n_pos = np.bincount(inv, weights=self.is_pos, minlength=counts.shape[0])
-        n_neg = counts - n_pos
-        used = n_pos > 0
-        per = np.where(self.is_pos, 1.0 / np.maximum(n_pos[inv], 1),
-                       1.0 / np.maximum(n_neg[inv], 1))
-        per = np.where(used[inv] & (n_neg[inv] > 0), per, 1.0 / counts[inv])
-        return per / max(int(used.sum()), 1)
+    def _second_order(self, g, bal):
+        return np.ones(self.n) if self.hessian_kind == "unit" else super()._second_order(g, bal)
 
     def grad_hess(self, scores):
         """(gradient, hessian) of one boosting round, before the common factor.
@@ -155,45 +135,13 @@ class HingeObjective:
         Draws this round's queries (``queries``) and perturbations (``smooth``) once for both.
         """
         scores = np.asarray(scores, dtype=np.float64).ravel()
-        problem, bal = self._round()
-        if self.smooth > 0:
-            g = np.zeros(self.n)
-            for _ in range(self.draws):
-                noise = self.smooth * self.rng.standard_normal(self.n)
-                g += self.subgradient(problem, scores + noise)
-            g /= self.draws
-        else:
-            g = self.subgradient(problem, scores)
-        if self.hessian_kind == "unit":
-            h = np.ones(self.n)
-        else:
-            h = self.scale * bal
-            if self.hessian_kind == "rank":
-                h = np.abs(g) + self.floor * h
+        g, h, bal = self._terms(scores)
         if self.mix > 0:
             p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, overflow-free
             w = bal if self.logistic == "balanced" else np.full(self.n, 1.0 / self.factor)
             g = (1 - self.mix) * g + self.mix * w * (p - self.is_pos)
             h = (1 - self.mix) * h + self.mix * w * np.maximum(p * (1 - p), 1e-6)
         return g, h
-
-    def gradient(self, scores) -> np.ndarray:
-        """The round's gradient (one draw of the queries and perturbations)."""
-        return self.grad_hess(scores)[0]
-
-    def hessian(self, scores) -> np.ndarray:
-        """The round's second-order term (one draw of the queries and perturbations)."""
-        return self.grad_hess(scores)[1]
-
-    def __call__(self, preds, dataset=None):
-        """``(grad, hess)`` for ``lgb.train(params={"objective": self})`` and
-        ``xgb.train(obj=self)`` (the labels are the object's; the data set is not read)."""
-        g, h = self.grad_hess(preds)
-        return self.factor * g, self.factor * h
-
-    def sklearn(self, y_true, y_pred):
-        """The same, in the argument order of the scikit-learn interfaces."""
-        return self(y_pred)
 
 
 # ------------------------------------------------------------------------------------------

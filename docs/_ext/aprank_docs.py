@@ -28,7 +28,7 @@ FIGURES = ROOT / "figures"
 #: the public packages, one API page each, in the order of the API index
 PACKAGES = ("aprank", "aprank.inference", "aprank.losses", "aprank.learn", "aprank.models",
             "aprank.metrics", "aprank.datasets", "aprank.checks", "aprank.validation",
-            "aprank.torch", "aprank.dask")
+            "aprank.torch", "aprank.dask", "aprank.boost")
 
 GROUPS = (("classes", "Classes"), ("functions", "Functions"),
           ("exceptions", "Exceptions and warnings"), ("modules", "Modules"),

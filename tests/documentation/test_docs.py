@@ -27,7 +27,8 @@ import aprank_docs  # noqa: E402  (the extension that writes the API pages)
 #: the packages whose public names must be documented (every package with an API page)
 PACKAGES = aprank_docs.PACKAGES
 #: optional extras a page's blocks may import; without them the page skips, saying so
-EXTRAS = {"torch": "aprank[torch]", "dask": "aprank[dask]", "distributed": "aprank[dask]"}
+EXTRAS = {"torch": "aprank[torch]", "dask": "aprank[dask]", "distributed": "aprank[dask]",
+          "lightgbm": "aprank[boost]"}
 
 
 def require(module: str):

@@ -24,6 +24,7 @@ LAYERS = {
     "aprank.validation": 0, "aprank._validation_cy": 0, "aprank._metrics_cy": 0, "aprank.losses": 0, "aprank.metrics": 0, "aprank.datasets": 0,
     "aprank.inference": 1, "aprank.models": 2, "aprank.learn": 3, "aprank.torch": 3,
     "aprank.dask": 4,     # the estimators on a Dask cluster, over models and learners
+    "aprank.boost": 4,    # boosted trees on the hinges: inference, metrics, the learners' warnings
     "aprank.checks": 4, "aprank._deep_check": 4, "aprank._quick_bench": 4,
     "aprank.__main__": 5, "aprank": 6,
 }
@@ -357,7 +358,8 @@ def test_each_tool_package_runs_as_a_module(tool):
 
 #: optional packages the tests import (or that libraries probe for) without always being
 #: installed: a folder of tests/ by one of these names would be imported in their place
-OPTIONAL_MODULES = {"torch", "triton", "dask", "distributed", "libauc", "pytorch_metric_learning",
+OPTIONAL_MODULES = {"torch", "triton", "dask", "distributed", "lightgbm", "xgboost", "libauc",
+                    "pytorch_metric_learning",
                     "datasets", "pandas", "hypothesis", "cloudpickle", "maxflow", "sphinx"}
 
 

@@ -1,6 +1,7 @@
 """The optional subpackages, imported where their extra is missing, say which extra to install
-(``aprank.torch``: ``aprank[torch]``; ``aprank.dask``: ``aprank[dask]``), and ``import aprank``
-needs neither."""
+(``aprank.torch``: ``aprank[torch]``; ``aprank.dask``: ``aprank[dask]``; ``aprank.boost``:
+``aprank[boost]``), and ``import aprank``
+needs none of them."""
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ def import_without(module, missing):
     # ModuleNotFoundError naming torch: what the tools catch to leave out torch's commands
     ("aprank.torch", "torch", "aprank[torch]", "ModuleNotFoundError torch "),
     ("aprank.dask", "dask", "aprank[dask]", "ImportError None "),
+    ("aprank.boost", "lightgbm", "aprank[boost]", "ModuleNotFoundError lightgbm "),
 ])
 def test_a_missing_extra_is_named_with_its_install_command(module, missing, extra, error):
     said = import_without(module, missing)
@@ -36,6 +38,6 @@ def test_a_missing_extra_is_named_with_its_install_command(module, missing, extr
     assert module in said, said
 
 
-@pytest.mark.parametrize("missing", ["torch", "dask"])
+@pytest.mark.parametrize("missing", ["torch", "dask", "lightgbm"])
 def test_import_aprank_needs_no_extra(missing):
     assert import_without("aprank", missing) == "imported"
