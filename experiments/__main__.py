@@ -69,7 +69,8 @@ EXPERIMENT_NEEDS = {
                     "libauc and pytorch-metric-learning", "about 8 minutes of CPU time"),
     "nonlinear": ("digits, HJA birdsong segments, fox, tiger, elephant (mil/), the Yahoo LTR "
                   "sample, PyTorch, LightGBM and XGBoost",
-                  "about 80 minutes of CPU time (--jobs N divides the wall clock)"),
+                  "about an hour of CPU time (--jobs N divides the wall clock; finished "
+                  "units are kept, a rerun goes on from them)"),
     "nonlinear-explore": ("the nonlinear experiment's data sets and PyTorch",
                           "about 25 minutes of CPU time"),
     "nonlinear-trees-explore": ("digits, HJA birdsong segments, fox and the Yahoo sample, "
