@@ -67,6 +67,18 @@ def _(x):
     return torch.empty_like(x)
 
 
+@torch.library.custom_op("aprank::cumsum_in_order", mutates_args=())
+def _library_cumsum_in_order(x: torch.Tensor) -> torch.Tensor:
+    """torch.cumsum along dim 0, summed on the host one term after another (the order of the
+    compiled kernels' sums), returned on x's device; an operator that torch.compile calls."""
+    return torch.cumsum(x.cpu(), 0).to(x.device)
+
+
+@_library_cumsum_in_order.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
 #: Under torch.compile, take the cumulative sums from the library's scan (one opaque call)
 #: instead of Inductor's generated one. Measured on an NVIDIA H200 (docs/benchmarks/extras.md).
 _SCAN_OUTSIDE_INDUCTOR = True
@@ -225,7 +237,10 @@ class _Loss:
             self.D, self.Z = _library_default_discount(m)
         else:
             self.D = torch.cat([m.new_zeros(1), _discount_table(discount, n_max, device)])
-            self.Z = _cumsum(self.D)                 # Z[P] = sum_{k <= P} D(k)
+            # Z[P] = sum_{k <= P} D(k), summed in order as the kernels sum it: a GPU's parallel
+            # scan rounds otherwise in the last bit, and Z scales every loss step a tie is
+            # decided on (the default discount's sums come from the host too)
+            self.Z = _library_cumsum_in_order(self.D)
 
     def relative(self, P, j, i, i0):
         """delta_j(i) - delta_j(i0) (float64)."""
