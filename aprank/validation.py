@@ -20,8 +20,8 @@ import numpy as np
 
 from aprank._validation_cy import count_groups
 
-__all__ = ["as_scores", "as_labels", "as_query_groups", "check_summable", "PrecisionWarning",
-           "SUM_LIMIT"]
+__all__ = ["as_scores", "as_labels", "as_query_groups", "check_qid", "check_summable",
+           "PrecisionWarning", "SUM_LIMIT"]
 
 
 class PrecisionWarning(UserWarning):
@@ -275,3 +275,30 @@ def check_summable(what: str, *terms) -> None:
             f"{what} are too large for float64 arithmetic: sums of them may reach {reach}, "
             f"beyond 2^1016 (~{SUM_LIMIT:.3g}) where they overflow; rescale them (e.g. divide "
             "by their largest magnitude) before inference")
+
+
+def check_qid(qid, n: int):
+    """An estimator's ``qid`` argument as an array, checked for shape (None stays None).
+
+    Parameters
+    ----------
+    qid : array-like of shape (n,) or None
+        Query ids, one per sample.
+    n : int
+        The number of samples.
+
+    Returns
+    -------
+    ndarray of shape (n,) or None
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not 1-D with one entry per sample.
+    """
+    if qid is None:
+        return None
+    qid = np.asarray(qid)
+    if qid.ndim != 1 or qid.shape[0] != n:
+        raise ValueError(f"qid must be 1-D with one entry per sample ({n}), got shape {qid.shape}")
+    return qid

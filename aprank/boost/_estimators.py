@@ -31,20 +31,12 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from aprank.boost._objective import HESSIANS, HingeObjective
 from aprank.learn import EmptyQueryWarning, OneQueryWarning
 from aprank.metrics import average_precision, ndcg
+from aprank.validation import check_qid
 
 __all__ = ["APBoostRanker", "NDCGBoostRanker"]
 
 #: what other libraries call query ids (scikit-learn's splitters, LightGBM, XGBoost)
 _QUERY_WORDS = frozenset({"groups", "group", "query", "query_id", "qids"})
-
-
-def _check_qid(qid, n):
-    if qid is None:
-        return None
-    qid = np.asarray(qid)
-    if qid.ndim != 1 or qid.shape[0] != n:
-        raise ValueError(f"qid must be 1-D with one entry per sample ({n}), got shape {qid.shape}")
-    return qid
 
 
 def _for_lightgbm(X):
@@ -161,7 +153,7 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_min_samples=1)
         check_classification_targets(y)
-        qid = _check_qid(qid, X.shape[0])
+        qid = check_qid(qid, X.shape[0])
         classes = np.unique(y)
         if classes.shape[0] != 2:
             raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
@@ -256,7 +248,7 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
         if unknown.any():
             raise ValueError(f"{type(self).__name__}.score got labels outside classes_ "
                              f"{self.classes_.tolist()}: {np.unique(y[unknown]).tolist()[:5]}")
-        qid = _check_qid(qid, scores.shape[0])
+        qid = check_qid(qid, scores.shape[0])
         if qid is None and self._n_fit_queries > 1:
             name = type(self).__name__
             warnings.warn(f"{name}.score got no qid, so it ranks all {scores.shape[0]} samples "

@@ -30,12 +30,11 @@ from aprank.learn._estimators import (
     APSVM,
     NDCGSVM,
     BinarySVM,
-    _check_qid,
     _refuse_keywords,
     _StructuredSVM,
 )
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
-from aprank.validation import as_query_groups
+from aprank.validation import as_query_groups, check_qid
 
 __all__ = ["APSVMCV", "NDCGSVMCV", "BinarySVMCV"]
 
@@ -167,7 +166,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes = np.unique(y)
         template._check_classes(classes)
-        qid = _check_qid(qid, X.shape[0])
+        qid = check_qid(qid, X.shape[0])
         groups = qid if groups is None else _check_groups(groups, X.shape[0])
         if sample_weight is not None:   # an array to take the folds' rows from; a copy
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)

@@ -58,18 +58,9 @@ from aprank.learn._query_warnings import say_scored_as_one_query, say_skipped
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
 from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
-from aprank.validation import as_query_groups
+from aprank.validation import as_query_groups, check_qid
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
-
-
-def _check_qid(qid, n):
-    if qid is None:
-        return None
-    qid = np.asarray(qid)
-    if qid.ndim != 1 or qid.shape[0] != n:
-        raise ValueError(f"qid must be 1-D with one entry per sample ({n}), got shape {qid.shape}")
-    return qid
 
 
 def _check_scale(X) -> None:
@@ -245,7 +236,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
         _check_scale(X)
-        qid = _check_qid(qid, X.shape[0])
+        qid = check_qid(qid, X.shape[0])
         sample_weight, kept = positive_weights(sample_weight, X)
         if kept is not None:
             X, y = X[kept], y[kept]
@@ -440,7 +431,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         scores = self.decision_function(X)
         relevant = self._relevance(y, scores.shape[0])
-        qid = _check_qid(qid, scores.shape[0])
+        qid = check_qid(qid, scores.shape[0])
         self._say_if_scored_as_one_query(qid, scores.shape[0])
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
