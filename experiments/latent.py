@@ -29,7 +29,6 @@ one table; the table says how many of its folds earlier runs computed.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import warnings
@@ -40,6 +39,7 @@ import numpy as np
 from aprank.datasets import MIL_SETS, load_hja_bags, load_mil
 from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.models import bag_means
+from experiments.fingerprints import SOURCE_SUFFIXES, source_fingerprint
 
 __all__ = ["latent", "C_GRID", "ROBUST_GRID", "FOLDS", "INNER_FOLDS"]
 
@@ -94,7 +94,7 @@ def _bag_folds(y, bags, n_folds, seed):
 #: What a fold's result depends on, besides this module: the package's source outside these
 #: folders (the kinds and extras the latent experiment never calls).
 _NOT_RUN = ("inference/pairwise", "inference/topk", "inference/labelling", "dask", "torch")
-_SOURCE_SUFFIXES = (".py", ".pyx", ".pxd", ".hpp")
+_SOURCE_SUFFIXES = SOURCE_SUFFIXES
 
 
 def fingerprint() -> str:
@@ -103,17 +103,9 @@ def fingerprint() -> str:
     import scipy
     import sklearn
 
-    import aprank
-    root = Path(aprank.__file__).resolve().parent
-    files = sorted(f for f in root.rglob("*") if f.suffix in _SOURCE_SUFFIXES
-                   and not any(f.relative_to(root).as_posix().startswith(d) for d in _NOT_RUN))
-    h = hashlib.sha256()
-    for f in [*files, Path(__file__).resolve()]:
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    h.update(f"numpy {np.__version__} scipy {scipy.__version__} "
-             f"sklearn {sklearn.__version__}".encode())
-    return h.hexdigest()[:12]
+    return source_fingerprint(_NOT_RUN, [Path(__file__).resolve()],
+                              f"numpy {np.__version__} scipy {scipy.__version__} "
+                              f"sklearn {sklearn.__version__}", _SOURCE_SUFFIXES)
 
 
 def _fold_file(keep: Path, name: str, k: int) -> Path:

@@ -18,7 +18,7 @@ from multiprocessing import get_context
 import numpy as np
 
 from experiments.nonlinear_networks import STEPS, Recipe, fit_network
-from experiments.nonlinear_tasks import LOADERS, inner_folds, load_tasks, outer_split
+from experiments.nonlinear_tasks import LOADERS, inner_folds, outer_split
 
 __all__ = ["VARIANTS", "explore", "explore_table"]
 
@@ -50,9 +50,10 @@ def _unit(task_name: str, variant: str, quick: bool) -> tuple:
     import torch
 
     from experiments.nonlinear_units import row_scores
+    from experiments.nonlinear_units import task as load_task
 
     torch.set_num_threads(1)
-    (task,) = load_tasks([task_name])
+    task = load_task(task_name)
     train, _ = outer_split(task, SEED)
     budgets = STEPS[:1] if quick else STEPS
     ap = []

@@ -63,7 +63,7 @@ def load_tasks(names=None) -> list[Task]:
 
 
 def _positives(task: Task, idx) -> np.ndarray:
-    """Per row: the positives among ``idx`` (for a ranking task: in queries with a positive)."""
+    """Per row: the positives (labels at or above the task's level) among ``idx``."""
     return (task.Y[idx] >= task.positive_level).sum(axis=0)
 
 

@@ -2,15 +2,14 @@
 settings, the refit and the test scores; and the folder that keeps finished units.
 
 A finished unit is kept as JSON under ``<out>/nonlinear-units[-quick]/``, named by its data
-set, seed and model and stamped with a fingerprint of what it ran (the source of the package,
-of this module, of the tasks and of the model's own module, the model's settings, grid and
-budgets, and the versions of the numeric libraries). A rerun reads back the units whose
+set, seed and model and stamped with a fingerprint of what it ran (the package's source but for
+the kinds and the extra it never calls, this module, the tasks and the model's own module, the
+model's settings, grid and budgets, and the versions of the numeric libraries). A rerun reads back the units whose
 stamp still matches and computes the others: a run stopped part way goes on where it stopped,
 and a change to one model recomputes that model's units only.
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import os
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from aprank.metrics import average_precision, ndcg
+from experiments.fingerprints import source_fingerprint
 from experiments.nonlinear_tasks import INNER_FOLDS, inner_folds, load_tasks, outer_split
 
 __all__ = ["row_scores", "choose", "run_unit", "kept_unit", "candidates", "task"]
@@ -116,22 +116,21 @@ def _versions() -> str:
     return ", ".join(found)
 
 
+#: What a unit's result depends on, besides the experiment's modules: the package's source
+#: outside these folders (the kinds and the extra the experiment never calls).
+_NOT_RUN = ("inference/pairwise", "inference/topk", "inference/labelling", "inference/latent",
+            "dask")
+
+
 def fingerprint(candidate) -> str:
     """What a unit of ``candidate`` ran, hashed (see the module docstring)."""
-    import aprank
     fit = getattr(candidate.fit_predict, "func", candidate.fit_predict)
-    files = sorted(Path(aprank.__file__).resolve().parent.rglob("*.py")) + sorted(
-        Path(aprank.__file__).resolve().parent.rglob("*.pyx")) + [
-        Path(__file__).resolve(), Path(inspect.getfile(load_tasks)).resolve(),
-        Path(inspect.getfile(fit)).resolve()]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    h.update(repr((candidate.settings, candidate.grid, candidate.budgets, getattr(
-        candidate.fit_predict, "args", ()), getattr(candidate.fit_predict, "keywords", {}),
-        _versions())).encode())
-    return h.hexdigest()[:12]
+    files = [Path(__file__).resolve(), Path(inspect.getfile(load_tasks)).resolve(),
+             Path(inspect.getfile(fit)).resolve()]
+    return source_fingerprint(_NOT_RUN, files, repr((
+        candidate.settings, candidate.grid, candidate.budgets,
+        getattr(candidate.fit_predict, "args", ()),
+        getattr(candidate.fit_predict, "keywords", {}), _versions())))
 
 
 def kept_unit(keep: Path, task_name: str, seed: int, model: str, quick: bool) -> tuple:
