@@ -13,6 +13,7 @@ registered in one process is unknown to a worker process until the worker regist
 from __future__ import annotations
 
 import re
+import textwrap
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -138,7 +139,8 @@ class Algorithm:
 
 
 class AlgorithmTable(tuple):
-    """The registry as a table: a tuple of :class:`Algorithm` that prints as a text table.
+    """The registry as a table: a tuple of :class:`Algorithm` that prints as a text table at
+    most 100 columns wide (:meth:`to_text`) and writes itself as Markdown (:meth:`to_markdown`).
 
     Parameters
     ----------
@@ -156,12 +158,54 @@ class AlgorithmTable(tuple):
     def names(self) -> list[str]:
         return [a.name for a in self]
 
+    #: the widest line of the printed table: a terminal's usual width, or a little more
+    WIDTH = 100
+    #: the columns aligned on an algorithm's first line; the long ones are wrapped below it
+    _SHORT = ("kind", "name", "losses", "exact")
+
+    def to_text(self, width: int = WIDTH) -> str:
+        """The table as text at most ``width`` columns wide.
+
+        One line per algorithm holds its short fields (kind, name, losses, exactness) in
+        aligned columns; its complexity and reference follow, wrapped and indented under it,
+        since side by side the six columns need over 400 columns. Words are never split, so
+        only a single word wider than ``width`` could exceed it.
+
+        Parameters
+        ----------
+        width : int, default 100
+            The widest line.
+
+        Returns
+        -------
+        str
+            The table, lines joined by newlines.
+        """
+        rows = [dict(zip(self.COLUMNS, row)) for row in self.rows()]
+        widths = [max([len(c)] + [len(r[c]) for r in rows]) for c in self._SHORT]
+        # a long list of losses wraps within its column, so the short fields stay aligned
+        losses = self._SHORT.index("losses")
+        room = width - sum(w for k, w in enumerate(widths) if k != losses) - 2 * len(widths) + 2
+        widths[losses] = max(len("losses"), min(widths[losses], room))
+
+        def line(cells):
+            return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+        out = [line(self._SHORT), line(["-" * w for w in widths])]
+        for row in rows:
+            cells = [[row[c]] for c in self._SHORT]
+            cells[losses] = textwrap.wrap(row["losses"], widths[losses],
+                                          break_long_words=False, break_on_hyphens=False)
+            out += [line([c[k] if k < len(c) else "" for c in cells])
+                    for k in range(max(map(len, cells)))]
+            for label in ("complexity", "reference"):
+                out += textwrap.wrap(row[label], width, initial_indent=f"    {label + ':':12}",
+                                     subsequent_indent=" " * 16, break_long_words=False,
+                                     break_on_hyphens=False)
+        return "\n".join(out)
+
     def __str__(self) -> str:
-        rows = [self.COLUMNS, *self.rows()]
-        widths = [max(len(r[c]) for r in rows) for c in range(len(self.COLUMNS))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+        return self.to_text()
 
     __repr__ = __str__
 
