@@ -8,6 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
+import aprank_docs  # noqa: E402  (the local extension: which optional modules are absent)
+
 import aprank  # noqa: E402  (the package these docs describe, imported from the venv)
 
 project = "aprank"
@@ -33,6 +35,9 @@ autosummary_generate = True
 autosummary_generate_overwrite = True
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"          # numpydoc's Parameters sections say the types
+# the optional extras (PyTorch, Dask, LightGBM) that are not installed: mocked, so that their
+# packages' API pages render from the source in any environment
+autodoc_mock_imports = aprank_docs.absent_extra_modules()
 # numpydoc: the class templates list the members themselves
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

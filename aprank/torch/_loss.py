@@ -374,11 +374,6 @@ def _refuse_loss(name: str, options: dict) -> None:
 
 
 # ---------------------------------------------------------------------------- public
-# Under torch.compile the loss runs eagerly (a graph break; the model around it compiles):
-# the compiled kernels are opaque to Dynamo, and the validation looks at the data (finite
-# scores, label values, queries without positives). The torch-ops inference itself,
-# hinge_terms, has static shapes and compiles whole (fullgraph=True).
-@torch.compiler.disable
 def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
                backend: str = "auto", empty: str = "skip", n_threads=None,
                process_group=None) -> torch.Tensor:
@@ -452,6 +447,13 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
                   process_group)
 
 
+# Under torch.compile the loss runs eagerly (a graph break; the model around it compiles):
+# the compiled kernels are opaque to Dynamo, and the validation looks at the data (finite
+# scores, label values, queries without positives). The torch-ops inference itself,
+# hinge_terms, has static shapes and compiles whole (fullgraph=True). The public functions
+# stay undecorated, plain functions that call this one (their signatures and docstrings are
+# what the API reference shows).
+@torch.compiler.disable
 def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_threads,
            process_group):
     """:func:`hinge_loss` with ``discount``, the NDCG discount as a float64 tensor (a module's

@@ -13,6 +13,7 @@ check that the API pages cover every public name.
 """
 import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import pkgutil
@@ -46,17 +47,51 @@ def classify(obj) -> str:
     return "constants"
 
 
+#: the optional subpackages: the extra each needs and the third-party modules it imports
+EXTRAS = {"aprank.torch": ("torch", ("torch", "triton")),
+          "aprank.dask": ("dask", ("dask", "distributed")),
+          "aprank.boost": ("boost", ("lightgbm",))}
+
+
+def absent_extra_modules() -> list:
+    """The optional third-party modules that cannot be imported here (Sphinx mocks them)."""
+    return [module for _, modules in EXTRAS.values() for module in modules
+            if importlib.util.find_spec(module) is None]
+
+
+def import_package(package: str):
+    """Import a documented package. An optional one whose extra is not installed is imported
+    with the missing third-party modules replaced by Sphinx's mocks, as autodoc does with
+    ``autodoc_mock_imports``: its API page then renders from the source all the same."""
+    try:
+        return importlib.import_module(package)
+    except ImportError:
+        if package not in EXTRAS:
+            raise
+    from sphinx.ext.autodoc.mock import mock
+
+    with mock(absent_extra_modules()):
+        return importlib.import_module(package)
+
+
+def _unmocked(obj):
+    """The function a mocked decorator (``@torch.compiler.disable`` without torch) wraps."""
+    from sphinx.ext.autodoc.mock import undecorate
+
+    return undecorate(obj)
+
+
 def public_names(package: str) -> dict:
     """The package's ``__all__``, grouped as on its API page: {group: [name, ...]}."""
-    module = importlib.import_module(package)
+    module = import_package(package)
     groups = {key: [] for key, _ in GROUPS}
     for name in module.__all__:
-        groups[classify(getattr(module, name))].append(name)
+        groups[classify(_unmocked(getattr(module, name)))].append(name)
     return groups
 
 
 def _submodules(package: str):
-    module = importlib.import_module(package)
+    module = import_package(package)
     yield package
     for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
         yield f"{package}.{info.name}"
@@ -82,14 +117,14 @@ def home(package: str, name: str) -> str:
     """The package whose API page documents a public object: the most specific package of
     ``PACKAGES`` that holds the object's defining module and lists the name in its ``__all__``
     (``aprank.infer`` is documented as ``aprank.inference.infer``), else ``package`` itself."""
-    obj = getattr(importlib.import_module(package), name)
-    defined_in = getattr(obj, "__module__", None) or ""
+    obj = getattr(import_package(package), name)
+    defined_in = getattr(_unmocked(obj), "__module__", None) or ""
     best = package
     for candidate in PACKAGES:
         if (defined_in == candidate or defined_in.startswith(candidate + ".")) and \
                 len(candidate) > len(best) and \
-                name in getattr(importlib.import_module(candidate), "__all__", ()) and \
-                getattr(importlib.import_module(candidate), name) is obj:
+                name in getattr(import_package(candidate), "__all__", ()) and \
+                getattr(import_package(candidate), name) is obj:
             best = candidate
     return best
 
@@ -109,25 +144,16 @@ def _value(obj) -> str:
     return text if len(text) <= 80 and "\n" not in text else f"a {type(obj).__name__}"
 
 
-#: the extra each optional package needs
-EXTRAS = {"aprank.torch": "torch", "aprank.dask": "dask"}
-
-
 def api_page(package: str) -> str:
-    """The reStructuredText of a package's API page (a note naming the extra to install where
-    an optional package cannot be imported)."""
-    try:
-        module = importlib.import_module(package)
-    except ImportError as exc:
-        if package not in EXTRAS:
-            raise
-        return "\n".join([package, "=" * len(package), "",
-                          f"This package needs the optional extra ``{EXTRAS[package]}``, which "
-                          f"was not installed when these pages were built ({exc}): install it "
-                          f"(``pip install -e \".[{EXTRAS[package]}]\"``) and build again.",
-                          ""])
-    lines = [package, "=" * len(package), "", f".. automodule:: {package}", "   :no-members:",
-             "", f".. currentmodule:: {package}", ""]
+    """The reStructuredText of a package's API page (an optional package's page names the
+    extra it needs, and renders whether or not that extra is installed)."""
+    module = import_package(package)
+    lines = [package, "=" * len(package), ""]
+    if package in EXTRAS:
+        lines += [f"Needs the optional extra ``{EXTRAS[package][0]}`` (installing it: "
+                  ":doc:`/getting-started`).", ""]
+    lines += [f".. automodule:: {package}", "   :no-members:", "",
+              f".. currentmodule:: {package}", ""]
     groups = public_names(package)
     for key, title in GROUPS:
         names = groups[key]
