@@ -7,6 +7,10 @@
   is set already, so a file missing from the data home fails at once with the loaders' own
   message instead of reaching for a public server; the download tests start their own server.
 * A skip reason longer than one short line fails the test (``SKIP_REASON_MAX``).
+* A test that skips for want of an optional package the test extra leaves out (PyTorch,
+  LightGBM, XGBoost, Triton, the torch peers) fails unless it carries the marker ``extras``:
+  .ci/run's extras lane runs ``-m extras`` once those packages are installed, so an unmarked
+  test would be skipped in both lanes, never run.
 * Without a CUDA device, ``TRITON_INTERPRET=1`` (where torch and triton are installed and it is
   not set already): Triton's interpreter runs the torch loss's Triton kernel on the CPU
   (tests/aprank_torch/test_torch_triton.py). Triton reads it when it is imported and defines its own
@@ -20,6 +24,7 @@ tests/synthetic.py, the brute-force references by tests/oracle.py.
 """
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +34,10 @@ NO_NETWORK_URL = "http://127.0.0.1:9"
 #: the longest skip reason: pytest's summary (-rs) prints one line per reason, which should stay
 #: one short line (a longer reason fails the test, saying so)
 SKIP_REASON_MAX = 72
+#: what a skip reason says when the package missing is one the test extra leaves out
+OUTSIDE_THE_TEST_EXTRA = re.compile(
+    r"\b(torch|PyTorch|triton|Triton|lightgbm|LightGBM|xgboost|XGBoost|libauc|"
+    r"pytorch[-_]metric[-_]learning)\b|aprank\[(torch|boost)\]")
 
 
 def pytest_configure(config):
@@ -52,16 +61,33 @@ def _refuse_a_long_skip_reason(report):
                                f"{SKIP_REASON_MAX} of one short line: {reason}")
 
 
+def _refuse_an_unmarked_extras_skip(report, marked):
+    """An optional package's absence skips only a test that the extras lane runs."""
+    if report.skipped and not hasattr(report, "wasxfail") and isinstance(report.longrepr, tuple):
+        reason = report.longrepr[2].removeprefix("Skipped: ")
+        if OUTSIDE_THE_TEST_EXTRA.search(reason) and not marked():
+            report.outcome = "failed"
+            report.longrepr = (f"skipped for an optional package ({reason}) without the marker "
+                               "extras: .ci/run's extras lane (-m extras) would never run it")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     _refuse_a_long_skip_reason(outcome.get_result())
+    _refuse_an_unmarked_extras_skip(outcome.get_result(),
+                                    lambda: item.get_closest_marker("extras") is not None)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
     _refuse_a_long_skip_reason(outcome.get_result())
+    # a module skipped while importing has no markers to read: its source must set them
+    path = getattr(collector, "path", None)
+    _refuse_an_unmarked_extras_skip(
+        outcome.get_result(), lambda: path is not None and path.suffix == ".py"
+        and re.search(r"^pytestmark = .*pytest\.mark\.extras", path.read_text(), re.M | re.S))
 
 
 @pytest.fixture(scope="session")

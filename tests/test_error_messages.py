@@ -61,6 +61,7 @@ def test_unknown_algorithm_lists_the_loss_algorithms():
         assert other not in message
 
 
+@pytest.mark.extras
 def test_torch_unknown_loss_lists_accepted_losses():
     torch = pytest.importorskip("torch")
     import aprank.torch

@@ -161,6 +161,7 @@ def _check_all(loss, cases, got, who):
         at += j.size
 
 
+@pytest.mark.extras
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_the_torch_step_is_the_statement(name):
     """The torch search's step (``_Loss.step``, which ``kernel_step`` adds to the score part),
@@ -177,6 +178,7 @@ def test_the_torch_step_is_the_statement(name):
     _check_all(loss, cases, tables.step(P, j, i).numpy(), "torch _Loss.step")
 
 
+@pytest.mark.extras
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_the_triton_step_is_the_statement(name):
     """The Triton kernel's step function (``_loss_step``, which its ``_step`` adds to the score

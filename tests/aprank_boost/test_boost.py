@@ -18,6 +18,8 @@ from aprank.learn import EmptyQueryWarning, OneQueryWarning
 from aprank.metrics import average_precision, ndcg
 
 lgb = pytest.importorskip("lightgbm", reason='needs lightgbm (pip install "aprank[boost]")')
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 from aprank.boost import APBoostRanker, HingeObjective, NDCGBoostRanker  # noqa: E402
 
 LOSSES = ["ap", "ndcg"]

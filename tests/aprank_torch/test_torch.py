@@ -11,6 +11,8 @@ import aprank
 from aprank.losses import NDCG
 
 torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 from torch_batches import random_batch, reference  # noqa: E402  (likewise)
 

@@ -14,8 +14,10 @@ torch = pytest.importorskip("torch", reason="needs torch (the torch extra; READM
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 from torch_batches import random_batch, reference  # noqa: E402  (likewise)
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
-                                reason="no CUDA device here: these run on a machine with a GPU")
+#: .ci/run's extras lane collects these (and skips them there: CI has no GPU)
+pytestmark = [pytest.mark.extras,
+              pytest.mark.skipif(not torch.cuda.is_available(),
+                                 reason="no CUDA device here: these run on a machine with a GPU")]
 
 LOSSES = ["ap", "ndcg"]
 #: the backends run eagerly on the device: "triton" where the triton package is installed

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
 
 dist = torch.distributed

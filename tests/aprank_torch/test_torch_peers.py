@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 
 from experiments import peer_losses, torch_peers  # noqa: E402
 from experiments.peer_tasks import ColumnsTask, QueriesTask  # noqa: E402

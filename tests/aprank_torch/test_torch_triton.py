@@ -10,6 +10,8 @@ import pytest
 import aprank
 
 torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 pytest.importorskip("triton", reason="needs triton (pip install triton)")
 if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
     # tests/conftest.py sets TRITON_INTERPRET=1 before Triton is imported

@@ -6,6 +6,8 @@ import pytest
 from scipy.special import expit
 
 torch = pytest.importorskip("torch")
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 
 import aprank  # noqa: E402
 from aprank.checks import random_instance  # noqa: E402

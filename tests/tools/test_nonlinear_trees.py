@@ -7,6 +7,8 @@ import aprank
 
 # the objective lives in aprank.boost, whose extra is LightGBM: without it nothing here imports
 pytest.importorskip("lightgbm", reason="needs lightgbm (the boost extra)")
+#: an optional package the test extra leaves out: .ci/run's extras lane runs this file
+pytestmark = pytest.mark.extras
 
 from experiments.nonlinear_trees import (  # noqa: E402
     HingeObjective,
