@@ -29,6 +29,8 @@ PACKAGES = aprank_docs.PACKAGES
 #: optional extras a page's blocks may import; without them the page skips, saying so
 EXTRAS = {"torch": "aprank[torch]", "dask": "aprank[dask]", "distributed": "aprank[dask]",
           "lightgbm": "aprank[boost]"}
+#: the extras' modules that the test extra does not install
+OUTSIDE_THE_TEST_EXTRA = {"torch", "lightgbm"}
 
 
 def require(module: str):
@@ -80,9 +82,18 @@ def test_code_blocks_are_found():
 SLOW_PAGES = {"dask.md"}
 
 
+def _page_marks(page):
+    """slow for SLOW_PAGES; extras (.ci/run's extras lane) for a page importing an extra that
+    the test extra leaves out."""
+    code = "\n".join(python_blocks(page))
+    needs = {module for module in EXTRAS
+             if re.search(rf"^\s*(import|from) {module}\b", code, flags=re.M)}
+    return ([pytest.mark.slow] if page in SLOW_PAGES else []) + \
+        ([pytest.mark.extras] if needs & OUTSIDE_THE_TEST_EXTRA else [])
+
+
 @pytest.mark.min_versions
-@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES
-                                  else p for p in PAGES_WITH_CODE])
+@pytest.mark.parametrize("page", [pytest.param(p, marks=_page_marks(p)) for p in PAGES_WITH_CODE])
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     """A page's blocks run in order in one namespace (later blocks use what earlier ones
     define), in a temporary working directory; data comes from the page itself (scikit-learn's
@@ -121,6 +132,12 @@ def public_names():
 
 
 PUBLIC = public_names()
+#: the same as parameters: those of the packages that need an extra outside the test extra
+#: marked for .ci/run's extras lane
+PUBLIC_PARAMS = [pytest.param(package, name, id=f"{package}.{name}",
+                              marks=[pytest.mark.extras] if package in ("aprank.torch",
+                                                                        "aprank.boost") else [])
+                 for package, name in PUBLIC]
 
 
 def _module(package):
@@ -136,7 +153,7 @@ def test_the_required_packages_are_documented():
     assert required <= set(PACKAGES)
 
 
-@pytest.mark.parametrize("package,name", PUBLIC, ids=[f"{p}.{n}" for p, n in PUBLIC])
+@pytest.mark.parametrize("package,name", PUBLIC_PARAMS)
 def test_public_name_has_an_api_entry(package, name):
     """The API page written from the package's __all__ lists the name: an autosummary entry
     (the name, or a re-exported name's entry in its home package), a module link or a
@@ -157,7 +174,7 @@ def test_public_name_has_an_api_entry(package, name):
         assert f".. py:data:: {name}" in page
 
 
-@pytest.mark.parametrize("package,name", PUBLIC, ids=[f"{p}.{n}" for p, n in PUBLIC])
+@pytest.mark.parametrize("package,name", PUBLIC_PARAMS)
 def test_public_name_has_a_numpydoc_docstring(package, name):
     """Functions and classes: a docstring numpydoc parses without warnings, with a summary line
     and every named parameter documented (see ``aprank_docs.docstring_problems``); constants:
@@ -213,6 +230,45 @@ def test_built_api_reference_has_a_page_per_package_and_name(built_docs):
             home = aprank_docs.home(package, name)
             assert (html / "api" / "generated" / f"{home}.{name}.html").is_file(), \
                 f"{package}.{name}"
+
+
+def _declared_in_source(package: str):
+    """(``__all__``, the names of it defined by ``def`` or ``class``) of a subpackage, read
+    from its source without importing it (its extra may be absent)."""
+    import ast
+
+    folder = ROOT / Path(*package.split("."))
+    names, defined = [], set()
+    for path in folder.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.col_offset == 0:
+                defined.add(node.name)
+            if path.name == "__init__.py" and isinstance(node, ast.Assign) and \
+                    any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                names = ast.literal_eval(node.value)
+    return names, defined
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("package", sorted(aprank_docs.EXTRAS))
+def test_built_api_reference_renders_an_extra_installed_or_not(built_docs, package):
+    """An optional package's API page lists every name of its ``__all__`` and says which extra
+    it needs, and each function and class has its own page with its signature, whether or not
+    the extra is installed where the docs are built (Sphinx mocks what is absent)."""
+    rc, _, html, _ = built_docs
+    assert rc == 0
+    names, defined = _declared_in_source(package)
+    assert names, f"no __all__ found in {package}'s source"
+    page = (html / "api" / "generated" / f"{package}.html").read_text()
+    assert "Needs the optional extra <code" in page and aprank_docs.EXTRAS[package][0] in page
+    for name in names:
+        assert name in page, f"{package}.{name} missing from its API page"
+        if name in defined:
+            stub = html / "api" / "generated" / f"{package}.{name}.html"
+            assert stub.is_file(), stub.name
+            assert 'class="sig-paren"' in stub.read_text(), \
+                f"{stub.name}: no signature (documented as data, not as a function or class)"
 
 
 @pytest.mark.slow
