@@ -3,6 +3,7 @@ scripts, the wheel and docs builds, the torch sweeps and benchmark, the Dask clu
 the rest; plain ``pytest`` (CI's command) runs both."""
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,42 @@ def test_the_quick_lane_leaves_out_the_slow_tests_and_keeps_the_others(tmp_path)
     assert set(slow) <= deselected, sorted(set(slow) - deselected)
     assert set(kept) <= quick, sorted(set(kept) - quick)
     assert not quick & deselected
+
+
+README = (ROOT / "README.md").read_text()
+CI_RUN = (ROOT / ".ci" / "run").read_text()
+
+
+def _readme_commands():
+    blocks = re.findall(r"```sh\n(.*?)```", README, flags=re.S)
+    return [line for block in blocks[:2] for line in block.splitlines()
+            if line and not line.startswith("#")]
+
+
+def _ci_commands():
+    return [line.strip() for line in CI_RUN.splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def test_ci_starts_with_the_users_path_verbatim():
+    """.ci/run's first installs are the README's two set-up commands, verbatim, in a fresh
+    virtual environment holding nothing but pip: no package is installed before them."""
+    first, second = _readme_commands()[:2]
+    ci = _ci_commands()
+    installs = [k for k, line in enumerate(ci) if re.search(r"\bpip\b", line)]
+    assert [ci[k] for k in installs[:2]] == [first, second], [ci[k] for k in installs[:3]]
+    before = ci[:installs[0]]
+    assert any(re.match(r"python3? -m venv ", line) for line in before), before
+    assert not any(re.search(r"\b(pip|uv|conda)\b", line) for line in before), before
+
+
+def test_ci_runs_the_tests_needing_extras_after_installing_them():
+    """The extras lane installs every package that the marker extras stands for and then runs
+    those tests (the user's lane skips them, each saying which package it needs)."""
+    ci = _ci_commands()
+    run = ci.index("pytest -n auto --dist loadfile -m extras")
+    installed = " ".join(line for line in ci[:run] if "pip install" in line)
+    for package in ("torch==", "lightgbm==", "xgboost-cpu==", "triton==", "libauc==",
+                    "pytorch-metric-learning=="):
+        assert package in installed, package
+    assert run > ci.index(_readme_commands()[1])
