@@ -28,6 +28,7 @@ from aprank.learn._checks import (
 )
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
+from aprank.learn._once import say_once
 from aprank.learn._slow_fits import expect_seconds
 from aprank.losses import AveragePrecision, PairwiseZeroOne
 from aprank.metrics import average_precision
@@ -120,12 +121,12 @@ class _HighOrder(_StructuredSVM):
         routing, or a score(X, y) without ``groups``, scores so, silently."""
         if self.eta > 0 and np.any(self.coef_pairs_ != 0):
             name = type(self).__name__
-            warnings.warn(
+            say_once(
                 f"{name} got neither groups nor edges, so it ranks the samples by w'x + b "
                 f"alone, but {name} was fitted with pairs that carry weight (coef_pairs_ "
                 "non-zero): pass the samples' pairs as groups= (or edges=); "
                 + _ROUTE_GROUPS + ". If the samples have no pairs, "
-                "pass edges=[].", UserWarning, stacklevel=3)
+                "pass edges=[].", UserWarning, ("prediction without pairs", name))
 
     def predict(self, X, edges=None, groups=None):
         """The labelling maximising the score (labels of ``classes_``)."""

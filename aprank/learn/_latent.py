@@ -34,6 +34,7 @@ from aprank.learn._checks import (
 )
 from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
+from aprank.learn._once import say_once
 from aprank.losses import AveragePrecision, ZeroOne
 from aprank.metrics import average_precision
 from aprank.models import LatentBinaryModel, LatentRankingModel, RankingModel, bag_max, bag_means
@@ -191,12 +192,15 @@ class _Latent(_StructuredSVM):
             # a scikit-learn search without metadata routing scores so: say it, as the rank
             # SVMs' score does for qid
             name = type(self).__name__
-            warnings.warn(f"{name}.score got no bags, so every one of its {X.shape[0]} rows is a "
-                          f"bag of its own, but {name} was fitted on bags of several rows: pass "
-                          "bags= (each row's bag id); in a scikit-learn search, route it: "
-                          "sklearn.set_config(enable_metadata_routing=True); "
-                          "est.set_fit_request(bags=True).set_score_request(bags=True)",
-                          UserWarning, stacklevel=2)
+            route = ("pass bags= (each row's bag id); in a scikit-learn search, route it: "
+                     "sklearn.set_config(enable_metadata_routing=True); "
+                     "est.set_fit_request(bags=True).set_score_request(bags=True)")
+            say_once(f"{name}.score got no bags, so every one of its {X.shape[0]} rows is a bag "
+                     f"of its own, but {name} was fitted on bags of several rows: {route}",
+                     UserWarning, ("score without bags", name),
+                     in_search=f"{name}.score got no bags, so every row of a test fold is a bag "
+                               f"of its own, but {name} was fitted on bags of several rows: "
+                               + route)
         bags = self._rows(X.shape[0], bags, None)[0]
         y = np.asarray(y)
         if y.shape != (X.shape[0],):

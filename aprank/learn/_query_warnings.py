@@ -15,18 +15,18 @@ in one sentence that links the docs section on queries (``QUERIES_DOCS``). A sci
 search without metadata routing gives ``groups=`` to its splitter only and a Pipeline step's
 ``qid`` to ``fit`` only: the estimator then sees calls without ``qid``, and the score after
 the step's per-query fit is the one it can tell apart.
+
+Each is said once per call of the user's (``_once.py``): a direct ``fit`` or ``score`` says it
+with its numbers; a search or cross-validation says each kind once for all its folds and its
+refit, in words that speak for all the folds (``SKIPPED_IN_SEARCH``, ``ONE_QUERY_IN_SEARCH``).
 """
 from __future__ import annotations
 
-import os
-import sys
-import warnings
-from pathlib import Path
+from aprank.learn._once import say_once
 
-import sklearn
-
-__all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "say_skipped",
-           "say_scored_as_one_query", "say_scorer_drops_queries"]
+__all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "SKIPPED_IN_SEARCH",
+           "ONE_QUERY_IN_SEARCH", "say_skipped", "say_scored_as_one_query",
+           "say_scorer_drops_queries"]
 
 
 class EmptyQueryWarning(UserWarning):
@@ -34,7 +34,9 @@ class EmptyQueryWarning(UserWarning):
     default): AP and NDCG are undefined there, and LightGBM and XGBoost leave such queries out
     too. The fitted ``n_skipped_queries_`` counts them.
 
-    It points at the line that started the fit. Silence it with
+    It points at the line that started the fit, and is said once per such line's call: a
+    scikit-learn search or cross-validation says it once for all its folds and its refit
+    (``n_jobs`` > 1: once in each worker process too). Silence it with
     ``warnings.filterwarnings("ignore", category=aprank.learn.EmptyQueryWarning)``, or make
     such queries an error with ``empty="error"``.
     """
@@ -44,10 +46,10 @@ def say_skipped(n_skipped: int, n_queries: int) -> None:
     """Issue the :class:`EmptyQueryWarning` of a fit that left out ``n_skipped`` of its
     ``n_queries`` training queries (nothing when it left out none)."""
     if n_skipped:
-        warnings.warn(f"{n_skipped} of {n_queries} training queries have no relevant sample "
-                      "and were left out of the fit, as LightGBM and XGBoost do "
-                      "(n_skipped_queries_ counts them); pass empty='error' to refuse such "
-                      "queries", EmptyQueryWarning, stacklevel=_callers_level())
+        say_once(f"{n_skipped} of {n_queries} training queries have no relevant sample and were "
+                 "left out of the fit, as LightGBM and XGBoost do (n_skipped_queries_ counts "
+                 "them); pass empty='error' to refuse such queries", EmptyQueryWarning,
+                 ("skipped",), in_search=SKIPPED_IN_SEARCH)
 
 
 class OneQueryWarning(UserWarning):
@@ -58,43 +60,38 @@ class OneQueryWarning(UserWarning):
     A fit without ``qid`` is one ranking of all the samples, and says nothing. Inside a
     scikit-learn search without metadata routing, a Pipeline step's ``qid`` reaches only
     ``fit``, so the folds are fitted per query and scored as one: the message links the docs
-    section that shows the routing which passes ``qid`` to ``score`` too. To score one ranking
-    on purpose, give every sample one id (``qid=np.zeros(len(y))``).
+    section that shows the routing which passes ``qid`` to ``score`` too, once for all the
+    folds (``n_jobs`` > 1: once in each worker process). To score one ranking on purpose, give
+    every sample one id (``qid=np.zeros(len(y))``).
     """
 
 
 #: the docs section on queries and on passing qid through a scikit-learn search
 QUERIES_DOCS = "docs/learning.md#queries-qid"
+#: the EmptyQueryWarning of the folds of a cross-validation (a search, ``cross_validate``):
+#: one for all of them, without a fold's counts
+SKIPPED_IN_SEARCH = ("training queries without a relevant sample were left out of the fits of "
+                     "the cross-validation's folds, as LightGBM and XGBoost do (each fit's "
+                     "n_skipped_queries_ counts them); pass empty='error' to refuse such queries")
+#: the OneQueryWarning of the folds' scores, ``format(name=...)``: one for all of them
+ONE_QUERY_IN_SEARCH = ("{name}.score got no qid, so it ranks each test fold as one query, but "
+                       "{name} was fitted on the fold's training queries; pass qid= (in a "
+                       "search: route it), see " + QUERIES_DOCS)
 
 
 def say_scored_as_one_query(name: str, n_samples: int, n_fit_queries: int) -> None:
     """Issue the :class:`OneQueryWarning` of ``name.score`` called without qid on
     ``n_samples`` samples by an estimator fitted on ``n_fit_queries`` queries."""
-    warnings.warn(f"{name}.score got no qid, so it ranks all {n_samples} samples as one query, "
-                  f"but {name} was fitted on {n_fit_queries} queries; pass qid= (in a search: "
-                  f"route it), see {QUERIES_DOCS}", OneQueryWarning,
-                  stacklevel=_callers_level())
+    say_once(f"{name}.score got no qid, so it ranks all {n_samples} samples as one query, "
+             f"but {name} was fitted on {n_fit_queries} queries; pass qid= (in a search: "
+             f"route it), see {QUERIES_DOCS}", OneQueryWarning, ("score", name),
+             in_search=ONE_QUERY_IN_SEARCH.format(name=name))
 
 
 def say_scorer_drops_queries(name: str, scoring, n_queries: int) -> None:
     """Issue the :class:`OneQueryWarning` of a cross-validation given ``n_queries`` queries
     whose scikit-learn ``scoring`` ranks each test fold as one query."""
     said = f"scoring={scoring!r}" if isinstance(scoring, str) else "a callable scoring"
-    warnings.warn(f"{name} scores its folds with {said}, which ranks each test fold as one "
-                  f"query, though the fits use the {n_queries} queries of qid; see "
-                  f"{QUERIES_DOCS}", OneQueryWarning, stacklevel=_callers_level())
-
-
-#: the folders whose frames a warning skips: this package's and scikit-learn's
-_INSIDE = tuple(os.path.join(str(folder), "") for folder in (
-    Path(__file__).resolve().parents[1], Path(sklearn.__file__).resolve().parent))
-
-
-def _callers_level() -> int:
-    """The stacklevel, seen from :func:`say_skipped`, of the first frame outside aprank and
-    scikit-learn: the line that started the fit (a direct call, a grid search's, a Dask
-    estimator's), whatever wrappers lie between."""
-    frame, level = sys._getframe(2), 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INSIDE):
-        frame, level = frame.f_back, level + 1
-    return level
+    say_once(f"{name} scores its folds with {said}, which ranks each test fold as one query, "
+             f"though the fits use the {n_queries} queries of qid; see {QUERIES_DOCS}",
+             OneQueryWarning, ("scorer", name))

@@ -27,6 +27,8 @@ from aprank.learn import (
 from synthetic import grouped, mil
 
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
+ONE_QUERY_IN_SEARCH = (r"APSVM\.score got no qid, so it ranks each test fold as one query, "
+                       r"but APSVM was fitted on the fold's training queries; pass qid=")
 #: the docs section a OneQueryWarning links
 QUERIES_DOCS = "docs/learning.md#queries-qid"
 NO_PAIRS = r"got neither groups nor edges.*fitted with pairs"
@@ -120,7 +122,8 @@ def test_search_with_step_qid_but_no_routing_warns_and_routing_is_quiet():
     # the old-style fit parameter of a Pipeline step: fit per query, score one global query
     search = GridSearchCV(Pipeline([("apsvm", APSVM())]), {"apsvm__C": [0.1, 10.0]},
                           cv=GroupKFold(3))
-    with pytest.warns(OneQueryWarning, match=ONE_QUERY):
+    # the folds' scores, in words for all of them
+    with pytest.warns(OneQueryWarning, match=ONE_QUERY_IN_SEARCH):
         search.fit(X, y, groups=qid, apsvm__qid=qid)
     # the documented way: metadata routing, qid requested by fit and score
     with sklearn.config_context(enable_metadata_routing=True):
