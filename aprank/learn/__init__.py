@@ -2,7 +2,8 @@
 the scikit-learn estimators built on them (HOBSVM and HOAPSVM of Dokania et al. 2014 among them),
 and the c-star precision@k model learned by subgradient descent, and the weakly supervised rankers
 of Behl (2015) (LatentAPSVM, LatentSSVM, LatentSVM); APSVMCV, NDCGSVMCV and BinarySVMCV choose C
-by cross-validation. A fit that leaves out queries without a relevant sample (the default,
+by cross-validation (a :class:`GridEdgeWarning` when the choice lies at an edge of the grid
+where a C beyond it may score higher). A fit that leaves out queries without a relevant sample (the default,
 ``empty="skip"``) says so in an :class:`EmptyQueryWarning`; a fit without ``qid`` is one
 ranking, and a score that drops the queries of the fit says so in a :class:`OneQueryWarning`.
 A fit estimated to take over a minute
@@ -11,7 +12,7 @@ second, leaving the estimator as it was."""
 from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
-from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV
+from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV, GridEdgeWarning
 from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
@@ -21,4 +22,4 @@ from aprank.learn._slow_fits import SlowFitWarning
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV", "BinarySVMCV",
            "cutting_plane", "CuttingPlaneResult", "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
-           "OneQueryWarning", "SlowFitWarning"]
+           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning"]

@@ -33,14 +33,51 @@ from aprank.learn._estimators import (
     _refuse_keywords,
     _StructuredSVM,
 )
+from aprank.learn._once import say_once
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
 from aprank.validation import as_query_groups, check_qid
 
-__all__ = ["APSVMCV", "NDCGSVMCV", "BinarySVMCV"]
+__all__ = ["APSVMCV", "NDCGSVMCV", "BinarySVMCV", "GridEdgeWarning"]
 
 #: the decades an int ``Cs`` spans: scikit-learn's ``LogisticRegressionCV``'s, so that an int
 #: means the same grid in both (a fit's cost grows with C: a list keeps a search to cheap C)
 C_RANGE = (-4.0, 4.0)
+
+
+class GridEdgeWarning(UserWarning):
+    """The C a cross-validated estimator chose (``C_``) lies at an edge of its grid ``Cs``,
+    where the mean test score still rises toward the edge: a C beyond the grid may score
+    higher, so widen ``Cs`` on that side (``cv_results_`` has the scores of every C).
+
+    It is said for the highest C of a grid of several, which the choice (the first of the
+    best means) takes only when it scores above every smaller C; and for the lowest C when it
+    scores above the next one up, not when the two tie (a flat curve, where the smallest C is
+    the rule's choice among equals). It points at the line that started the fit, once per
+    such line's call (a search over the estimator says it once for all its folds). Silence it
+    with ``warnings.filterwarnings("ignore", category=aprank.learn.GridEdgeWarning)``.
+    """
+
+
+def _grid_edge(Cs, means, best: int) -> str | None:
+    """The edge of the grid ``Cs`` the choice ``best`` lies at, as :class:`GridEdgeWarning`
+    says it ("highest", "lowest"), or None: inside the grid, a grid of one C, or the lowest C
+    tied with the next (the tie rule's choice on a flat curve)."""
+    if Cs.shape[0] < 2:
+        return None
+    if best == Cs.shape[0] - 1:
+        return "highest"
+    if best == 0 and means[0] > means[1]:
+        return "lowest"
+    return None
+
+
+def _say_grid_edge(name: str, Cs, best: int, edge: str) -> None:
+    """Issue the :class:`GridEdgeWarning` of ``name``'s choice ``Cs[best]``, at ``edge``."""
+    beyond = "above" if edge == "highest" else "below"
+    say_once(f"{name} chose C_ = {Cs[best]:g}, the {edge} C of its grid Cs ({Cs[0]:g} to "
+             f"{Cs[-1]:g}), and the mean test score rises toward it: the best C may lie "
+             f"{beyond} the grid, so widen Cs {beyond} {Cs[best]:g} (cv_results_ has every C's "
+             "scores)", GridEdgeWarning, ("grid edge", name, edge))
 
 
 def _check_groups(groups, n):
@@ -156,6 +193,12 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         -------
         self
             The fitted estimator.
+
+        Warns
+        -----
+        GridEdgeWarning
+            When ``C_`` is the highest C of ``Cs``, or the lowest scoring above the next:
+            the best C may lie beyond the grid.
         """
         _refuse_keywords(self, unexpected)
         Cs = self._grid()
@@ -185,6 +228,9 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         # GridSearchCV's rule: the lowest rank, the first of the best in grid order, which
         # ascends: on a flat curve the smallest C, the strongest regularisation
         best = int(np.argmin(results["rank_test_score"]))
+        edge = _grid_edge(Cs, results["mean_test_score"], best)
+        if edge is not None:
+            _say_grid_edge(type(self).__name__, Cs, best, edge)
         fitted = {"classes_": classes, "Cs_": Cs, "scores_": scores, "cv_results_": results,
                   "best_index_": best, "C_": float(Cs[best]),
                   "best_score_": float(results["mean_test_score"][best]),
@@ -331,7 +377,9 @@ _CV_ATTRIBUTES = """
     Attributes
     ----------
     C_ : float
-        The chosen C.
+        The chosen C: that of the highest mean test score, the smallest among equals. At an
+        edge of the grid (the highest C, or the lowest scoring above the next) a
+        :class:`GridEdgeWarning` says that a C beyond it may score higher.
     Cs_ : ndarray of shape (n_Cs,)
         The grid, ascending.
     scores_ : ndarray of shape (n_folds, n_Cs)
@@ -363,6 +411,14 @@ _CV_ATTRIBUTES = """
         Their names, when X had string column names.
 """
 
+_CV_WARNS = """
+    Warns
+    -----
+    GridEdgeWarning
+        From ``fit``, when ``C_`` is the highest C of ``Cs``, or the lowest scoring above the
+        next: the best C may lie beyond the grid, which ``Cs`` then should widen.
+"""
+
 _PASSED_DOC = """
     tol, max_iter, prune_after, solver, empty
         As the estimator's, for every fit (its defaults: ``solver`` is "dual-cd" for
@@ -375,7 +431,7 @@ class APSVMCV(_SVMCV):
 """ + _CV_RULE + """
     Parameters
     ----------""" + _CV_DOC + """    algorithm : str, default "auto"
-        As :class:`APSVM`'s.""" + _PASSED_DOC + _CV_ATTRIBUTES
+        As :class:`APSVM`'s.""" + _PASSED_DOC + _CV_ATTRIBUTES + _CV_WARNS
 
     _estimator = APSVM
     _base_params = ("algorithm", "tol", "max_iter", "prune_after", "solver", "empty")
@@ -407,7 +463,7 @@ class NDCGSVMCV(_SVMCV):
         As :class:`NDCGSVM`'s.
     discount : array-like, optional
         As :class:`NDCGSVM`'s (the fits' loss and the scores' metric).""" + _PASSED_DOC \
-        + _CV_ATTRIBUTES
+        + _CV_ATTRIBUTES + _CV_WARNS
 
     _estimator = NDCGSVM
     _base_params = ("algorithm", "discount", "tol", "max_iter", "prune_after", "solver", "empty")
@@ -441,7 +497,7 @@ class BinarySVMCV(_SVMCV):
     intercept_scaling : float, default 1.0
         As :class:`BinarySVM`'s.""" + _PASSED_DOC + _CV_ATTRIBUTES + """    intercept_ : float
         The refitted bias (``refit=True`` only).
-"""
+""" + _CV_WARNS
 
     _estimator = BinarySVM
     _base_params = ("J", "intercept_scaling", "tol", "max_iter", "prune_after", "solver", "empty")

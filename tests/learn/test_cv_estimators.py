@@ -24,7 +24,10 @@ from aprank.learn import (
 )
 from estimator_checks import expected_failed_checks
 
-pytestmark = pytest.mark.min_versions
+# the grids here are the subject of agreement with GridSearchCV, pickling and the checks,
+# many of two C where every choice is an edge: tests/learn/test_grid_edge.py tests the edge
+pytestmark = [pytest.mark.min_versions,
+              pytest.mark.filterwarnings("ignore::aprank.learn.GridEdgeWarning")]
 
 #: two C and three folds keep the checks' many fits quick
 CHECKED = [APSVMCV(Cs=[0.1, 10.0], cv=3), NDCGSVMCV(Cs=[0.1, 10.0], cv=3),
