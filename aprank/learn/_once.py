@@ -6,28 +6,34 @@ Python's default filter, once per warning text and line, cannot merge them:
 
 * the folds differ in their numbers (``1 of 7 training queries``, then ``2 of 9``), so the
   texts differ;
-* the line is the first outside aprank and scikit-learn, which in a search is joblib's;
-* scikit-learn runs every task under ``warnings.catch_warnings()``, resetting the filters to
-  the caller's, and every change of the filters clears Python's record of what was said.
+* the frame a warning points at, the first outside aprank and scikit-learn, is joblib's in
+  a search, not the user's line;
+* scikit-learn runs every task under ``warnings.catch_warnings()`` (and every input check,
+  ``check_array``, under another), and every change of the filters clears Python's record of
+  what was said.
 
-So :func:`say_once` keeps its own record, per outer call: the ``joblib.Parallel`` of the
-search or cross-validation nearest the user's code (found in the frames between the user's
-line and the warning: the one running the task, or the search's local that its refit runs
-beside). A warning of a kind already said in that call is dropped; it then points at the
-user's line, in a task speaks for all the folds (``in_search``), and is said again by the next
-call, as a new search or a direct ``fit`` is. Only where the filters would say it once
-anyway ("default", "module", "once"): under "always" and "error" (pytest's ``warns``, the
-tests' filters) every occurrence goes through, and "ignore" stays ignore.
+So :func:`say_once` keeps its own record per outer call, keyed by the ``joblib.Parallel`` of
+the search or cross-validation nearest the user's code (found in the frames between the
+user's line and the warning: the one running the task, or the search's local that its refit
+runs beside), and drops a warning of a kind already said in that call. Every warning points
+at the user's line; one said in a search's task speaks for all the folds (``in_search``). The
+next call says it again, a new search as a direct ``fit`` (a loop of direct fits says it every
+time, as scikit-learn's own warnings are said). The record only drops what the filters would
+say once anyway ("default", "module", "once"): under "always" and "error" (pytest's ``warns``,
+the tests' filters) every occurrence goes through, and an ignored one takes no place in it.
 
 The folds of ``n_jobs`` > 1 run in loky worker processes, whose frames hold no trace of the
 search: a worker keeps its own record for its life (once per worker and kind; loky keeps its
-workers for the next search a few minutes, which then does not repeat what they said). A
-thread pool's task (joblib's threading backend) has neither, and says every occurrence.
+workers for the next search a few minutes, which then does not repeat what they said). The
+threads of joblib's threading backend are as far from the search; each keeps its own record
+(once per thread and kind: joblib makes the pool for the call, unless the user's ``with
+Parallel(...)`` block keeps one for several).
 """
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 import weakref
 from pathlib import Path
@@ -50,7 +56,8 @@ _LOKY_WORKER = "_process_worker"
 #: the filter actions that say a warning once: where a record of ours may drop a repeat
 _ONCE_ACTIONS = frozenset({"default", "module", "once"})
 
-#: what was said in each outer call, by its joblib.Parallel (dropped with it)
+#: what was said in each outer call, by its joblib.Parallel (dropped with it), or in each
+#: thread of a thread pool's tasks
 _SAID: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: what this process said as a loky worker
 _SAID_IN_WORKER: set = set()
@@ -92,9 +99,16 @@ class _Where:
 
     def record(self) -> set | None:
         """The record of what was said in this call, None outside a search's."""
+        if self.in_worker:
+            # a Parallel in a worker's frames is a call nested in the user's, not the user's
+            return _SAID_IN_WORKER
         if self.outer is not None:
             return _SAID.setdefault(self.outer, set())
-        return _SAID_IN_WORKER if self.in_worker else None
+        thread = threading.current_thread()
+        if self.in_task and thread is not threading.main_thread():
+            # a thread pool's task: the pool's thread, made for the call, keeps the record
+            return _SAID.setdefault(thread, set())
+        return None
 
 
 def say_once(text: str, category: type[Warning], kind: tuple, *,

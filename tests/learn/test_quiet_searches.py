@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from joblib import parallel_backend
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, cross_validate
 
@@ -117,6 +118,18 @@ def test_filters_that_want_every_occurrence_get_every_one():
         warnings.simplefilter("ignore", EmptyQueryWarning)
         GridSearchCV(APSVM(), GRID, cv=2).fit(X, y, qid=qid)
     assert [w.category for w in record] == [OneQueryWarning]
+
+
+def test_a_thread_pool_says_it_at_most_once_per_thread_and_search():
+    """joblib's threading backend runs the folds in threads of a pool made for the search,
+    whose frames hold no trace of it: each thread says it at most once, and the next search's
+    threads again."""
+    X, y, qid = queries()
+    for _ in range(2):
+        with parallel_backend("threading"):
+            said = _said(lambda: GridSearchCV(APSVM(), GRID, cv=3, n_jobs=2).fit(X, y, qid=qid))
+        assert 1 <= len(said) <= 2 and {c for c, _, _ in said} == {OneQueryWarning}, said
+        assert all(m.startswith(ONE_QUERY_IN_SEARCH) for _, m, _ in said), said
 
 
 def test_a_latent_search_without_routing_says_the_dropped_bags_once():
