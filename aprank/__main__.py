@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import textwrap
 import time
 
 import aprank
@@ -24,30 +23,8 @@ from aprank.datasets import ChecksumError, DataUnavailableError
 
 
 def _cmd_algorithms(args) -> int:
-    print(format_algorithms(aprank.algorithms()))
+    print(aprank.algorithms().to_text())
     return 0
-
-
-#: The widest line ``algorithms`` prints: a terminal's usual width, or a little more.
-WIDTH = 100
-
-
-def format_algorithms(table, width: int = WIDTH) -> str:
-    """The registry as text at most ``width`` columns wide: per algorithm a line of its short
-    fields (kind, name, losses, exactness) in aligned columns, then its complexity and reference
-    wrapped and indented below it (the full table, one row per line, is wider than 350
-    columns)."""
-    short = ("kind", "name", "losses", "exact")
-    rows = [dict(zip(table.COLUMNS, row)) for row in table.rows()]
-    widths = [max(len(c), *(len(r[c]) for r in rows)) for c in short]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
-    out = [line(short), line(["-" * w for w in widths])]
-    for row in rows:
-        out.append(line([row[c] for c in short]))
-        for label in ("complexity", "reference"):
-            out += textwrap.wrap(row[label], width, initial_indent=f"    {label + ':':12}",
-                                 subsequent_indent=" " * 16, break_on_hyphens=False)
-    return "\n".join(out)
 
 
 def _cmd_check(args) -> int:

@@ -542,8 +542,6 @@ class BinarySVM(_StructuredSVM):
     (intercept_scaling alike; both regularise the bias), so C means what it means there and
     in ``LogisticRegression``. This is the 1-slack structural SVM of the weighted 0-1 loss at
     C n: the rank SVMs' C weighs a loss normalised to [0, 1], BinarySVM's a sum over samples.
-    (aprank 0.1.0's BinarySVM took that structural C: its ``BinarySVM(C=c)`` is
-    ``BinarySVM(C=c / n)`` here.)
 
     With qid, J, P and N are per query, and each query's weights a_i sum to n / Q (Q queries
     used): the queries weigh alike, as in the loss. Queries left out (``empty="skip"``) do
