@@ -95,7 +95,8 @@ class _Where:
             if ((message is None or message.match(text)) and issubclass(category, kind)
                     and (mod is None or mod.match(module)) and (line == 0 or line == lineno)):
                 return action
-        return warnings.defaultaction
+        # what no filter matches gets the module's default action (typeshed leaves it out)
+        return getattr(warnings, "defaultaction", "default")
 
     def record(self) -> set | None:
         """The record of what was said in this call, None outside a search's."""
