@@ -163,3 +163,18 @@ def test_the_booster_rule_reads_claims():
                   "beats LightGBM's binary"):
         assert LEVEL_CLAIM.search(claim), claim
     assert not LEVEL_CLAIM.search("below LightGBM's binary objective on 17 of 18 rows")
+
+
+# --------------------------------------------------------------------------- set-up times
+def test_the_readme_states_the_set_up_times_as_ranges_on_named_cpus():
+    """What the README's set-up commands take varies with the machine and its load: the README
+    states the first build, a later install and the whole suite each as a range, and names
+    the CPUs they were measured on."""
+    readme = (ROOT / "README.md").read_text()
+    setup = " ".join(readme.split("**Set-up on a fresh machine**")[1].split("\n## ")[0].split())
+    assert re.search(r"\b(?:Intel Xeon|AMD EPYC|Apple M\d|AMD Ryzen|Intel Core)\b", setup), setup
+    for what in ("first build", "later install", "whole suite"):
+        stated = re.search(rf"\b{what}(?: takes)? (\d+(?:\.\d+)?) to (\d+(?:\.\d+)?) "
+                           r"(?:minutes|s)\b", setup)
+        assert stated, f"the README states no range for the {what}: {setup}"
+        assert float(stated.group(1)) < float(stated.group(2)), stated.group(0)
