@@ -250,7 +250,9 @@ def _quietly(call):
 
 def _against_reference(algo, res, ref, instance, instances) -> str | None:
     """What is wrong with ``res`` measured against the exact reference's ``ref``, or None."""
-    tol = instances.tolerance(instance)
+    # the kind's floor, or 1e-12 of the objectives compared where they are larger
+    tol = max(instances.tolerance(instance),
+              1e-12 * max(abs(res.objective), abs(ref.objective)))
     if algo.exact:
         if not abs(res.objective - ref.objective) <= tol:
             return f"objective {res.objective!r} != {ref.objective!r} (tolerance {tol:.3g})"

@@ -3,6 +3,7 @@ top-k), the validated labels and query groups of :class:`QueryProblem`, and the 
 :class:`Instance` with the size and tie helpers the kinds' instance generators use."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -13,7 +14,7 @@ from aprank.inference._protocol import Problem
 from aprank.losses import get_loss
 
 __all__ = ["QueryProblem", "Instance", "InferenceResult", "BatchResult", "random_size",
-           "with_ties", "read_only"]
+           "with_ties", "read_only", "exact_dot"]
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,45 @@ def read_only(a: np.ndarray) -> np.ndarray:
     """``a``, made read-only (a result's arrays that problems share between results)."""
     a.setflags(write=False)
     return a
+
+
+def exact_dot(a: np.ndarray, s: np.ndarray) -> float:
+    """sum_i a_i s_i correctly rounded, for integers a_i (|a_i| < 2^53) and finite floats s_i.
+
+    An objective's terms are a coefficient (an integer over a common denominator) times a
+    score; scores of any spread cancel in it (a row whose coefficients in the two terms are
+    equal adds exactly nothing), so it is summed without rounding: each product split into
+    six exact ones (the score's mantissa in three parts of 18 bits, the integer in two of 27),
+    scaled to the largest exponent and added by ``math.fsum``. Terms more than 2^1074 below
+    the largest may be lost (underflow), as may a sum that overflows.
+
+    Parameters
+    ----------
+    a : ndarray of int64
+    s : ndarray of float64, the same shape
+
+    Returns
+    -------
+    float
+    """
+    keep = a != 0
+    a, s = a[keep].astype(np.float64), s[keep]
+    if a.size == 0:
+        return 0.0
+    m, e = np.frexp(s)
+    m1 = np.ldexp(np.trunc(np.ldexp(m, 18)), -18)
+    m2 = np.ldexp(np.trunc(np.ldexp(m - m1, 36)), -36)
+    m3 = m - m1 - m2
+    a1 = np.ldexp(np.trunc(np.ldexp(a, -27)), 27)
+    a2 = a - a1
+    top = int(e.max())
+    shift = e - top
+    parts = [np.ldexp(x * y, shift) for x in (m1, m2, m3) for y in (a1, a2)]
+    total = math.fsum(np.concatenate(parts).tolist())
+    try:
+        return math.ldexp(total, top)
+    except OverflowError:
+        return math.copysign(math.inf, total)
 
 
 #: ``used`` of every problem of one query (shared, so read-only)

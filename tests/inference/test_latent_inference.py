@@ -272,13 +272,13 @@ def test_compiled_greedy_kernel_refuses_what_it_cannot_take():
     from aprank.inference.latent._greedy_cy import latent_greedy
     one, two = np.ones(1), np.ones(2)
     with pytest.raises(ValueError, match=r"got 2 and 1 positive"):
-        latent_greedy(two, one, one, one, 0.0)
+        latent_greedy(two, one, one, one)
     with pytest.raises(ValueError, match="N >= 1 negative"):
-        latent_greedy(one, one, np.ones(0), np.ones(0), 0.0)
+        latent_greedy(one, one, np.ones(0), np.ones(0))
     with pytest.raises(ValueError, match="low score exceeds its high score"):
-        latent_greedy(one, one, one, 2 * one, 0.0)
+        latent_greedy(one, one, one, 2 * one)
     with pytest.raises(ValueError, match="finite"):
-        latent_greedy(one, one, one * np.nan, one, 0.0)
+        latent_greedy(one, one, one * np.nan, one)
 
 
 def test_compiled_greedy_stops_on_a_signal_while_it_runs():

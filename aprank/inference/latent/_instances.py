@@ -11,7 +11,7 @@ from aprank.inference._deep import DeepCase, Relation, close_within, dyadic, exa
 from aprank.inference._protocol import Instances
 from aprank.inference._registry import algorithms
 from aprank.inference.latent._oracle import MAX_BAGS
-from aprank.inference.latent._problem import LatentProblem, LatentResult, greedy_tolerance
+from aprank.inference.latent._problem import LatentProblem, LatentResult
 from aprank.inference.ranking import RankingProblem
 
 __all__ = ["LatentInstance", "LatentInstances"]
@@ -181,10 +181,12 @@ class LatentInstances(Instances):
                 and np.unique(instance.bags).size <= MAX_BAGS)
 
     def tolerance(self, instance) -> float:
-        """Values are sums of score differences (each side's coefficients sum to zero) plus
-        a loss of at most 1: rounding at the scale of the scores' spread."""
-        s = instance.scores
-        return 1e-9 + 2e-9 * (0.5 * float(s.max()) - 0.5 * float(s.min()))
+        """An objective is a loss of at most 1 plus sums of score terms in which a row of equal
+        coefficients in both terms cancels exactly (summed without rounding, then rounded
+        once): two exact objectives differ by a few ulps of their own size, set by
+        :func:`within`, above this floor at the loss's scale. No spread or magnitude of the
+        scores enters it (one far score changes nothing)."""
+        return 1e-12
 
     def relations(self) -> tuple:
         """A constant added to every score; bags and rows permuted (the greedy where no scores
@@ -236,7 +238,8 @@ def _shifted(instances, instance, loss, algorithm, rng):
 
 def _same_answer(instances, instance, a, b, what) -> str | None:
     """Where two results of the same problem differ (objective, then rows), or None."""
-    differs = close_within(b.objective, a.objective, instances.tolerance(instance))
+    differs = close_within(b.objective, a.objective,
+                           within(a.objective, b.objective, instances.tolerance(instance)))
     if differs:
         return f"{what}: objective {differs}"
     if not np.array_equal(a.h, b.h):
@@ -253,7 +256,8 @@ def _permuted(instances, instance, loss, algorithm, rng):
     moved = _with(instance, order=order, bag_names=names)
     a = instances.solve(instance, loss, algorithm)
     b = instances.solve(moved, loss, algorithm)
-    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    what = close_within(b.objective, a.objective,
+                        within(a.objective, b.objective, instances.tolerance(instance)))
     if what:
         return f"objective {what}"
     chosen = dict(zip(b.bag_ids.tolist(), moved.scores[b.h].tolist()))
@@ -279,19 +283,24 @@ def _second_step(instances, instance, loss, algorithm, rng):
     return None
 
 
+def within(a: float, b: float, floor: float = 1e-12) -> float:
+    """The tolerance between objectives ``a`` and ``b``: 1e-12 of the larger, above ``floor``
+    (the loss's scale): relative to the quantities compared, never to the scores' spread."""
+    return max(floor, 1e-12 * max(abs(a), abs(b)))
+
+
 def _one_row(instances, instance, loss, algorithm, rng):
-    """Bags of one row: the greedy reaches AP inference's optimum of the bags' scores, short
-    of it by at most its tie tolerance per negative slot placed (values within it are ties),
-    and never above it."""
+    """Bags of one row: the greedy reaches AP inference's optimum of the bags' scores, within
+    1e-12 of it (relative; the rounding of two objectives, not a tie tolerance: the greedy's
+    ties are at the scale of the terms a step compares), and never above it."""
     r = instances.solve(instance, loss, algorithm)
     exact = RankingProblem(instance.labels, "ap").solve_one(instance.scores).objective
-    slots = int(np.count_nonzero(~instance.labels))
-    short = slots * greedy_tolerance(instance.scores) + instances.tolerance(instance)
-    if r.objective > exact + instances.tolerance(instance):
+    tol = within(r.objective, exact, instances.tolerance(instance))
+    if r.objective > exact + tol:
         return f"objective {r.objective!r} above AP inference's {exact!r}"
-    if r.objective < exact - short:
+    if r.objective < exact - tol:
         return (f"objective {r.objective!r} below AP inference's {exact!r} by more than "
-                f"{short:.3g} (its tie tolerance per negative slot)")
+                f"{tol:.3g} (1e-12 of the objective)")
     return None
 
 
