@@ -14,7 +14,7 @@ from aprank.inference._protocol import Problem
 from aprank.losses import get_loss
 
 __all__ = ["QueryProblem", "Instance", "InferenceResult", "BatchResult", "random_size",
-           "with_ties", "read_only", "exact_dot"]
+           "with_ties", "read_only", "exact_dot", "query_fsum"]
 
 
 @dataclass(frozen=True)
@@ -188,6 +188,35 @@ def exact_dot(a: np.ndarray, s: np.ndarray) -> float:
         return math.ldexp(total, top)
     except OverflowError:
         return math.copysign(math.inf, total)
+
+
+def query_fsum(d: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per query (rows ``offsets[q]:offsets[q + 1]``), the sum of ``d`` correctly rounded:
+    NumPy's sums where their rounding bound (the terms' magnitudes times their count, 2^-53
+    each) is within an ulp of the sum, ``math.fsum`` on the others (terms that cancel).
+
+    Parameters
+    ----------
+    d : ndarray of float64 (n,)
+    offsets : ndarray of int64 (Q + 1,)
+
+    Returns
+    -------
+    ndarray of float64 (Q,)
+    """
+    sizes = np.diff(offsets)
+    out = np.zeros(sizes.shape[0])
+    if d.size == 0:
+        return out
+    starts = np.minimum(offsets[:-1], d.size - 1)
+    nz = np.add.reduceat((d != 0).astype(np.int64), starts)
+    out = np.where(sizes > 0, np.add.reduceat(d, starts), 0.0)
+    mag = np.where(sizes > 0, np.add.reduceat(np.abs(d), starts), 0.0)
+    nz = np.where(sizes > 0, nz, 0)
+    redo = np.flatnonzero((nz > 1) & (mag * nz * 2.0 ** -53 > np.abs(out) * 2.0 ** -53))
+    for q in redo.tolist():
+        out[q] = math.fsum(d[offsets[q]:offsets[q + 1]].tolist())
+    return out
 
 
 #: ``used`` of every problem of one query (shared, so read-only)

@@ -7,7 +7,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from aprank.inference._base import Instance, with_ties
-from aprank.inference._deep import DeepCase, Relation, close_within, dyadic, exact_shift
+from fractions import Fraction
+
+from aprank.inference._deep import (
+    EXACT_UP_TO,
+    SPREADS,
+    DeepCase,
+    Relation,
+    close_within,
+    dyadic,
+    exact_shift,
+    exact_sum,
+    objective_matches,
+    shiftable,
+    with_outliers,
+)
 from aprank.inference._protocol import Instances
 from aprank.inference._registry import algorithms
 from aprank.inference.latent._oracle import MAX_BAGS
@@ -121,13 +135,26 @@ class LatentInstances(Instances):
                     if (P + N) * rows <= max_n:
                         cases.append(DeepCase("bags", params, ("latent-ap", "latent-ssvm"),
                                               relations=(P + N) * rows <= 30_000))
+        # one to three scores far from the others (2^10 ... 2^996): where a tolerance on the
+        # scores' spread or magnitude makes every rank a tie
+        spread = [(3, 9), (30, 100), (200, 800), (500, 5000)]
+        for i, e in enumerate(SPREADS):
+            for j, (P, N) in enumerate(spread):
+                for rows in (1, 4):
+                    if (P + N) * rows > max_n or (j == 3 and (rows == 4 or i % 2)):
+                        continue
+                    params = dict(P=P, N=N, rows=rows, shift=(2.0, 0.0, -2.0)[(i + j) % 3],
+                                  ties="none", known=0.0, seed=seed + 101 * i + j,
+                                  outliers=1 + (i + j + rows) % 3, spread=e)
+                    cases.append(DeepCase("bags", params, ("latent-ap", "latent-ssvm")))
         return cases
 
     def deep_instance(self, family: str, **params) -> LatentInstance:
         """``"bags"``: P positive and N negative bags of 1 to ``rows`` rows (exactly one when
         ``rows`` is 1), scores ~ N(0, 1) on a dyadic grid plus ``shift`` on each positive
         bag's witness row; ``ties`` "coarse" (a grid of 1/2) or "equal" (every score 0);
-        ``known``: the fraction of bags with a known row."""
+        ``known``: the fraction of bags with a known row; ``outliers`` scores (0 by default)
+        at +-2^``spread``."""
         if family != "bags":
             return super().deep_instance(family, **params)
         rng = np.random.default_rng([params["seed"], 3])
@@ -143,6 +170,8 @@ class LatentInstances(Instances):
         scores[witness[bag_pos]] += params["shift"]
         if params["ties"] == "equal":
             scores[:] = 0.0
+        scores = with_outliers(rng, scores, int(params.get("outliers", 0)),
+                               int(params.get("spread", 0)))
         h = None
         if params["known"] > 0:
             h = np.zeros(bags.size, dtype=bool)
@@ -193,7 +222,8 @@ class LatentInstances(Instances):
         tie: it orders tied bags by index); ``latent-ap``'s second step by every exact AP
         algorithm; the greedy on bags of one row against AP inference; every objective at
         least the ground truth's (0)."""
-        return (Relation("constant added to every score", _shifted, exact_only=False),
+        return (Relation("constant added to every score", _shifted, exact_only=False,
+                         applies=lambda instance, algorithm: shiftable(instance.scores)),
                 Relation("bags and rows permuted", _permuted),
                 Relation("bags and rows permuted (untied scores)", _permuted,
                          exact_only=False, applies=_untied_approximate),
@@ -202,7 +232,10 @@ class LatentInstances(Instances):
                 Relation("bags of one row: AP inference's optimum", _one_row,
                          exact_only=False, applies=_one_row_bags),
                 Relation("objective at least the ground truth's", _at_least_truth,
-                         exact_only=False))
+                         exact_only=False),
+                Relation("reported objective = the output's, exactly", _reported_objective,
+                         exact_only=False,
+                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO))
 
 
 def _untied_approximate(instance, algorithm) -> bool:
@@ -310,3 +343,29 @@ def _at_least_truth(instances, instance, loss, algorithm, rng):
     if r.objective < -instances.tolerance(instance):
         return f"objective {r.objective!r} below the ground truth's 0"
     return None
+
+
+def exact_objective(instance, result) -> Fraction:
+    """The objective of ``result``'s output (ranks, rows) in rational arithmetic: the AP loss
+    of the ranking of bags plus w'Psi(Y, H) - w'Psi(Y*, H*), each coefficient an integer over
+    P N, each score the float it is."""
+    inv = np.searchsorted(result.bag_ids, instance.bags)
+    pos = np.zeros(result.bag_ids.size, dtype=bool)
+    pos[inv] = instance.labels.astype(bool)
+    P, N = int(pos.sum()), int((~pos).sum())
+    if N == 0:
+        return Fraction(0)
+    ranks = result.ranks.tolist()
+    num = [N + 2 - 2 * r if p else P + 2 - 2 * r for r, p in zip(ranks, pos.tolist())]
+    truth = [N if p else -P for p in pos.tolist()]
+    s = instance.scores
+    terms = exact_sum(num, s[result.h]) - exact_sum(truth, s[result.truth_h])
+    above = np.sort(result.ranks[pos] - 1).tolist()
+    loss = sum((Fraction(a, i + 1 + a) for i, a in enumerate(above)), Fraction(0)) / P
+    return loss + terms / (P * N)
+
+
+def _reported_objective(instances, instance, loss, algorithm, rng):
+    """The reported objective within a few ulps of its output's exact value."""
+    r = instances.solve(instance, loss, algorithm)
+    return objective_matches(r.objective, exact_objective(instance, r), r.loss)
