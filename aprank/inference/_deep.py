@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["DeepCase", "Relation", "around", "dyadic", "exact_shift", "close_within",
            "shiftable", "with_outliers", "SPREADS", "exact_sum", "objective_matches",
-           "EXACT_UP_TO"]
+           "EXACT_UP_TO", "within"]
 
 #: The outliers' exponents of the spread cases: one to three scores at +-2^e from the others
 #: (2^10 ~ 1e3 ... 2^996 ~ 1e300), the spreads a tolerance on the scores' spread or magnitude
@@ -264,3 +264,20 @@ def objective_matches(reported: float, exact: Fraction, loss: float, slack: floa
         return (f"reported objective {reported!r} is {float(off):.3g} from the output's exact "
                 f"value {float(exact)!r} (tolerance {tol:.3g}: {ulps} ulps)")
     return None
+
+
+def within(a: float, b: float, floor: float = 1e-12) -> float:
+    """The tolerance between two objectives ``a`` and ``b`` of exact answers: 1e-12 of the
+    larger, above ``floor`` (the loss's scale): relative to the quantities compared, never
+    to the scores' spread or magnitude (one far score changes nothing).
+
+    Parameters
+    ----------
+    a, b : float
+    floor : float, default 1e-12
+
+    Returns
+    -------
+    float
+    """
+    return max(floor, 1e-12 * max(abs(float(a)), abs(float(b))))

@@ -3,12 +3,11 @@ bags of ``candidates`` rows with one shifted witness per positive bag for benchm
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from aprank.inference._base import Instance, with_ties
-from fractions import Fraction
-
 from aprank.inference._deep import (
     EXACT_UP_TO,
     SPREADS,
@@ -21,6 +20,7 @@ from aprank.inference._deep import (
     objective_matches,
     shiftable,
     with_outliers,
+    within,
 )
 from aprank.inference._protocol import Instances
 from aprank.inference._registry import algorithms
@@ -314,12 +314,6 @@ def _second_step(instances, instance, loss, algorithm, rng):
         if what:
             return what
     return None
-
-
-def within(a: float, b: float, floor: float = 1e-12) -> float:
-    """The tolerance between objectives ``a`` and ``b``: 1e-12 of the larger, above ``floor``
-    (the loss's scale): relative to the quantities compared, never to the scores' spread."""
-    return max(floor, 1e-12 * max(abs(a), abs(b)))
 
 
 def _one_row(instances, instance, loss, algorithm, rng):

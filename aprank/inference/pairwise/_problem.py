@@ -25,10 +25,9 @@ the maximising labelling and the max-marginal labelling of the other value of th
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
-
-import math
 
 import numpy as np
 import scipy.sparse as sp
