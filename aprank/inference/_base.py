@@ -272,9 +272,14 @@ class QueryProblem(Problem):
                          else np.ones(self.n_queries, dtype=bool))
             self.all_used = bool(self.used.all())
         if not self.all_used and (empty == "error" or not self.used.any()):
-            where = "the labels have no positive sample" if qid is None else (
-                f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
-                + ("" if empty == "error" else " or any other") + " has none")
+            if qid is None:
+                where = "the labels have no positive sample"
+            elif empty == "error":
+                where = f"query {self.query_ids[np.argmin(self.used)].tolist()!r} has none"
+            else:
+                # empty="skip" refuses only when it would leave nothing to solve
+                where = (f"none of the {self.n_queries} queries has one (empty='skip' leaves "
+                         f"such queries out, which leaves none)")
             raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
                              f"and {where}" +
                              ("; pass empty='skip' to leave such queries out"

@@ -23,10 +23,11 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import sklearn
 
 __all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "say_skipped",
-           "say_scored_as_one_query", "say_scorer_drops_queries"]
+           "say_scored_as_one_query", "say_scorer_drops_queries", "say_score_skipped"]
 
 
 class EmptyQueryWarning(UserWarning):
@@ -48,6 +49,26 @@ def say_skipped(n_skipped: int, n_queries: int) -> None:
                       "and were left out of the fit, as LightGBM and XGBoost do "
                       "(n_skipped_queries_ counts them); pass empty='error' to refuse such "
                       "queries", EmptyQueryWarning, stacklevel=_callers_level())
+
+
+def say_score_skipped(name: str, relevant, qid) -> None:
+    """Issue the :class:`EmptyQueryWarning` of a ``score`` (under ``empty="skip"``) whose
+    queries include some without a relevant sample, naming them: they are left out of the
+    mean, where :mod:`aprank.metrics` raises unless given ``empty="skip"``."""
+    if qid is None:
+        return
+    ids, inverse = np.unique(np.asarray(qid), return_inverse=True)
+    has = np.bincount(inverse.ravel(), weights=np.asarray(relevant, dtype=np.float64),
+                      minlength=ids.size) > 0
+    if has.all():
+        return
+    empty = ids[~has].tolist()
+    shown = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    warnings.warn(f"{name}.score left out {len(empty)} of {ids.size} queries that have no "
+                  f"relevant sample ({shown}): the metric is undefined there. "
+                  "aprank.metrics gives the same number with empty='skip' (by default it "
+                  "raises); pass empty='error' to the estimator to refuse such queries",
+                  EmptyQueryWarning, stacklevel=_callers_level())
 
 
 class OneQueryWarning(UserWarning):

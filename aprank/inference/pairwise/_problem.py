@@ -302,6 +302,8 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
     >>> r.labelling.tolist(), r.scores.tolist()
     ([1, 1], [1.5, 0.5])
     """
+    if np.size(scores) == 0:
+        raise ValueError("scores is empty: max_marginals labels at least one sample")
     s = validation.as_scores(scores)
     graph = _as_graph(s.shape[0], edges if graph is None else graph)
     algo = as_algorithm(get_loss("pairwise-zero-one"), algorithm)
