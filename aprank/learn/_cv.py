@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from aprank.learn._checks import POSITIVE_INT, StrOptions, atomic_fit
+from aprank.learn._checks import POSITIVE_INT, StrOptions, atomic_fit, say_relevant_class
 from aprank.learn._estimators import (
     APSVM,
     NDCGSVM,
@@ -166,6 +166,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         classes = np.unique(y)
         template._check_classes(classes)
+        say_relevant_class(classes, type(self).__name__)
         qid = check_qid(qid, X.shape[0])
         groups = qid if groups is None else _check_groups(groups, X.shape[0])
         if sample_weight is not None:   # an array to take the folds' rows from; a copy

@@ -52,6 +52,7 @@ from aprank.learn._checks import (
     atomic_fit,
     positive_weights,
     relevance,
+    say_relevant_class,
 )
 from aprank.learn._cutting_plane import SOLVERS, cutting_plane
 from aprank.learn._query_warnings import (
@@ -248,6 +249,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
             qid = None if qid is None else qid[kept]
         classes = np.unique(y)
         self._check_classes(classes)
+        say_relevant_class(classes, type(self).__name__)
         return _FitData(X, y == classes[1], qid, sample_weight, classes, kept)
 
     def _design(self, X):

@@ -868,7 +868,9 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     cdef vector[double] cr, cr_l, coefs, ncoef, W, Wm, Wh, ref, cur
     # per rank of a scan, relative to staying (rank P + 1): the loss, the positive side's and
     # the negative side's value, and the magnitudes of the sides' terms
-    cdef vector[double] dloss, dpos, mpos, dneg, mneg, D, T
+    cdef vector[double] dloss, dpos, mpos, dneg, mneg, D, T, inc, minc
+    cdef double since, since_c, since_m
+    cdef i64 top_r
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
     cdef vector[i64] hull, taker
     neg_split.base = beta
@@ -891,6 +893,8 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
     mneg.assign(P + 2, 0.0)
     D.assign(P + 2, 0.0)
     T.assign(P + 2, 0.0)
+    inc.assign(P + 2, 0.0)
+    minc.assign(P + 2, 0.0)
 
     k = 0
     while k < N:
@@ -955,13 +959,14 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 T[r] = REL * (dloss[r] + mpos[r] + mneg[r])
             last = P
         else:
-            # V(r), the positive side's value, costs a search each, relative to the first
-            # rank's assignment (dpos, and to staying once that is known): ranks are taken in
-            # order and the scan stops once none left can come within twice the tolerance of
-            # the best. V is concave in r (the optimum of a transportation problem in the count
-            # of one column), and each step adds at most max_b (gain at c_hi - gain at c_lo)
-            # (the new column's bag back at c_lo is an assignment of the rank before), so V(q)
-            # <= V(r) + (q - r) slope for q > r.
+            # V(r), the positive side's value, costs a search each: ranks are taken in order
+            # and the scan stops once none left can come within twice the tolerance of the
+            # best. V is concave in r (the optimum of a transportation problem in the count of
+            # one column), and each step adds at most max_b (gain at c_hi - gain at c_lo) (the
+            # new column's bag back at c_lo is an assignment of the rank before), so V(q) <=
+            # V(r) + (q - r) slope for q > r. Each step's change is summed over the bags whose
+            # coefficient it changes (inc), and every comparison adds up the steps between the
+            # ranks it compares: a bag far from the others enters only those that move it.
             rise = -INFINITY
             for b in range(P):
                 rise = max(rise, _gain(c_hi, pos.hi[b], pos.lo[b])
@@ -970,15 +975,17 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
             for p in range(lowest, P + 1):
                 coefs[p - 1] = c_lo
-            top, top_tol = -INFINITY, 0.0
+            top_r, top_tol = -1, 0.0
+            since = since_c = since_m = 0.0     # V(r - 1) - V(top_r), compensated; magnitude
             last = lowest - 1
             for r in range(lowest, P + 1):
                 if r > lowest:
-                    slope = rise if r - 1 == lowest else min(rise, dpos[r - 1] - dpos[r - 2])
+                    slope = rise if r - 1 == lowest else min(rise, inc[r - 2])
                     needed = False
+                    g = dloss[top_r] + dneg[top_r]
                     for q in range(r, P + 1):
-                        bound = dloss[q] + dpos[r - 1] + (q - r + 1) * slope + dneg[q]
-                        if bound >= top - 2 * top_tol - REL * (mpos[r - 1] + mneg[q] + dloss[q]):
+                        bound = (since + since_c) + (q - r + 1) * slope + (dloss[q] + dneg[q] - g)
+                        if bound >= -2 * top_tol - REL * (since_m + mneg[q] + dloss[q]):
                             needed = True
                             break
                     if not needed:
@@ -987,25 +994,37 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 _split_value(pos_split, pos, coefs.data(), P, &scratch, &next_check)
                 if r == lowest:
                     pos_split.coefficients(ref.data())
-                    dpos[r], mpos[r] = 0.0, 0.0
                 else:
-                    dpos[r] = _relative_value(pos_split, pos, ref.data(), cur.data(), &mpos[r])
-                D[r] = dloss[r] + dpos[r] + dneg[r]
-                T[r] = REL * (dloss[r] + mpos[r] + mneg[r])
-                if D[r] > top:
-                    top, top_tol = D[r], T[r]
+                    inc[r - 1] = _relative_value(pos_split, pos, ref.data(), cur.data(),
+                                                 &minc[r - 1])
+                    ref.swap(cur)               # ref: this rank's coefficients
+                    _add(&since, &since_c, inc[r - 1])
+                    since_m += minc[r - 1]
+                # r beats the best so far by V(r) - V(top_r) plus its loss and negative side
+                if top_r < 0 or ((since + since_c)
+                                 + (dloss[r] + dneg[r] - dloss[top_r] - dneg[top_r]) > 0):
+                    top_r = r
+                    top_tol = REL * (dloss[r] + mneg[r] + since_m)
+                    since = since_c = since_m = 0.0
                 last = r
                 check_signals(&next_check)
-            # staying: every positive from lowest on at c_hi; the ranks relative to it
+            # staying: every positive from lowest on at c_hi; each rank relative to it, the
+            # steps between them summed from the last rank back
             for p in range(lowest, P + 1):
                 coefs[p - 1] = c_hi
             _split_value(pos_split, pos, coefs.data(), P, &scratch, &next_check)
             g = _relative_value(pos_split, pos, ref.data(), cur.data(), &gm)
-            for r in range(lowest, last + 1):
-                dpos[r] -= g
-                mpos[r] += gm
+            s = comp = 0.0
+            m = gm
+            _add(&s, &comp, g)
+            for r in range(last, lowest - 1, -1):
+                dpos[r] = -(s + comp)
+                mpos[r] = m
                 D[r] = dloss[r] + dpos[r] + dneg[r]
                 T[r] = REL * (dloss[r] + mpos[r] + mneg[r])
+                if r > lowest:
+                    _add(&s, &comp, inc[r - 1])
+                    m += minc[r - 1]
         # the best rank; staying is worth 0
         top, top_tol = -INFINITY, 0.0
         for r in range(lowest, last + 1):

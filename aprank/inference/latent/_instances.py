@@ -137,11 +137,12 @@ class LatentInstances(Instances):
                                               relations=(P + N) * rows <= 30_000))
         # one to three scores far from the others (2^10 ... 2^996): where a tolerance on the
         # scores' spread or magnitude makes every rank a tie
-        spread = [(3, 9), (30, 100), (200, 800), (500, 5000)]
+        # (one negative: every positive slot's coefficient of both signs from the first)
+        spread = [(3, 9), (30, 100), (200, 800), (200, 1), (1, 200), (500, 5000)]
         for i, e in enumerate(SPREADS):
             for j, (P, N) in enumerate(spread):
                 for rows in (1, 4):
-                    if (P + N) * rows > max_n or (j == 3 and (rows == 4 or i % 2)):
+                    if (P + N) * rows > max_n or (j == 5 and (rows == 4 or i % 2)):
                         continue
                     params = dict(P=P, N=N, rows=rows, shift=(2.0, 0.0, -2.0)[(i + j) % 3],
                                   ties="none", known=0.0, seed=seed + 101 * i + j,
