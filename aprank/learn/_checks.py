@@ -168,7 +168,7 @@ def say_relevant_class(classes: np.ndarray, name: str) -> None:
         values = set(classes.tolist())
         if values <= {0, 1} or values <= {-1, 1}:
             return
-    warnings.warn(f"{name} ranks {classes[1].item()!r}, the second of the sorted labels "
+    warnings.warn(f"{name} ranks {classes.tolist()[1]!r}, the second of the sorted labels "
                   f"{classes.tolist()!r}, as the relevant class: labels other than bool, "
                   "{0, 1} or {-1, +1} do not say which is relevant. Fit on y == <relevant "
                   "label> (a bool mask) to choose (aprank.metrics takes pos_label=)",
