@@ -174,7 +174,8 @@ def close_within(a, b, tol) -> str | None:
             f"{tol.ravel()[i].item():.3g}; {int((~same).sum())} of {same.size} differ)")
 
 
-def with_outliers(rng, scores: np.ndarray, count: int, exponent: int) -> np.ndarray:
+def with_outliers(rng, scores: np.ndarray, count: int, exponent: int,
+                  labels: np.ndarray | None = None) -> np.ndarray:
     """``scores`` with ``count`` of them (random places) set to +-2^``exponent`` times a
     dyadic factor in [1, 2): one to a few scores far from the others, exact in float64.
 
@@ -183,6 +184,11 @@ def with_outliers(rng, scores: np.ndarray, count: int, exponent: int) -> np.ndar
     rng : numpy.random.Generator
     scores : ndarray of float64
     count, exponent : int
+    labels : ndarray of bool, optional
+        Given, each far score takes its sample's side (positive where relevant): every
+        good answer keeps it where it is, so the objective stays at the scale of the other
+        scores and a wrong choice among them shows (a far score against its label makes the
+        objective as large as itself, and its comparisons blind to the others).
 
     Returns
     -------
@@ -193,6 +199,8 @@ def with_outliers(rng, scores: np.ndarray, count: int, exponent: int) -> np.ndar
         return s
     at = rng.choice(s.size, min(count, s.size), replace=False)
     sign = rng.choice([-1.0, 1.0], at.size)
+    if labels is not None:
+        sign = np.where(np.asarray(labels, dtype=bool)[at], 1.0, -1.0)
     s[at] = sign * np.ldexp(1.0 + np.round(rng.random(at.size) * 256) / 256, exponent)
     return s
 
@@ -267,9 +275,12 @@ def objective_matches(reported: float, exact: Fraction, loss: float, slack: floa
 
 
 def within(a: float, b: float, floor: float = 1e-12) -> float:
-    """The tolerance between two objectives ``a`` and ``b`` of exact answers: 1e-12 of the
-    larger, above ``floor`` (the loss's scale): relative to the quantities compared, never
-    to the scores' spread or magnitude (one far score changes nothing).
+    """The tolerance between two objectives ``a`` and ``b`` of exact answers: 16 ulps of the
+    larger (each is within a few ulps of its output's exact value, and the exact optima are
+    equal), above ``floor`` (the loss's scale): relative to the quantities compared, never
+    to the scores' spread or magnitude (one far score changes nothing). Not a larger share
+    of the objective: where one far score makes it large, a wrong choice among the others
+    still moves it by their size.
 
     Parameters
     ----------
@@ -280,4 +291,4 @@ def within(a: float, b: float, floor: float = 1e-12) -> float:
     -------
     float
     """
-    return max(floor, 1e-12 * max(abs(float(a)), abs(float(b))))
+    return max(floor, 16 * 2.0 ** -53 * max(abs(float(a)), abs(float(b))))

@@ -153,12 +153,18 @@ class PairwiseInstances(Instances):
                                                            seed=seed), loss,
                                       relations=n <= 20_000 and shape != "clique"))
             n *= 5 if n < 10_000 else 10
-        # one to three unary scores far from the others (2^10 ... 2^996 times the rest)
+        # one to three unary scores far from the others (2^10 ... 2^996 times the rest): in
+        # enumerated components of two and three (where every labelling holds the far score
+        # alike but for its own label), and in components of every size
+        for i, e in enumerate(SPREADS):
+            cases.append(DeepCase("components", dict(
+                shape="chain", sizes=(2, 3), copies=2, ratio=1.0, seed=seed + 90 + i,
+                outliers=3, spread=e, agree=True), loss))
         for i, e in enumerate(SPREADS):
             for j, shape in enumerate(("chain", "clique", "grid")):
                 cases.append(DeepCase("components", dict(
                     shape=shape, sizes=small, copies=2, ratio=1.0, seed=seed + 70 + 3 * i + j,
-                    outliers=1 + (i + j) % 3, spread=e), loss))
+                    outliers=1 + (i + j) % 3, spread=e, agree=j % 2 == 0), loss))
         return [c for c in cases if _case_size(c) <= max_n]
 
     def deep_instance(self, family: str, **params) -> PairwiseInstance:
@@ -185,7 +191,8 @@ class PairwiseInstances(Instances):
                                        f"{family} {_describe(params)}", params.get("seed", 0))
         if params.get("outliers", 0):
             instance = replace(instance, scores=with_outliers(
-                rng, instance.scores, int(params["outliers"]), int(params["spread"])))
+                rng, instance.scores, int(params["outliers"]), int(params["spread"]),
+                instance.labels if params.get("agree") else None))
         return instance
 
     def deep_reference(self, loss, instance) -> str | None:

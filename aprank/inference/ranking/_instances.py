@@ -171,7 +171,8 @@ class RankingInstances(Instances):
                     cases.append(DeepCase("query", dict(
                         P=P, N=N, regime=("overlapping", "reversed")[(i + j) % 2],
                         ties="none", scale=0, seed=seed + 50 + 3 * i + j,
-                        outliers=1 + (i + j) % 3, spread=e), self.deep_losses()))
+                        outliers=1 + (i + j) % 3, spread=e, agree=(i + j) % 2 == 0),
+                        self.deep_losses()))
         return cases
 
     def query_cases(self, Ps, Ns, seed: int, max_n: int) -> list:
@@ -224,7 +225,8 @@ class RankingInstances(Instances):
             scores[:] = 0.0
         scores = np.ldexp(scores, int(params["scale"]))
         scores = with_outliers(rng, scores, int(params.get("outliers", 0)),
-                               int(params.get("spread", 0)))
+                               int(params.get("spread", 0)),
+                               labels if params.get("agree") else None)
         desc = " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
         return Instance(scores, labels, desc, int(params["seed"]), 0, P + N)
 

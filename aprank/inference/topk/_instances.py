@@ -144,7 +144,8 @@ class TopKInstances(Instances):
                 if n <= max_n:
                     cases.append(DeepCase("query", dict(n=n, C=C, k=k, ties="none",
                                                         seed=seed + 60 + 4 * i + j,
-                                                        outliers=1 + (i + j) % 3, spread=e),
+                                                        outliers=1 + (i + j) % 3, spread=e,
+                                                        agree=(i + j) % 2 == 0),
                                           ("precision@k",)))
         return cases
 
@@ -162,7 +163,8 @@ class TopKInstances(Instances):
         labels[int(rng.integers(n))] = True
         scores = dyadic(rng, n, bits)
         scores = with_outliers(np.random.default_rng([params["seed"], 2]), scores,
-                               int(params.get("outliers", 0)), int(params.get("spread", 0)))
+                               int(params.get("outliers", 0)), int(params.get("spread", 0)),
+                               labels if params.get("agree") else None)
         core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
         F = None
         if C:
