@@ -250,7 +250,10 @@ def _quietly(call):
 
 def _against_reference(algo, res, ref, instance, instances) -> str | None:
     """What is wrong with ``res`` measured against the exact reference's ``ref``, or None."""
-    tol = instances.tolerance(instance)
+    # the kind's floor, or 16 ulps of the objectives compared where they are larger (each
+    # within a few ulps of its output's exact value)
+    tol = max(instances.tolerance(instance),
+              16 * 2.0 ** -53 * max(abs(res.objective), abs(ref.objective)))
     if algo.exact:
         if not abs(res.objective - ref.objective) <= tol:
             return f"objective {res.objective!r} != {ref.objective!r} (tolerance {tol:.3g})"

@@ -82,6 +82,24 @@ def _check_k(k, allow_none: bool):
         raise ValueError(f"k={k!r} must be an int >= 1" + (" or None" if allow_none else ""))
 
 
+def _binary(y_true, n: int, pos_label) -> np.ndarray:
+    """Binary relevance as 0/1 float64: bool, {0, 1} or {-1, +1} labels, or any labels with
+    ``pos_label`` naming the relevant one (otherwise refused, saying to pass it)."""
+    if pos_label is None:
+        try:
+            return as_labels(y_true, n, "y_true").astype(np.float64)
+        except ValueError as err:
+            if "labels must be" in str(err) or "got dtype" in str(err):
+                raise ValueError(f"{err}; for other labels pass pos_label= (the relevant "
+                                 "one), as scikit-learn's ranking metrics ask") from None
+            raise
+    y = np.asarray(y_true)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"y_true must be 1-D with one label per score ({n}), got shape "
+                         f"{y.shape}")
+    return (y == pos_label).astype(np.float64)
+
+
 def _as_gains(y_true, n: int) -> np.ndarray:
     """NDCG's gains as float64 under the module's label rule: bool and {-1, +1} labels become
     0/1, any other input must be finite and non-negative."""
@@ -153,7 +171,8 @@ def _undefined_query(r: _Values, where: int, qid) -> ValueError:
     """The error for the query at ``where`` having no relevant sample."""
     name = "the input" if qid is None else f"query {r.ids[where:where + 1].tolist()[0]!r}"
     return ValueError(f"{name} has no relevant sample, so the metric is undefined; "
-                      "pass empty='skip', 0 or 1 to decide")
+                      "pass empty='skip', 0 or 1 to decide (the estimators' score leaves "
+                      "such queries out: empty='skip' gives its number)")
 
 
 def _finish(r: _Values, qid, empty, per_query):
@@ -174,7 +193,8 @@ def _finish(r: _Values, qid, empty, per_query):
     return float(np.mean(values[keep]))
 
 
-def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error", per_query=False):
+def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error", per_query=False,
+                      pos_label=None):
     """Non-interpolated average precision of binary relevance ``y_true`` ranked by ``y_score``.
 
     AP = (1/R) * sum over relevant samples of the precision at their rank, R relevant in total.
@@ -182,7 +202,8 @@ def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error
     Parameters
     ----------
     y_true : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, +1}.
+        Binary relevance: bool, {0, 1} or {-1, +1}; other labels (strings, other pairs)
+        with ``pos_label``.
     y_score : array-like of shape (n,)
         The scores; samples are ranked by decreasing score.
     ties : {"sklearn", "expected", "pessimistic", "optimistic"}, default "sklearn"
@@ -196,6 +217,10 @@ def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error
     per_query : bool, default False
         Return ``(query_ids, values)`` instead of the mean, skipped queries omitted (without
         ``qid`` the single query is given id 0).
+    pos_label : object, optional
+        The label of the relevant samples, as in scikit-learn's ranking metrics: needed for
+        labels other than bool, {0, 1} or {-1, +1} (which are refused without it, as
+        scikit-learn refuses them); every other label is not relevant.
 
     Returns
     -------
@@ -217,7 +242,7 @@ def average_precision(y_true, y_score, *, ties="sklearn", qid=None, empty="error
     """
     _check_options(ties, empty)
     score = as_scores(y_score, "y_score")
-    rel = as_labels(y_true, score.shape[0], "y_true").astype(np.float64)
+    rel = _binary(y_true, score.shape[0], pos_label)
     return _finish(_Values(METRIC_AP, score, rel, qid, ties), qid, empty, per_query)
 
 
@@ -278,7 +303,8 @@ def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", pe
     return _finish(r, qid, empty, per_query)
 
 
-def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="error", per_query=False):
+def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="error", per_query=False,
+                   pos_label=None):
     """Fraction of relevant samples among the top ``k`` by score, for binary ``y_true``.
 
     Always divided by k, also for a query with fewer than k samples (as trec_eval does). With
@@ -288,7 +314,8 @@ def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="erro
     Parameters
     ----------
     y_true : array-like of shape (n,)
-        Binary relevance: bool, {0, 1} or {-1, +1}.
+        Binary relevance: bool, {0, 1} or {-1, +1}; other labels (strings, other pairs)
+        with ``pos_label``.
     y_score : array-like of shape (n,)
         The scores; samples are ranked by decreasing score.
     k : int
@@ -304,6 +331,8 @@ def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="erro
     per_query : bool, default False
         Return ``(query_ids, values)`` instead of the mean, skipped queries omitted (without
         ``qid`` the single query is given id 0).
+    pos_label : object, optional
+        The label of the relevant samples, as for :func:`average_precision`.
 
     Returns
     -------
@@ -313,5 +342,5 @@ def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="erro
     _check_options(ties, empty)
     _check_k(k, allow_none=False)
     score = as_scores(y_score, "y_score")
-    rel = as_labels(y_true, score.shape[0], "y_true").astype(np.float64)
+    rel = _binary(y_true, score.shape[0], pos_label)
     return _finish(_Values(METRIC_PRECISION, score, rel, qid, ties, k), qid, empty, per_query)

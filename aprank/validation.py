@@ -21,7 +21,7 @@ import numpy as np
 from aprank._validation_cy import count_groups
 
 __all__ = ["as_scores", "as_labels", "as_query_groups", "check_qid", "check_summable",
-           "PrecisionWarning", "SUM_LIMIT"]
+           "check_frame_columns", "PrecisionWarning", "SUM_LIMIT"]
 
 
 class PrecisionWarning(UserWarning):
@@ -302,3 +302,37 @@ def check_qid(qid, n: int):
     if qid.ndim != 1 or qid.shape[0] != n:
         raise ValueError(f"qid must be 1-D with one entry per sample ({n}), got shape {qid.shape}")
     return qid
+
+
+def check_frame_columns(X, name: str = "X") -> None:
+    """A data frame's columns that are not numbers, refused by name: scikit-learn's
+    conversion says only "could not convert string to float: 'a'", not which column.
+
+    Parameters
+    ----------
+    X : object
+        Anything; only a frame (``columns`` and ``dtypes``, as pandas' and polars' have) is
+        looked at, column by column where a column's dtype is not numeric or bool.
+    name : str, default "X"
+        The argument's name in the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the first column that does not convert to float64, its dtype and why.
+    """
+    columns, dtypes = getattr(X, "columns", None), getattr(X, "dtypes", None)
+    if columns is None or dtypes is None or not hasattr(X, "__getitem__"):
+        return
+    try:
+        pairs = list(zip(list(columns), list(dtypes)))
+    except TypeError:
+        return
+    for col, dtype in pairs:
+        if getattr(dtype, "kind", "O") in "biuf":
+            continue
+        try:
+            np.asarray(X[col], dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{name}'s column {col!r} (dtype {dtype}) is not numeric: "
+                             f"{err}; encode it as numbers (e.g. one-hot) or drop it") from None

@@ -54,6 +54,24 @@ def _break_even(scores: np.ndarray, is_pos: np.ndarray) -> float:
     return float(0.5 * (scores[order[k]] + below))
 
 
+def _say_score_skipped(name: str, relevant, qid) -> None:
+    """The EmptyQueryWarning of a score whose queries include some without a relevant
+    sample (left out of the mean), naming them."""
+    if qid is None:
+        return
+    ids, inverse = np.unique(np.asarray(qid), return_inverse=True)
+    has = np.bincount(inverse.ravel(), weights=np.asarray(relevant, dtype=np.float64),
+                      minlength=ids.size) > 0
+    if has.all():
+        return
+    empty = ids[~has].tolist()
+    shown = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    warnings.warn(f"{name}.score left out {len(empty)} of {ids.size} queries that have no "
+                  f"relevant sample ({shown}): the metric is undefined there. aprank.metrics "
+                  "gives the same number with empty='skip' (by default it raises)",
+                  EmptyQueryWarning, stacklevel=3)
+
+
 class _BoostRanker(ClassifierMixin, BaseEstimator):
     """Shared fit / decision_function / predict / score; subclasses name the loss."""
 
@@ -215,12 +233,13 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
     def _metric(self, relevant, scores, qid):
         return average_precision(relevant, scores, qid=qid, empty="skip")
 
-    def score(self, X, y, qid=None):
+    def score(self, X, y, qid=None, **unexpected):
         """Mean average precision (NDCGBoostRanker: mean NDCG) over queries; ties as
         scikit-learn.
 
         Queries without a relevant sample are left out of the mean, as in LightGBM's and
-        XGBoost's evaluation.
+        XGBoost's evaluation; an :class:`~aprank.learn.EmptyQueryWarning` names them
+        (:mod:`aprank.metrics` gives the same number with ``empty="skip"``).
 
         Parameters
         ----------
@@ -233,12 +252,23 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
             fit on several queries that drops them, which a
             :class:`~aprank.learn.OneQueryWarning` says (in a scikit-learn search, route
             ``qid`` to ``score`` with ``set_score_request(qid=True)``).
+        **unexpected
+            Refused (TypeError) saying why: ``sample_weight`` (the metric weighs every query
+            alike, as LightGBM's evaluation does; the learners of :mod:`aprank.learn` take
+            sample weights) or any other keyword.
 
         Returns
         -------
         float
             The mean metric.
         """
+        if unexpected:
+            name = next(iter(unexpected))
+            why = ("; its metric weighs every query alike (as LightGBM's evaluation) and takes "
+                   "no per-sample weights" if name == "sample_weight"
+                   else "; use qid= for queries" if name in _QUERY_WORDS else "")
+            raise TypeError(f"{type(self).__name__}.score() got an unexpected keyword argument "
+                            f"{name!r}{why}")
         check_is_fitted(self)
         scores = self.decision_function(X)
         y = column_or_1d(y)
@@ -255,6 +285,7 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
                           f"as one query, but {name} was fitted on {self._n_fit_queries} "
                           "queries; pass qid= (in a search: route it)", OneQueryWarning,
                           stacklevel=2)
+        _say_score_skipped(type(self).__name__, y == self.classes_[1], qid)
         return float(self._metric(y == self.classes_[1], scores, qid))
 
     def __sklearn_tags__(self):

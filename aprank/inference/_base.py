@@ -3,6 +3,7 @@ top-k), the validated labels and query groups of :class:`QueryProblem`, and the 
 :class:`Instance` with the size and tie helpers the kinds' instance generators use."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -13,7 +14,7 @@ from aprank.inference._protocol import Problem
 from aprank.losses import get_loss
 
 __all__ = ["QueryProblem", "Instance", "InferenceResult", "BatchResult", "random_size",
-           "with_ties", "read_only"]
+           "with_ties", "read_only", "exact_dot", "query_fsum"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,74 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def exact_dot(a: np.ndarray, s: np.ndarray) -> float:
+    """sum_i a_i s_i correctly rounded, for integers a_i (|a_i| < 2^53) and finite floats s_i.
+
+    An objective's terms are a coefficient (an integer over a common denominator) times a
+    score; scores of any spread cancel in it (a row whose coefficients in the two terms are
+    equal adds exactly nothing), so it is summed without rounding: each product split into
+    six exact ones (the score's mantissa in three parts of 18 bits, the integer in two of 27),
+    scaled to the largest exponent and added by ``math.fsum``. Terms more than 2^1074 below
+    the largest may be lost (underflow), as may a sum that overflows.
+
+    Parameters
+    ----------
+    a : ndarray of int64
+    s : ndarray of float64, the same shape
+
+    Returns
+    -------
+    float
+    """
+    keep = a != 0
+    a, s = a[keep].astype(np.float64), s[keep]
+    if a.size == 0:
+        return 0.0
+    m, e = np.frexp(s)
+    m1 = np.ldexp(np.trunc(np.ldexp(m, 18)), -18)
+    m2 = np.ldexp(np.trunc(np.ldexp(m - m1, 36)), -36)
+    m3 = m - m1 - m2
+    a1 = np.ldexp(np.trunc(np.ldexp(a, -27)), 27)
+    a2 = a - a1
+    top = int(e.max())
+    shift = e - top
+    parts = [np.ldexp(x * y, shift) for x in (m1, m2, m3) for y in (a1, a2)]
+    total = math.fsum(np.concatenate(parts).tolist())
+    try:
+        return math.ldexp(total, top)
+    except OverflowError:
+        return math.copysign(math.inf, total)
+
+
+def query_fsum(d: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per query (rows ``offsets[q]:offsets[q + 1]``), the sum of ``d`` correctly rounded:
+    NumPy's sums where their rounding bound (the terms' magnitudes times their count, 2^-53
+    each) is within an ulp of the sum, ``math.fsum`` on the others (terms that cancel).
+
+    Parameters
+    ----------
+    d : ndarray of float64 (n,)
+    offsets : ndarray of int64 (Q + 1,)
+
+    Returns
+    -------
+    ndarray of float64 (Q,)
+    """
+    sizes = np.diff(offsets)
+    out = np.zeros(sizes.shape[0])
+    if d.size == 0:
+        return out
+    starts = np.minimum(offsets[:-1], d.size - 1)
+    nz = np.add.reduceat((d != 0).astype(np.int64), starts)
+    out = np.where(sizes > 0, np.add.reduceat(d, starts), 0.0)
+    mag = np.where(sizes > 0, np.add.reduceat(np.abs(d), starts), 0.0)
+    nz = np.where(sizes > 0, nz, 0)
+    redo = np.flatnonzero((nz > 1) & (mag * nz * 2.0 ** -53 > np.abs(out) * 2.0 ** -53))
+    for q in redo.tolist():
+        out[q] = math.fsum(d[offsets[q]:offsets[q + 1]].tolist())
+    return out
+
+
 #: ``used`` of every problem of one query (shared, so read-only)
 _ONE_USED = read_only(np.ones(1, dtype=bool))
 _ONE_UNUSED = read_only(np.zeros(1, dtype=bool))
@@ -203,9 +272,14 @@ class QueryProblem(Problem):
                          else np.ones(self.n_queries, dtype=bool))
             self.all_used = bool(self.used.all())
         if not self.all_used and (empty == "error" or not self.used.any()):
-            where = "the labels have no positive sample" if qid is None else (
-                f"query {self.query_ids[np.argmin(self.used)].tolist()!r}"
-                + ("" if empty == "error" else " or any other") + " has none")
+            if qid is None:
+                where = "the labels have no positive sample"
+            elif empty == "error":
+                where = f"query {self.query_ids[np.argmin(self.used)].tolist()!r} has none"
+            else:
+                # empty="skip" refuses only when it would leave nothing to solve
+                where = (f"none of the {self.n_queries} queries has one (empty='skip' leaves "
+                         f"such queries out, which leaves none)")
             raise ValueError(f"loss {self.loss.name!r} is undefined without positive samples, "
                              f"and {where}" +
                              ("; pass empty='skip' to leave such queries out"

@@ -13,10 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["DeepCase", "Relation", "around", "dyadic", "exact_shift", "close_within"]
+__all__ = ["DeepCase", "Relation", "around", "dyadic", "exact_shift", "close_within",
+           "shiftable", "with_outliers", "SPREADS", "exact_sum", "objective_matches",
+           "EXACT_UP_TO", "within"]
+
+#: The outliers' exponents of the spread cases: one to three scores at +-2^e from the others
+#: (2^10 ~ 1e3 ... 2^996 ~ 1e300), the spreads a tolerance on the scores' spread or magnitude
+#: would fail at (docs/cross-checks.md).
+SPREADS = (10, 40, 100, 330, 660, 996)
+
+#: The largest instance (samples) whose objective the deep check recomputes in exact
+#: rational arithmetic (fractions.Fraction): a few seconds at most.
+EXACT_UP_TO = 20_000
 
 
 @dataclass(frozen=True)
@@ -160,3 +172,123 @@ def close_within(a, b, tol) -> str | None:
     i = int(np.flatnonzero(~same.ravel())[0])
     return (f"[{i}] {a.ravel()[i].item()!r} != {b.ravel()[i].item()!r} (tolerance "
             f"{tol.ravel()[i].item():.3g}; {int((~same).sum())} of {same.size} differ)")
+
+
+def with_outliers(rng, scores: np.ndarray, count: int, exponent: int,
+                  labels: np.ndarray | None = None) -> np.ndarray:
+    """``scores`` with ``count`` of them (random places) set to +-2^``exponent`` times a
+    dyadic factor in [1, 2): one to a few scores far from the others, exact in float64.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    scores : ndarray of float64
+    count, exponent : int
+    labels : ndarray of bool, optional
+        Given, each far score takes its sample's side (positive where relevant): every
+        good answer keeps it where it is, so the objective stays at the scale of the other
+        scores and a wrong choice among them shows (a far score against its label makes the
+        objective as large as itself, and its comparisons blind to the others).
+
+    Returns
+    -------
+    ndarray of float64 (a copy)
+    """
+    s = np.array(scores, dtype=np.float64)
+    if count <= 0 or s.size == 0:
+        return s
+    at = rng.choice(s.size, min(count, s.size), replace=False)
+    sign = rng.choice([-1.0, 1.0], at.size)
+    if labels is not None:
+        sign = np.where(np.asarray(labels, dtype=bool)[at], 1.0, -1.0)
+    s[at] = sign * np.ldexp(1.0 + np.round(rng.random(at.size) * 256) / 256, exponent)
+    return s
+
+
+def shiftable(scores: np.ndarray) -> bool:
+    """Whether some power of two added to every score is exact (what the shift relations
+    need): False for scores spread beyond float64's 53 bits of one another.
+
+    Parameters
+    ----------
+    scores : ndarray of float64
+
+    Returns
+    -------
+    bool
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    top = float(np.abs(s).max(initial=0.0))
+    e = (int(np.frexp(top)[1]) if top > 0 else 0) + 1
+    if e > 1021:
+        return False
+    c = np.ldexp(1.0, e)
+    return bool(np.array_equal((s + c) - c, s))
+
+
+def exact_sum(coefs, values) -> Fraction:
+    """sum_i coefs_i values_i in rational arithmetic (values as the floats they are).
+
+    Parameters
+    ----------
+    coefs : iterable of Fraction or int
+    values : iterable of float
+
+    Returns
+    -------
+    Fraction
+    """
+    total = Fraction(0)
+    for c, v in zip(coefs, values):
+        if c:
+            total += c * Fraction(float(v))
+    return total
+
+
+def objective_matches(reported: float, exact: Fraction, loss: float, slack: float = 0.0,
+                      ulps: int = 4) -> str | None:
+    """None when ``reported`` is within ``ulps`` ulps of the exact objective ``exact`` (of
+    the larger of it and the loss, the terms' scale where they cancel) plus ``slack`` (what
+    rounded coefficients allow), else what differs.
+
+    Parameters
+    ----------
+    reported : float
+    exact : Fraction
+    loss : float
+    slack : float, default 0.0
+    ulps : int, default 4
+
+    Returns
+    -------
+    str or None
+    """
+    if not np.isfinite(reported):
+        return f"reported objective {reported!r} is not finite"
+    scale = max(abs(float(exact)), abs(loss), 2.0 ** -1022)
+    tol = ulps * float(np.spacing(scale)) + slack
+    off = abs(Fraction(reported) - exact)
+    if off > Fraction(tol):
+        return (f"reported objective {reported!r} is {float(off):.3g} from the output's exact "
+                f"value {float(exact)!r} (tolerance {tol:.3g}: {ulps} ulps)")
+    return None
+
+
+def within(a: float, b: float, floor: float = 1e-12) -> float:
+    """The tolerance between two objectives ``a`` and ``b`` of exact answers: 16 ulps of the
+    larger (each is within a few ulps of its output's exact value, and the exact optima are
+    equal), above ``floor`` (the loss's scale): relative to the quantities compared, never
+    to the scores' spread or magnitude (one far score changes nothing). Not a larger share
+    of the objective: where one far score makes it large, a wrong choice among the others
+    still moves it by their size.
+
+    Parameters
+    ----------
+    a, b : float
+    floor : float, default 1e-12
+
+    Returns
+    -------
+    float
+    """
+    return max(floor, 16 * 2.0 ** -53 * max(abs(float(a)), abs(float(b))))

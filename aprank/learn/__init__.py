@@ -10,6 +10,7 @@ A fit estimated to take over a minute
 says so before its work in a :class:`SlowFitWarning`, and Ctrl-C stops any fit within about a
 second, leaving the estimator as it was."""
 from aprank.learn._cccp import CCCPResult, cccp
+from aprank.learn._checks import RelevantClassWarning
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
 from aprank.learn._cutting_plane import CuttingPlaneResult, WorkingSet, cutting_plane
 from aprank.learn._cv import APSVMCV, NDCGSVMCV, BinarySVMCV, GridEdgeWarning
@@ -22,4 +23,4 @@ from aprank.learn._slow_fits import SlowFitWarning
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV", "BinarySVMCV",
            "cutting_plane", "CuttingPlaneResult", "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
-           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning"]
+           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning", "RelevantClassWarning"]

@@ -21,10 +21,12 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
+from aprank.learn._once import say_once
 from aprank.learn._slow_fits import fit_scope
 
 __all__ = ["NoBoolInterval", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT",
-           "StrOptions", "validate_params", "atomic_fit", "positive_weights", "relevance"]
+           "StrOptions", "validate_params", "atomic_fit", "positive_weights", "relevance",
+           "RelevantClassWarning", "say_relevant_class"]
 
 
 class NoBoolInterval(Interval):
@@ -134,3 +136,39 @@ def relevance(y, classes: np.ndarray, n: int, name: str) -> np.ndarray:
                          f"{' ...' if len(unseen) > 5 else ''}; its classes_ are "
                          f"{classes.tolist()!r}")
     return y == classes[1]
+
+
+class RelevantClassWarning(UserWarning):
+    """A fit on labels other than bool, {0, 1} or {-1, +1} (strings, another pair of
+    numbers): the estimator ranks the second of the sorted two (``classes_[1]``) as the
+    relevant class, which such labels do not say (with "hit" and "miss", "miss").
+
+    Fit on ``y == label``, a bool mask of the relevant samples, to choose: the same fit as
+    on {0, 1} labels. :mod:`aprank.metrics` asks ``pos_label=`` for such labels, as
+    scikit-learn's ranking metrics do.
+    """
+
+
+def say_relevant_class(classes: np.ndarray, name: str) -> None:
+    """Issue the :class:`RelevantClassWarning` of a fit whose two ``classes`` (sorted) are not
+    bool, {0, 1} or {-1, +1}; nothing for those.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (2,)
+        The sorted distinct labels of the fit.
+    name : str
+        The estimator's name.
+    """
+    classes = np.asarray(classes)
+    if classes.dtype == np.bool_:
+        return
+    if classes.dtype.kind in "iuf":
+        values = set(classes.tolist())
+        if values <= {0, 1} or values <= {-1, 1}:
+            return
+    say_once(f"{name} ranks {classes.tolist()[1]!r}, the second of the sorted labels "
+             f"{classes.tolist()!r}, as the relevant class: labels other than bool, {{0, 1}} "
+             "or {-1, +1} do not say which is relevant. Fit on y == <relevant label> (a bool "
+             "mask) to choose (aprank.metrics takes pos_label=)", RelevantClassWarning,
+             ("relevant class", name))

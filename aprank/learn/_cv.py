@@ -19,13 +19,12 @@ from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import GroupKFold, check_cv
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from aprank.learn._checks import StrOptions, atomic_fit
+from aprank.learn._checks import POSITIVE_INT, StrOptions, atomic_fit, say_relevant_class
 from aprank.learn._estimators import (
     APSVM,
     NDCGSVM,
@@ -35,7 +34,7 @@ from aprank.learn._estimators import (
 )
 from aprank.learn._once import say_once
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
-from aprank.validation import as_query_groups, check_qid
+from aprank.validation import as_query_groups, check_frame_columns, check_qid
 
 __all__ = ["APSVMCV", "NDCGSVMCV", "BinarySVMCV", "GridEdgeWarning"]
 
@@ -134,7 +133,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
     __metadata_request__fit = {"groups": False}
 
     _cv_constraints: dict = {
-        "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "Cs": [POSITIVE_INT, "array-like"],
         "cv": ["cv_object"],
         "scoring": [StrOptions(set(get_scorer_names())), callable, None],
         "refit": ["boolean"],
@@ -204,11 +203,13 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         Cs = self._grid()
         template = self._base(Cs[0])
         template._check_params()
+        check_frame_columns(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
         classes = np.unique(y)
         template._check_classes(classes)
+        say_relevant_class(classes, type(self).__name__)
         qid = check_qid(qid, X.shape[0])
         groups = qid if groups is None else _check_groups(groups, X.shape[0])
         if sample_weight is not None:   # an array to take the folds' rows from; a copy

@@ -52,13 +52,18 @@ from aprank.learn._checks import (
     atomic_fit,
     positive_weights,
     relevance,
+    say_relevant_class,
 )
 from aprank.learn._cutting_plane import SOLVERS, cutting_plane
-from aprank.learn._query_warnings import say_scored_as_one_query, say_skipped
+from aprank.learn._query_warnings import (
+    say_score_skipped,
+    say_scored_as_one_query,
+    say_skipped,
+)
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
 from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
-from aprank.validation import as_query_groups, check_qid
+from aprank.validation import as_query_groups, check_frame_columns, check_qid
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx"]
 
@@ -232,6 +237,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     def _validate_fit(self, X, y, qid, sample_weight=None) -> _FitData:
         """Validate the training data; only ``validate_data``'s ``n_features_in_`` (and feature
         names) are set on self, and ``atomic_fit`` takes them back if the fit fails."""
+        check_frame_columns(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              ensure_all_finite=True, ensure_min_samples=1)
         check_classification_targets(y)
@@ -243,6 +249,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
             qid = None if qid is None else qid[kept]
         classes = np.unique(y)
         self._check_classes(classes)
+        say_relevant_class(classes, type(self).__name__)
         return _FitData(X, y == classes[1], qid, sample_weight, classes, kept)
 
     def _design(self, X):
@@ -370,6 +377,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         """Scores w'x (+ bias), less ``threshold_`` for the rank SVMs: rank samples by them,
         highest first; ``predict`` marks those above 0."""
         check_is_fitted(self)
+        check_frame_columns(X)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         scores = np.asarray(X @ self.coef_).ravel()
         if self._has_intercept:
@@ -406,9 +414,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (NDCGSVM: mean NDCG), per query; ties as scikit-learn.
 
-        Queries without a relevant sample are left out of the mean, silently
-        (``empty="skip"``; with "error" they raise): AP is undefined there, as in LightGBM's
-        and XGBoost's evaluation.
+        Queries without a relevant sample are left out of the mean (``empty="skip"``, the
+        default; with "error" they raise): AP is undefined there, as in LightGBM's and
+        XGBoost's evaluation. An :class:`~aprank.learn.EmptyQueryWarning` names them;
+        :mod:`aprank.metrics` gives the same number with ``empty="skip"`` (by default it
+        raises, as this estimator does with ``empty="error"``).
 
         Parameters
         ----------
@@ -433,6 +443,8 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         relevant = self._relevance(y, scores.shape[0])
         qid = check_qid(qid, scores.shape[0])
         self._say_if_scored_as_one_query(qid, scores.shape[0])
+        if self.empty == "skip":
+            say_score_skipped(type(self).__name__, relevant, qid)
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
             relevant, scores = relevant[kept], scores[kept]

@@ -22,11 +22,13 @@ refit, in words that speak for all the folds (``SKIPPED_IN_SEARCH``, ``ONE_QUERY
 """
 from __future__ import annotations
 
+import numpy as np
+
 from aprank.learn._once import say_once
 
 __all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "SKIPPED_IN_SEARCH",
-           "ONE_QUERY_IN_SEARCH", "say_skipped", "say_scored_as_one_query",
-           "say_scorer_drops_queries"]
+           "ONE_QUERY_IN_SEARCH", "SCORE_SKIPPED_IN_SEARCH", "say_skipped",
+           "say_scored_as_one_query", "say_scorer_drops_queries", "say_score_skipped"]
 
 
 class EmptyQueryWarning(UserWarning):
@@ -52,6 +54,26 @@ def say_skipped(n_skipped: int, n_queries: int) -> None:
                  ("skipped",), in_search=SKIPPED_IN_SEARCH)
 
 
+def say_score_skipped(name: str, relevant, qid) -> None:
+    """Issue the :class:`EmptyQueryWarning` of a ``score`` (under ``empty="skip"``) whose
+    queries include some without a relevant sample, naming them: they are left out of the
+    mean, where :mod:`aprank.metrics` raises unless given ``empty="skip"``."""
+    if qid is None:
+        return
+    ids, inverse = np.unique(np.asarray(qid), return_inverse=True)
+    has = np.bincount(inverse.ravel(), weights=np.asarray(relevant, dtype=np.float64),
+                      minlength=ids.size) > 0
+    if has.all():
+        return
+    empty = ids[~has].tolist()
+    shown = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    say_once(f"{name}.score left out {len(empty)} of {ids.size} queries that have no "
+             f"relevant sample ({shown}): the metric is undefined there. aprank.metrics gives "
+             "the same number with empty='skip' (by default it raises); pass empty='error' to "
+             "the estimator to refuse such queries", EmptyQueryWarning, ("score skipped", name),
+             in_search=SCORE_SKIPPED_IN_SEARCH.format(name=name))
+
+
 class OneQueryWarning(UserWarning):
     """Queries the estimator was fitted on were dropped where it was scored: ``score`` without
     ``qid`` after a fit on several queries ranks all the samples as one query, as does a
@@ -73,6 +95,11 @@ QUERIES_DOCS = "docs/learning.md#queries-qid"
 SKIPPED_IN_SEARCH = ("training queries without a relevant sample were left out of the fits of "
                      "the cross-validation's folds, as LightGBM and XGBoost do (each fit's "
                      "n_skipped_queries_ counts them); pass empty='error' to refuse such queries")
+#: the EmptyQueryWarning of the folds' scores, ``format(name=...)``: one for all of them
+SCORE_SKIPPED_IN_SEARCH = ("{name}.score left out the test folds' queries that have no relevant "
+                           "sample: the metric is undefined there. aprank.metrics gives the same "
+                           "numbers with empty='skip' (by default it raises); pass empty='error' "
+                           "to the estimator to refuse such queries")
 #: the OneQueryWarning of the folds' scores, ``format(name=...)``: one for all of them
 ONE_QUERY_IN_SEARCH = ("{name}.score got no qid, so it ranks each test fold as one query, but "
                        "{name} was fitted on the fold's training queries; pass qid= (in a "

@@ -272,13 +272,13 @@ def test_compiled_greedy_kernel_refuses_what_it_cannot_take():
     from aprank.inference.latent._greedy_cy import latent_greedy
     one, two = np.ones(1), np.ones(2)
     with pytest.raises(ValueError, match=r"got 2 and 1 positive"):
-        latent_greedy(two, one, one, one, 0.0)
+        latent_greedy(two, one, one, one)
     with pytest.raises(ValueError, match="N >= 1 negative"):
-        latent_greedy(one, one, np.ones(0), np.ones(0), 0.0)
+        latent_greedy(one, one, np.ones(0), np.ones(0))
     with pytest.raises(ValueError, match="low score exceeds its high score"):
-        latent_greedy(one, one, one, 2 * one, 0.0)
+        latent_greedy(one, one, one, 2 * one)
     with pytest.raises(ValueError, match="finite"):
-        latent_greedy(one, one, one * np.nan, one, 0.0)
+        latent_greedy(one, one, one * np.nan, one)
 
 
 def test_compiled_greedy_stops_on_a_signal_while_it_runs():
@@ -425,3 +425,42 @@ def test_latent_greedy_is_invariant_to_a_constant_added_to_every_score(shift):
     assert exact > 1.8                      # far from the 0 of a greedy that never moves
     three = aprank.infer(np.full(3, 1e12), [1, 0, 0], loss="latent-ssvm", bags=[0, 1, 2])
     assert three.objective == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_one_far_score_changes_nothing_on_bags_of_one_row():
+    """One score at 1e12 among ordinary ones: the greedy reaches AP's optimum, as with the
+    same order of scores (its ties are at the scale of the terms a step compares, not of the
+    scores' spread)."""
+    s = np.array([1e12, -0.122, -1.009, 0.056, -0.038, -0.487, -1.218, -1.099])
+    y = np.array([1, 1, 1, 0, 0, 0, 0, 0])
+    exact = aprank.infer(s, y, loss="ap").objective
+    greedy = aprank.infer(s, y, loss="latent-ssvm", bags=np.arange(8)).objective
+    assert greedy == pytest.approx(exact, rel=1e-12) and exact == pytest.approx(0.72114, abs=1e-5)
+
+
+def test_reported_objective_is_its_outputs_to_a_few_ulps():
+    """P = 200, N = 1,000, one positive at 1e12: the reported objective is within a few ulps
+    of its output's exact value (rational arithmetic) and not above AP's exact optimum."""
+    from fractions import Fraction
+
+    from aprank.inference._deep import objective_matches
+    from aprank.inference.latent._instances import exact_objective
+    rng = np.random.default_rng(0)
+    P, N = 200, 1000
+    s = rng.standard_normal(P + N)
+    s[0] = 1e12
+    y = np.r_[np.ones(P, bool), np.zeros(N, bool)]
+
+    class Rows:
+        scores, labels, bags = s, y, np.arange(P + N)
+    r = aprank.infer(s, y, loss="latent-ssvm", bags=Rows.bags)
+    exact = exact_objective(Rows, r)
+    assert objective_matches(r.objective, exact, r.loss) is None
+    a = aprank.infer(s, y, loss="ap")
+    num = np.where(y, N + 2 - 2 * a.ranks, P + 2 - 2 * a.ranks) - np.where(y, N, -P)
+    above = np.sort(a.ranks[y] - 1).tolist()
+    optimum = (sum((Fraction(k, i + 1 + k) for i, k in enumerate(above)), Fraction(0)) / P
+               + sum((int(c) * Fraction(float(x)) for c, x in zip(num, s) if c), Fraction(0))
+               / (P * N))
+    assert exact == optimum                                    # the same optimum, exactly
+    assert Fraction(r.objective) <= optimum + Fraction(4 * float(np.spacing(float(optimum))))

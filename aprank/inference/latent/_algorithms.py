@@ -10,7 +10,7 @@ from aprank.inference._registry import Algorithm, ProblemKind
 from aprank.inference.latent._greedy_cy import latent_greedy
 from aprank.inference.latent._instances import LatentInstances
 from aprank.inference.latent._oracle import MAX_SAMPLES, run_brute
-from aprank.inference.latent._problem import LatentProblem, greedy_tolerance
+from aprank.inference.latent._problem import LatentProblem
 from aprank.inference.ranking import qs_cost
 from aprank.losses import AveragePrecision
 
@@ -51,18 +51,17 @@ def run_latent_greedy(call) -> None:
         call.h[:] = call.argmax
         return
     high, low = s[call.argmax], s[call.argmin]
-    tol = greedy_tolerance(np.r_[high, low])
-    # A constant added to every score changes no value (each side's coefficients sum to
-    # zero), so the kernel works on scores less their midrange: its sums then round at the
-    # scale of the score differences, and so does its tie tolerance. Values differ from one
-    # way of summing them to another by a few ulps of the largest term, a loss term (at most
-    # 1) or a score difference; two ranks closer than that are a tie.
-    top, bottom = float(high.max()), float(low.min())
-    centre = 0.5 * top + 0.5 * bottom                 # (no overflow near DBL_MAX)
+    # The kernel compares the values of a scan's ranks as differences from staying, summed
+    # from the terms that differ, at a tolerance set by those terms' magnitudes. The scores go
+    # in less their median: a constant added to every score then changes nothing, and a score
+    # far from the others stays far from the centre instead of moving the centre away from
+    # the others (as a midrange would), so only the decisions that move past it see its size.
+    both = np.r_[high, low]
+    centre = float(np.partition(both, both.size // 2)[both.size // 2])
     high, low = high - centre, low - centre
     neg_ranks, pos_coef, neg_coef = latent_greedy(
         np.ascontiguousarray(high[pos_b]), np.ascontiguousarray(low[pos_b]),
-        np.ascontiguousarray(high[neg_b]), np.ascontiguousarray(low[neg_b]), tol)
+        np.ascontiguousarray(high[neg_b]), np.ascontiguousarray(low[neg_b]))
     # a coefficient is (N - 2 above) / (P N) for a positive, (P + 2 - 2 rank) / (P N) for a
     # negative: its rank back from it
     call.ranks[pos_b] = 1 + np.rint((N - pos_coef * (P * N)) / 2).astype(np.int64)

@@ -32,7 +32,7 @@ certificate does not hold after its swap search a Hungarian solve decides (not m
 with the greedy's coefficients; the tests reach it through ``_split_assignment`` with coefficients
 large enough that rounding exceeds the split's tolerance).
 """
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, fabs
 from libcpp.vector cimport vector
 
 import numpy as np
@@ -41,8 +41,27 @@ from aprank.inference._interrupt cimport check_signals, first_check
 from aprank.inference._kernel cimport i64
 
 
+# Rounding allowance of a comparison, relative to the magnitude of the terms summed into the
+# quantities it compares (not to the values themselves, which may cancel): a few ulps for
+# each of the dozens of roundings a value takes on its way (a path of Bellman-Ford arcs, an
+# envelope's line, a compensated sum). Each decision carries the magnitudes of its own terms,
+# so a score far from the ones a decision compares changes nothing.
+cdef double REL = 1e-13
+
+
 cdef inline double _gain(double c, double hi, double lo) noexcept nogil:
     return c * hi if c >= 0 else c * lo
+
+
+cdef inline void _add(double* s, double* comp, double x) noexcept nogil:
+    """s + comp += x, compensated (Neumaier 1974): the sum's error stays a few ulps of the
+    magnitude of its terms however many there are."""
+    cdef double t = s[0] + x
+    if fabs(s[0]) >= fabs(x):
+        comp[0] += (s[0] - t) + x
+    else:
+        comp[0] += (x - t) + s[0]
+    s[0] = t
 
 
 cdef class _Hungarian:
@@ -228,8 +247,15 @@ cdef class _Split:
     has no cycle of positive gain: that is the certificate, Bellman-Ford sweeps of O(n) each.
     A cycle through two bags is a swap (its gain two prefix-sum differences); swaps are
     searched when the certificate does not hold at once, and where it still does not (a
-    positive cycle through more bags, or rounding beyond ``eps``) the caller solves a
-    Hungarian assignment instead.
+    positive cycle through more bags, or rounding beyond REL of the magnitudes on the cycle)
+    the caller solves a Hungarian assignment instead.
+
+    ``base`` (0 by default) is subtracted from every gain of a bag, as base low_b: a constant
+    of the full assignment, but it makes the gain of a column of coefficient ``base`` exactly
+    0 whatever the bag's score. The greedy's negative side sets it to the unmoved slots'
+    coefficient, so that the bags in those columns, however far their scores, add nothing to
+    the path costs that compare placements of the others. B's columns then carry c - base
+    (Abel form on low), and a bag that joins A carries -base low_b on its bag arc.
 
     With a bag left over (a third node, with arcs to both paths from it), W(x), the best value
     that leaves x over instead, is the best value less the least cost of a path from the
@@ -238,19 +264,24 @@ cdef class _Split:
     a Dijkstra over the dense n x n graph."""
 
     cdef i64 n, nc, m
-    cdef double eps
+    cdef double base
     # the bags by high (low), descending, and each bag's place in that order
     cdef vector[i64] by_h, by_l, at_h, at_l
     # arc i of a path joins places i and i + 1; its weight is h_[i] - h_[i+1] (low's likewise)
     cdef vector[double] wh, wl, hi, lo
-    # the coefficients >= 0 and the others, each descending
-    cdef vector[double] cp, cn
+    # the coefficients >= 0 and the others less base, each descending (cnt: the others as
+    # given)
+    cdef vector[double] cp, cn, cnt
     cdef vector[char] where
     # per arc: its flow (members of A above it on path 1, of B on path 2), the gain of one unit
     # more (up) and the loss of one unit less (down), and prefix sums of both
     cdef vector[i64] n1, n2
     cdef vector[double] up1, dn1, up2, dn2, su1, sd1, su2, sd2, d1, d2
     cdef double d0
+    # per node of a Bellman-Ford, the magnitude of the terms summed into its distance (the
+    # scale of its rounding)
+    cdef vector[double] m1, m2
+    cdef double m0
     # the last Bellman-Ford from the left-over node: each place's predecessor (places of path
     # 1 are 0 ... n - 1, of path 2 n ... 2n - 1, the left-over node 2n) and the bag whose arc
     # led there (-1: a path arc)
@@ -261,8 +292,8 @@ cdef class _Split:
 
     def __cinit__(self, double[::1] hi, double[::1] lo):
         cdef i64 b, i, n = hi.shape[0]
-        cdef double span
         self.n = n
+        self.base = 0.0
         self.hi.resize(n)
         self.lo.resize(n)
         for b in range(n):
@@ -284,15 +315,15 @@ cdef class _Split:
         for i in range(n - 1):
             self.wh[i] = self.hi[oh[i]] - self.hi[oh[i + 1]]
             self.wl[i] = self.lo[ol[i]] - self.lo[ol[i + 1]]
-        # every gain is a sum of these weights times coefficients of size <= 1: a cycle that
-        # gains less than this is rounding, not a better assignment
-        span = self.hi[oh[0]] - self.hi[oh[n - 1]] + self.lo[ol[0]] - self.lo[ol[n - 1]]
-        self.eps = 1e-15 * span
         self.where.assign(n, IN_B)
         self.nc = n
         self.m = 0
         self.cp.reserve(n)
         self.cn.reserve(n)
+        self.cnt.reserve(n)
+        self.m1.assign(n, 0.0)
+        self.m2.assign(n, 0.0)
+        self.m0 = 0.0
         self.n1.assign(n, 0)
         self.n2.assign(n, 0)
         self.pred.assign(2 * n, -1)
@@ -326,11 +357,13 @@ cdef class _Split:
         self.nc = nc
         self.cp.clear()
         self.cn.clear()
+        self.cnt.clear()
         for t in range(nc):
             if c[t] >= 0:
                 self.cp.push_back(c[t])
             else:
-                self.cn.push_back(c[t])
+                self.cn.push_back(c[t] - self.base)
+                self.cnt.push_back(c[t])
         self.m = self.cp.size()
         for b in range(self.n):
             if self.where[b] == LEFT and nc == self.n:
@@ -392,9 +425,9 @@ cdef class _Split:
 
     cdef int swap_search(self, double* next_check) except -1 nogil:
         """Best swaps (a member x of A and one y of B trade sets) until none gains more than
-        eps; leaves the arcs current."""
+        the rounding of its terms; leaves the arcs current."""
         cdef i64 it, i, j, b, a2, nx, ny, bx, by
-        cdef double g, best, u1b, d1b, u2a, d2a
+        cdef double g, best, u1b, d1b, u2a, d2a, mag, bl, lx
         cdef i64* ya = self.ya.data()
         cdef i64* yb = self.yb.data()
         cdef double* yu1 = self.yu1.data()
@@ -417,27 +450,40 @@ cdef class _Split:
                     yu2[ny] = self.su2[yb[ny]]
                     yd2[ny] = self.sd2[yb[ny]]
                     ny += 1
-            best, bx, by = self.eps, -1, -1
+            best, bx, by = 0.0, -1, -1
+            bl = self.base
             for i in range(nx):
                 b, a2 = self.at_h[self.xs[i]], self.at_l[self.xs[i]]
                 u1b, d1b = self.su1[b], self.sd1[b]
                 u2a, d2a = self.su2[a2], self.sd2[a2]
+                lx = bl * self.lo[self.xs[i]]
                 for j in range(ny):
+                    # x leaves A (its -base low back), y joins it
                     g = (u1b - yu1[j]) if ya[j] < b else (d1b - yd1[j])
                     g += (yu2[j] - u2a) if a2 < yb[j] else (yd2[j] - d2a)
+                    if bl != 0:
+                        g += lx - bl * self.lo[self.ys[j]]
                     if g > best:
-                        best, bx, by = g, i, j
-            if best <= self.eps:
+                        # a gain within the rounding of the prefix sums it differences is none
+                        mag = (fabs(u1b) + fabs(d1b) + fabs(yu1[j]) + fabs(yd1[j]) + fabs(u2a)
+                               + fabs(d2a) + fabs(yu2[j]) + fabs(yd2[j]) + fabs(lx)
+                               + fabs(bl * self.lo[self.ys[j]]))
+                        if g > REL * mag:
+                            best, bx, by = g, i, j
+            if bx < 0:
                 return 0
             self.where[self.xs[bx]] = IN_B
             self.where[self.ys[by]] = IN_A
             check_signals(next_check)
         return 0
 
-    cdef inline bint lower(self, double* d, i64 node, double t, i64 src, i64 bag,
-                           bint track) noexcept nogil:
-        if t < d[0] - self.eps:
+    cdef inline bint lower(self, double* d, double* m, i64 node, double t, double mt, i64 src,
+                           i64 bag, bint track) noexcept nogil:
+        # t is a shorter distance only beyond the rounding of both (the magnitudes of the
+        # terms summed into each): a cycle of no gain never relaxes for ever
+        if t < d[0] - REL * (mt + m[0]):
             d[0] = t
+            m[0] = mt
             if track:
                 self.pred[node] = src
                 self.via[node] = bag
@@ -453,49 +499,66 @@ cdef class _Split:
         cdef bint changed
         cdef double* d1 = self.d1.data()
         cdef double* d2 = self.d2.data()
+        cdef double* m1 = self.m1.data()
+        cdef double* m2 = self.m2.data()
+        cdef double a
         cdef char w
         for it in range(limit):
             changed = False
             for i in range(n - 1):
                 if self.n1[i] < self.m:
-                    changed |= self.lower(&d1[i + 1], i + 1, d1[i] - self.up1[i], i, -1, track)
+                    a = self.up1[i]
+                    changed |= self.lower(&d1[i + 1], &m1[i + 1], i + 1, d1[i] - a,
+                                          m1[i] + fabs(a), i, -1, track)
             for i in range(n - 2, -1, -1):
                 if self.n1[i] > 0:
-                    changed |= self.lower(&d1[i], i, d1[i + 1] + self.dn1[i], i + 1, -1, track)
+                    a = self.dn1[i]
+                    changed |= self.lower(&d1[i], &m1[i], i, d1[i + 1] + a, m1[i + 1] + fabs(a),
+                                          i + 1, -1, track)
             for i in range(n - 1):
                 if self.n2[i] < k:
-                    changed |= self.lower(&d2[i + 1], n + i + 1, d2[i] - self.up2[i], n + i,
-                                          -1, track)
+                    a = self.up2[i]
+                    changed |= self.lower(&d2[i + 1], &m2[i + 1], n + i + 1, d2[i] - a,
+                                          m2[i] + fabs(a), n + i, -1, track)
             for i in range(n - 2, -1, -1):
                 if self.n2[i] > 0:
-                    changed |= self.lower(&d2[i], n + i, d2[i + 1] + self.dn2[i], n + i + 1,
-                                          -1, track)
+                    a = self.dn2[i]
+                    changed |= self.lower(&d2[i], &m2[i], n + i, d2[i + 1] + a,
+                                          m2[i + 1] + fabs(a), n + i + 1, -1, track)
             # a bag's arcs: from the node it uses to the other (and from the left-over node;
-            # none into it: the bag left over is given)
+            # none into it: the bag left over is given); joining A costs base low_b
             for b in range(n):
                 w = self.where[b]
                 h, l = self.at_h[b], self.at_l[b]
+                a = self.base * self.lo[b]
                 if w == IN_A:
-                    changed |= self.lower(&d2[l], n + l, d1[h], h, b, track)
+                    changed |= self.lower(&d2[l], &m2[l], n + l, d1[h] - a, m1[h] + fabs(a), h,
+                                          b, track)
                 elif w == IN_B:
-                    changed |= self.lower(&d1[h], h, d2[l], n + l, b, track)
+                    changed |= self.lower(&d1[h], &m1[h], h, d2[l] + a, m2[l] + fabs(a), n + l,
+                                          b, track)
                 else:
-                    changed |= self.lower(&d1[h], h, self.d0, 2 * n, b, track)
-                    changed |= self.lower(&d2[l], n + l, self.d0, 2 * n, b, track)
+                    changed |= self.lower(&d1[h], &m1[h], h, self.d0 + a, self.m0 + fabs(a),
+                                          2 * n, b, track)
+                    changed |= self.lower(&d2[l], &m2[l], n + l, self.d0, self.m0, 2 * n, b,
+                                          track)
             if not changed:
                 return it + 1
             check_signals(next_check)
         return -1
 
     cdef int certified(self, i64 limit, double* next_check) except -1 nogil:
-        """Whether the residual network (arcs current) has no cycle gaining more than about
-        eps an arc: Bellman-Ford from every node at once (all distances 0); settled within
-        2n + 2 passes unless there is such a cycle (``limit`` passes tried)."""
+        """Whether the residual network (arcs current) has no cycle gaining more than the
+        rounding of its arcs: Bellman-Ford from every node at once (all distances 0); settled
+        within 2n + 2 passes unless there is such a cycle (``limit`` passes tried)."""
         cdef i64 i
         for i in range(self.n):
             self.d1[i] = 0.0
             self.d2[i] = 0.0
+            self.m1[i] = 0.0
+            self.m2[i] = 0.0
         self.d0 = 0.0
+        self.m0 = 0.0
         return self.sweeps(limit, False, next_check) >= 0
 
     cdef int solve(self, const double* c, i64 nc, double* next_check) except -1 nogil:
@@ -512,24 +575,32 @@ cdef class _Split:
         self.swap_search(next_check)
         return self.certified(2 * self.n + 2, next_check)
 
-    cdef int leaving(self, double* W, double* next_check) except -1 nogil:
-        """With a bag left over and the sets optimal: W[x], the best value that leaves x over
-        instead (value() for the bag left over now), from the least costs of paths from the
-        left-over node (Bellman-Ford from it alone, arcs current)."""
+    cdef int leaving(self, double* W, double* mag, double* next_check) except -1 nogil:
+        """With a bag left over and the sets optimal: W[x], the best value (its gains less
+        base low_b) that leaves x over instead, less the best value now (0 for the bag left
+        over now): minus the least cost of a path from the left-over node (Bellman-Ford from
+        it alone, arcs current); mag[x], the magnitude of the terms summed into W[x]. Relative
+        to the optimum, so that W[x] rounds at the scale of the bags the path moves."""
         cdef i64 i, b
-        cdef double best = self.value()
         for i in range(self.n):
             self.d1[i] = INFINITY
             self.d2[i] = INFINITY
+            self.m1[i] = 0.0
+            self.m2[i] = 0.0
         self.d0 = 0.0
+        self.m0 = 0.0
         self.sweeps(2 * self.n + 2, True, next_check)
         for b in range(self.n):
             if self.where[b] == IN_A:
-                W[b] = best - self.d1[self.at_h[b]]
+                # x leaves A: its -base low_x goes with it
+                W[b] = self.base * self.lo[b] - self.d1[self.at_h[b]]
+                mag[b] = self.m1[self.at_h[b]] + fabs(self.base * self.lo[b])
             elif self.where[b] == IN_B:
-                W[b] = best - self.d2[self.at_l[b]]
+                W[b] = -self.d2[self.at_l[b]]
+                mag[b] = self.m2[self.at_l[b]]
             else:
-                W[b] = best
+                W[b] = 0.0
+                mag[b] = 0.0
         return 0
 
     cdef void leave_over(self, i64 x) noexcept nogil:
@@ -575,7 +646,7 @@ cdef class _Split:
         for i in range(self.n):
             b = self.by_l[i]
             if self.where[b] == IN_B:
-                total += self.cn[j] * self.lo[b]
+                total += self.cnt[j] * self.lo[b]
                 j += 1
         return total
 
@@ -592,7 +663,7 @@ cdef class _Split:
         for i in range(self.n):
             b = self.by_l[i]
             if self.where[b] == IN_B:
-                coef[b] = self.cn[j]
+                coef[b] = self.cnt[j]
                 j += 1
 
 
@@ -639,7 +710,8 @@ def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
     c = np.sort(np.asarray(coef, dtype=np.float64))[::-1].copy()
     out = np.full(n, np.nan)
     W = np.full(n, np.nan)
-    cdef double[::1] cv = np.r_[c, 0.0], ov = out, wv = W
+    mag = np.zeros(n)
+    cdef double[::1] cv = np.r_[c, 0.0], ov = out, wv = W, mv = mag
     cdef _Split split = _Split(high, low)
     cdef _Hungarian h = _Hungarian(high, low)
     cdef double value, next_check = first_check()
@@ -649,27 +721,32 @@ def _split_assignment(double[::1] high, double[::1] low, double[::1] coef):
         _split_value(split, h, &cv[0], nc, &value, &next_check)
         split.coefficients(&ov[0])
         if nc < n:
-            split.leaving(&wv[0], &next_check)
+            split.leaving(&wv[0], &mv[0], &next_check)
     for b in range(n):
         if split.where[b] == LEFT:
             out[b] = np.nan
+    if nc < n:
+        W += value
     return value, out, W
 
 
-cdef void _envelope(const double* hi, const double* lo, const double* icpt, const i64* by_h,
-                    const i64* by_l, i64 n, const double* c, i64 L, double* out, i64* arg,
+cdef void _envelope(const double* hi, const double* lo, const double* icpt_h,
+                    const double* icpt_l, const i64* by_h, const i64* by_l, i64 n,
+                    const double* c, const double* c_l, i64 L, i64* arg,
                     i64* hull) noexcept nogil:
-    """out[i] = max_x gain(x, c[i]) + icpt[x] (arg[i]: that x) for L coefficients c
-    descending, in O(n + L)
-    instead of O(n L): for c >= 0 the upper envelope of the lines c high_x + icpt_x (by_h: the
-    bags by high ascending), below 0 of c low_x + icpt_x (by_l likewise), walked with c."""
+    """arg[i]: the x of max_x line_x(c[i]) for L coefficients c descending, in O(n + L)
+    instead of O(n L): for c >= 0 the upper envelope of the lines c high_x + icpt_h[x] (by_h:
+    the bags by high ascending), below 0 of c_l[i] low_x + icpt_l[x] (by_l likewise; c_l
+    ascends with c), walked with c."""
     cdef i64 i, j, k, x, side
     cdef const i64* order
     cdef const double* slope
+    cdef const double* icpt
     cdef double cc, m1, m2, m3, b1, b2, b3
     for side in range(2):
         order = by_h if side == 0 else by_l
         slope = hi if side == 0 else lo
+        icpt = icpt_h if side == 0 else icpt_l
         k = 0
         for j in range(n):
             x = order[j]
@@ -691,23 +768,17 @@ cdef void _envelope(const double* hi, const double* lo, const double* icpt, cons
         # c ascending (i descending): the best line moves to steeper slopes
         j = 0
         for i in range(L - 1, -1, -1):
-            cc = c[i]
-            if (cc >= 0) != (side == 0):
+            if (c[i] >= 0) != (side == 0):
                 continue
+            cc = c[i] if side == 0 else c_l[i]
             while j + 1 < k and (cc * slope[hull[j + 1]] + icpt[hull[j + 1]]
                                  >= cc * slope[hull[j]] + icpt[hull[j]]):
                 j += 1
-            out[i] = cc * slope[hull[j]] + icpt[hull[j]]
             arg[i] = hull[j]
 
 
-cdef inline double _ap_term(double p, double above) noexcept nogil:
-    # 1 - precision at the p-th positive, as AveragePrecision.from_pattern sums it
-    return above / (p + above)
-
-
 def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_high,
-                  double[::1] neg_low, double tol):
+                  double[::1] neg_low):
     """The greedy's negative slots' ranks and each bag's slot coefficient.
 
     Parameters
@@ -715,11 +786,6 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
     pos_high, pos_low, neg_high, neg_low : ndarray of float64
         Per positive (negative) bag, its highest and lowest candidate score (P and N >= 1
         entries), high >= low.
-    tol : float
-        Values within ``tol`` are ties: a slot moves unless every rank loses more than
-        ``tol`` against staying, to the highest place among the ranks within ``tol`` of its
-        best. ``tol`` must follow the scale of the values' differences (the loss's, of order
-        1, and the scores' spread), not the scores' magnitude.
 
     Returns
     -------
@@ -727,6 +793,15 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
         The interleaving rank of each negative slot (non-decreasing).
     pos_coef, neg_coef : ndarray of float64 (P,), (N,)
         The coefficient of the slot each bag takes in the final pattern's assignments.
+
+    Notes
+    -----
+    Each scan compares the values of its ranks as differences from staying, summed from the
+    terms that differ (a loss term per positive passed, the score terms of the bags whose
+    column changes), and two ranks tie within the rounding of those terms (REL of their
+    magnitudes): a slot moves unless every rank loses more than that against staying, to the
+    highest place among the ranks tied with its best. So neither a constant added to every
+    score nor a score far from the ones a decision compares changes a decision.
     """
     cdef i64 P = pos_high.shape[0], N = neg_high.shape[0]
     if P < 1 or N < 1 or pos_low.shape[0] != P or neg_low.shape[0] != N:
@@ -756,44 +831,79 @@ def latent_greedy(double[::1] pos_high, double[::1] pos_low, double[::1] neg_hig
     cdef i64[::1] neg_by_l = np.argsort(neg_low, kind="stable").astype(np.int64)
     with nogil:
         _run(P, N, H, pos_order, pos, neg, pos_split, neg_split, &neg_by_h[0], &neg_by_l[0],
-             tol, neg_ranks, pos_coef, neg_coef)
+             neg_ranks, pos_coef, neg_coef)
     return neg_ranks_a, pos_coef_a, neg_coef_a
+
+
+cdef double _relative_value(_Split split, _Hungarian h, const double* ref, double* cur,
+                            double* mag) noexcept nogil:
+    """The split's value less the value of the assignment ``ref`` (per bag, its column
+    coefficient), summed over the bags whose coefficient differs (compensated): the bags
+    that keep their column add exactly nothing. cur: the split's coefficients per bag; mag[0]:
+    the magnitude of the terms."""
+    cdef i64 b
+    cdef double s = 0.0, comp = 0.0, a, z
+    split.coefficients(cur)
+    mag[0] = 0.0
+    for b in range(split.n):
+        if cur[b] != ref[b]:
+            a = _gain(cur[b], h.hi[b], h.lo[b])
+            z = _gain(ref[b], h.hi[b], h.lo[b])
+            _add(&s, &comp, a)
+            _add(&s, &comp, -z)
+            mag[0] += fabs(a) + fabs(z)
+    return s + comp
+
+
+cdef inline double _between(const double* dloss, const double* dpos, const double* dpc,
+                            const double* dneg, i64 r, i64 q) noexcept nogil:
+    """Rank r's value less rank q's: each part's difference first (the positive side's as a
+    compensated sum's two halves), so that what both ranks hold cancels exactly."""
+    return ((dloss[r] - dloss[q]) + ((dpos[r] - dpos[q]) + (dpc[r] - dpc[q]))
+            + (dneg[r] - dneg[q]))
 
 
 cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _Hungarian neg,
               _Split pos_split, _Split neg_split, const i64* neg_by_h, const i64* neg_by_l,
-              double tol, i64[::1] neg_ranks, double[::1] pos_coef,
+              i64[::1] neg_ranks, double[::1] pos_coef,
               double[::1] neg_coef) except -1 nogil:
     cdef double scale = 1.0 / (<double>P * N), next_check = first_check()
-    cdef double best, top, fixed_value, delta_fixed, delta, pos_v, c_hi, c_lo, c
-    cdef double rise, slope, scratch
-    cdef i64 k, r, q, p, b, j, L, lowest, chosen
+    # the coefficient of a negative slot at P + 1 (not moved): the negative side's base
+    cdef double beta = (P + 2.0 - 2.0 * (P + 1)) * scale
+    cdef double top, top_tol, c_hi, c_lo, rise, slope, scratch, s, comp, m, g, gm, bound
+    cdef i64 k, r, q, p, b, j, L, lowest, chosen, R = P + 1, xs, xr, last
     cdef bint mixed, needed
-    cdef vector[double] S, values, cr, coefs, share, rest, V, ncoef, W
+    cdef vector[double] cr, cr_l, coefs, ncoef, W, Wm, Wh, ref, cur
+    # per rank of a scan, relative to staying (rank P + 1): the loss, the positive side's and
+    # the negative side's value, and the magnitudes of the sides' terms
+    cdef vector[double] dloss, dpos, dpc, mpos, dneg, mneg, D, T, inc, minc
+    cdef double since, since_c, since_m
+    cdef i64 top_r, best_r
     cdef vector[i64] above_of              # per positive slot p (1-based), negatives above it
     cdef vector[i64] hull, taker
-    S.assign(P + 1, 0.0)
-    for p in range(P):
-        S[p + 1] = S[p] + H[p]
-    cr.assign(P, 0.0)
-    values.assign(P + 1, 0.0)
+    neg_split.base = beta
+    cr.assign(P + 2, 0.0)
+    cr_l.assign(P + 2, 0.0)
     above_of.assign(P + 1, 0)
     coefs.assign(P, 0.0)
+    ref.assign(P, 0.0)
+    cur.assign(P, 0.0)
     ncoef.assign(N, 0.0)
     W.assign(N, 0.0)
+    Wm.assign(N, 0.0)
+    Wh.assign(N, 0.0)
     hull.assign(N, 0)
-    taker.assign(P + 1, 0)      # per rank, the negative bag that takes slot k there
-    # per rank of a scan: the loss term over P (share), the negative side's value (rest), the
-    # positive side's (V)
-    share.assign(P + 1, 0.0)
-    rest.assign(P + 1, 0.0)
-    V.assign(P + 1, 0.0)
-
-    # the true pattern's value: loss 0, every positive at N / (P N), every negative at P + 1
-    c = (P + 2.0 - 2.0 * (P + 1)) * scale
-    best = S[P] * N * scale
-    for b in range(N):
-        best += _gain(c, neg.hi[b], neg.lo[b])
+    taker.assign(P + 2, 0)      # per rank, the negative bag that takes slot k there
+    dloss.assign(P + 2, 0.0)
+    dpos.assign(P + 2, 0.0)
+    dpc.assign(P + 2, 0.0)
+    mpos.assign(P + 2, 0.0)
+    dneg.assign(P + 2, 0.0)
+    mneg.assign(P + 2, 0.0)
+    D.assign(P + 2, 0.0)
+    T.assign(P + 2, 0.0)
+    inc.assign(P + 2, 0.0)
+    minc.assign(P + 2, 0.0)
 
     k = 0
     while k < N:
@@ -801,52 +911,71 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
         lowest = neg_ranks[k - 1] if k else 1
         c_hi = (N - 2.0 * k) * scale
         c_lo = (N - 2.0 * (k + 1)) * scale
-        # loss and positive-side value of the slots p < lowest (fixed)
-        delta_fixed = 0.0
-        fixed_value = 0.0
-        for p in range(1, lowest):
-            delta_fixed += _ap_term(p, above_of[p])
-            fixed_value += (N - 2.0 * above_of[p]) * scale * H[p - 1]
         # some positive slot may now take a negative coefficient: the positive side is then
         # no sorted matching but a split (see _Split)
         mixed = c_lo < 0
+        # the loss at rank r less at P + 1: positive r ... P have one negative more above,
+        # each adding p / ((p + k)(p + k + 1)) / P
+        s = comp = 0.0
+        for r in range(P, lowest - 1, -1):
+            _add(&s, &comp, r / ((r + <double>k) * (r + k + 1.0)))
+            dloss[r] = (s + comp) / P
+        dloss[R] = 0.0
         # negative side, slot k at rank r: the best assignment of the bags to the other slots
         # (descending: the slots before k at their ranks, those after at P + 1) that leaves x
-        # over, W[x], plus x's gain in slot k, maximised over x: an upper envelope in c_r
+        # over, W[x], plus x's gain in slot k, maximised over x: an upper envelope in c_r.
+        # Gains less beta low_x (the split's base), so that the bags left at P + 1 add 0.
         for j in range(N - 1):
             ncoef[j] = (P + 2.0 - 2.0 * (neg_ranks[j] if j < k else P + 1)) * scale
         _split_value(neg_split, neg, ncoef.data(), N - 1, &scratch, &next_check)
-        neg_split.leaving(W.data(), &next_check)
-        L = P - lowest + 1
+        neg_split.leaving(W.data(), Wm.data(), &next_check)
+        for b in range(N):
+            Wh[b] = W[b] - beta * neg.lo[b]
+        L = R - lowest + 1
         for j in range(L):
-            cr[j] = (P + 2.0 - 2.0 * (lowest + j)) * scale
-        _envelope(neg.hi.data(), neg.lo.data(), W.data(), neg_by_h, neg_by_l, N, cr.data(), L,
-                  &rest[lowest], &taker[lowest], hull.data())
-        # the scan: slot k at rank r = lowest ... P; positives p >= r have k + 1 negatives
-        # above, those in lowest ... r - 1 have k
-        delta = delta_fixed
-        for p in range(lowest, P + 1):
-            delta += _ap_term(p, k + 1.0)
-        for r in range(lowest, P + 1):
-            if r > lowest:
-                delta += _ap_term(r - 1, <double>k) - _ap_term(r - 1, k + 1.0)
-            share[r] = delta / P
-            values[r] = -INFINITY
-        top = -INFINITY
+            r = lowest + j
+            cr[j] = (P + 2.0 - 2.0 * r) * scale
+            cr_l[j] = 2.0 * (P + 1 - r) * scale          # cr - beta
+        _envelope(neg.hi.data(), neg.lo.data(), Wh.data(), W.data(), neg_by_h, neg_by_l, N,
+                  cr.data(), cr_l.data(), L, &taker[lowest], hull.data())
+        # staying: gain 0 for every bag at c = beta, the bag of the largest W takes it
+        xs = taker[R]
+        for r in range(lowest, R + 1):
+            xr = taker[r]
+            j = r - lowest
+            if cr[j] >= 0:
+                g = cr[j] * neg.hi[xr] - beta * neg.lo[xr]
+                gm = fabs(cr[j] * neg.hi[xr]) + fabs(beta * neg.lo[xr])
+            else:
+                g = cr_l[j] * neg.lo[xr]
+                gm = fabs(g)
+            if xr == xs:
+                dneg[r] = g
+                mneg[r] = gm
+            else:
+                dneg[r] = (W[xr] - W[xs]) + g
+                mneg[r] = Wm[xr] + Wm[xs] + fabs(W[xr]) + fabs(W[xs]) + gm
+        # positive side
         if not mixed:
-            for r in range(lowest, P + 1):
-                pos_v = (fixed_value + c_hi * (S[r - 1] - S[lowest - 1])
-                         + c_lo * (S[P] - S[r - 1]))
-                values[r] = share[r] + pos_v + rest[r]
-                if values[r] > top:
-                    top = values[r]
+            # sorted matching: positive r ... P at c_lo instead of c_hi
+            s = comp = m = 0.0
+            for r in range(P, lowest - 1, -1):
+                _add(&s, &comp, -2.0 * scale * H[r - 1])
+                m += 2.0 * scale * fabs(H[r - 1])
+                dpos[r], dpc[r] = s, comp
+                mpos[r] = m
+                D[r] = dloss[r] + (dpos[r] + dpc[r]) + dneg[r]
+                T[r] = REL * (dloss[r] + mpos[r] + mneg[r])
+            last = P
         else:
             # V(r), the positive side's value, costs a search each: ranks are taken in order
-            # and the scan stops once none left can come within tol of the best. V is concave
-            # in r (the optimum of a transportation problem in the count of one column), and
-            # each step adds at most max_b (gain at c_hi - gain at c_lo) (the new column's bag
-            # back at c_lo is an assignment of the rank before), so V(q) <= V(r) + (q - r)
-            # slope for q > r. Twice tol: a margin for rounding, far above it
+            # and the scan stops once none left can come within twice the tolerance of the
+            # best. V is concave in r (the optimum of a transportation problem in the count of
+            # one column), and each step adds at most max_b (gain at c_hi - gain at c_lo) (the
+            # new column's bag back at c_lo is an assignment of the rank before), so V(q) <=
+            # V(r) + (q - r) slope for q > r. Each step's change is summed over the bags whose
+            # coefficient it changes (inc), and every comparison adds up the steps between the
+            # ranks it compares: a bag far from the others enters only those that move it.
             rise = -INFINITY
             for b in range(P):
                 rise = max(rise, _gain(c_hi, pos.hi[b], pos.lo[b])
@@ -855,35 +984,79 @@ cdef int _run(i64 P, i64 N, double[::1] H, i64[::1] pos_order, _Hungarian pos, _
                 coefs[p - 1] = (N - 2.0 * above_of[p]) * scale
             for p in range(lowest, P + 1):
                 coefs[p - 1] = c_lo
+            top_r, top_tol = -1, 0.0
+            since = since_c = since_m = 0.0     # V(r - 1) - V(top_r), compensated; magnitude
+            last = lowest - 1
             for r in range(lowest, P + 1):
                 if r > lowest:
-                    slope = rise if r - 1 == lowest else min(rise, V[r - 1] - V[r - 2])
+                    slope = rise if r - 1 == lowest else min(rise, inc[r - 2])
                     needed = False
+                    g = dloss[top_r] + dneg[top_r]
                     for q in range(r, P + 1):
-                        if share[q] + V[r - 1] + (q - r + 1) * slope + rest[q] >= top - 2 * tol:
+                        bound = (since + since_c) + (q - r + 1) * slope + (dloss[q] + dneg[q] - g)
+                        if bound >= -2 * top_tol - REL * (since_m + mneg[q] + dloss[q]):
                             needed = True
                             break
                     if not needed:
                         break
                     coefs[r - 2] = c_hi
-                _split_value(pos_split, pos, coefs.data(), P, &V[r], &next_check)
-                values[r] = share[r] + V[r] + rest[r]
-                if values[r] > top:
-                    top = values[r]
+                _split_value(pos_split, pos, coefs.data(), P, &scratch, &next_check)
+                if r == lowest:
+                    pos_split.coefficients(ref.data())
+                else:
+                    inc[r - 1] = _relative_value(pos_split, pos, ref.data(), cur.data(),
+                                                 &minc[r - 1])
+                    ref.swap(cur)               # ref: this rank's coefficients
+                    _add(&since, &since_c, inc[r - 1])
+                    since_m += minc[r - 1]
+                # r beats the best so far by V(r) - V(top_r) plus its loss and negative side
+                if top_r < 0 or ((since + since_c)
+                                 + (dloss[r] + dneg[r] - dloss[top_r] - dneg[top_r]) > 0):
+                    top_r = r
+                    top_tol = REL * (dloss[r] + mneg[r] + since_m)
+                    since = since_c = since_m = 0.0
+                last = r
                 check_signals(&next_check)
-        if top < best - tol:
+            # staying: every positive from lowest on at c_hi; each rank relative to it, the
+            # steps between them summed from the last rank back
+            for p in range(lowest, P + 1):
+                coefs[p - 1] = c_hi
+            _split_value(pos_split, pos, coefs.data(), P, &scratch, &next_check)
+            g = _relative_value(pos_split, pos, ref.data(), cur.data(), &gm)
+            s = comp = 0.0
+            m = gm
+            _add(&s, &comp, g)
+            for r in range(last, lowest - 1, -1):
+                dpos[r], dpc[r] = -s, -comp
+                mpos[r] = m
+                D[r] = dloss[r] + (dpos[r] + dpc[r]) + dneg[r]
+                T[r] = REL * (dloss[r] + mpos[r] + mneg[r])
+                if r > lowest:
+                    _add(&s, &comp, inc[r - 1])
+                    m += minc[r - 1]
+        # the best rank, two ranks compared by the terms between them (a far score passed by
+        # both cancels exactly, its size in neither the difference nor its tolerance);
+        # staying is worth 0
+        if last < lowest:
+            break
+        best_r = lowest
+        for r in range(lowest + 1, last + 1):
+            if _between(&dloss[0], &dpos[0], &dpc[0], &dneg[0], r, best_r) > 0:
+                best_r = r
+        if D[best_r] < -T[best_r]:
             break               # slot k stays at P + 1, and so must every later one
         # A move that ties with staying is taken: its value is the same, and the slots after
         # it can only add to it, while staying ends the greedy. Among tied ranks the highest
         # place, which leaves the slots after it the most ranks to choose from (measured on
         # 3,600 small instances against both tie rules: never below the reference greedy,
         # the lowest place fell below it twice).
-        chosen = lowest
-        for r in range(lowest, P + 1):
-            if values[r] >= top - tol:
+        chosen = best_r
+        for r in range(lowest, best_r):
+            if _between(&dloss[0], &dpos[0], &dpc[0], &dneg[0], r, best_r) >= -REL * (
+                    dloss[r] + dloss[best_r] + fabs(mpos[r] - mpos[best_r]) + mneg[r]
+                    + mneg[best_r]):
                 chosen = r
                 break
-        best = values[chosen]
         neg_ranks[k] = chosen
         for p in range(chosen, P + 1):
             above_of[p] = k + 1

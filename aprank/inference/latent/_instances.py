@@ -3,15 +3,29 @@ bags of ``candidates`` rows with one shifted witness per positive bag for benchm
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from aprank.inference._base import Instance, with_ties
-from aprank.inference._deep import DeepCase, Relation, close_within, dyadic, exact_shift
+from aprank.inference._deep import (
+    EXACT_UP_TO,
+    SPREADS,
+    DeepCase,
+    Relation,
+    close_within,
+    dyadic,
+    exact_shift,
+    exact_sum,
+    objective_matches,
+    shiftable,
+    with_outliers,
+    within,
+)
 from aprank.inference._protocol import Instances
 from aprank.inference._registry import algorithms
 from aprank.inference.latent._oracle import MAX_BAGS
-from aprank.inference.latent._problem import LatentProblem, LatentResult, greedy_tolerance
+from aprank.inference.latent._problem import LatentProblem, LatentResult
 from aprank.inference.ranking import RankingProblem
 
 __all__ = ["LatentInstance", "LatentInstances"]
@@ -121,13 +135,28 @@ class LatentInstances(Instances):
                     if (P + N) * rows <= max_n:
                         cases.append(DeepCase("bags", params, ("latent-ap", "latent-ssvm"),
                                               relations=(P + N) * rows <= 30_000))
+        # one to three scores far from the others (2^10 ... 2^996): where a tolerance on the
+        # scores' spread or magnitude makes every rank a tie
+        # (one negative: every positive slot's coefficient of both signs from the first)
+        spread = [(3, 9), (30, 100), (200, 800), (200, 1), (1, 200), (500, 5000)]
+        for i, e in enumerate(SPREADS):
+            for j, (P, N) in enumerate(spread):
+                for rows in (1, 4):
+                    if (P + N) * rows > max_n or (j == 5 and (rows == 4 or i % 2)):
+                        continue
+                    params = dict(P=P, N=N, rows=rows, shift=(2.0, 0.0, -2.0)[(i + j) % 3],
+                                  ties="none", known=0.0, seed=seed + 101 * i + j,
+                                  outliers=1 + (i + j + rows) % 3, spread=e,
+                                  agree=(i + j + rows) % 2 == 0)
+                    cases.append(DeepCase("bags", params, ("latent-ap", "latent-ssvm")))
         return cases
 
     def deep_instance(self, family: str, **params) -> LatentInstance:
         """``"bags"``: P positive and N negative bags of 1 to ``rows`` rows (exactly one when
         ``rows`` is 1), scores ~ N(0, 1) on a dyadic grid plus ``shift`` on each positive
         bag's witness row; ``ties`` "coarse" (a grid of 1/2) or "equal" (every score 0);
-        ``known``: the fraction of bags with a known row."""
+        ``known``: the fraction of bags with a known row; ``outliers`` scores (0 by default)
+        at +-2^``spread``."""
         if family != "bags":
             return super().deep_instance(family, **params)
         rng = np.random.default_rng([params["seed"], 3])
@@ -143,6 +172,9 @@ class LatentInstances(Instances):
         scores[witness[bag_pos]] += params["shift"]
         if params["ties"] == "equal":
             scores[:] = 0.0
+        scores = with_outliers(rng, scores, int(params.get("outliers", 0)),
+                               int(params.get("spread", 0)),
+                               bag_pos[bags] if params.get("agree") else None)
         h = None
         if params["known"] > 0:
             h = np.zeros(bags.size, dtype=bool)
@@ -181,17 +213,20 @@ class LatentInstances(Instances):
                 and np.unique(instance.bags).size <= MAX_BAGS)
 
     def tolerance(self, instance) -> float:
-        """Values are sums of score differences (each side's coefficients sum to zero) plus
-        a loss of at most 1: rounding at the scale of the scores' spread."""
-        s = instance.scores
-        return 1e-9 + 2e-9 * (0.5 * float(s.max()) - 0.5 * float(s.min()))
+        """An objective is a loss of at most 1 plus sums of score terms in which a row of equal
+        coefficients in both terms cancels exactly (summed without rounding, then rounded
+        once): two exact objectives differ by a few ulps of their own size, set by
+        :func:`within`, above this floor at the loss's scale. No spread or magnitude of the
+        scores enters it (one far score changes nothing)."""
+        return 1e-12
 
     def relations(self) -> tuple:
         """A constant added to every score; bags and rows permuted (the greedy where no scores
         tie: it orders tied bags by index); ``latent-ap``'s second step by every exact AP
         algorithm; the greedy on bags of one row against AP inference; every objective at
         least the ground truth's (0)."""
-        return (Relation("constant added to every score", _shifted, exact_only=False),
+        return (Relation("constant added to every score", _shifted, exact_only=False,
+                         applies=lambda instance, algorithm: shiftable(instance.scores)),
                 Relation("bags and rows permuted", _permuted),
                 Relation("bags and rows permuted (untied scores)", _permuted,
                          exact_only=False, applies=_untied_approximate),
@@ -200,7 +235,10 @@ class LatentInstances(Instances):
                 Relation("bags of one row: AP inference's optimum", _one_row,
                          exact_only=False, applies=_one_row_bags),
                 Relation("objective at least the ground truth's", _at_least_truth,
-                         exact_only=False))
+                         exact_only=False),
+                Relation("reported objective = the output's, exactly", _reported_objective,
+                         exact_only=False,
+                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO))
 
 
 def _untied_approximate(instance, algorithm) -> bool:
@@ -236,7 +274,8 @@ def _shifted(instances, instance, loss, algorithm, rng):
 
 def _same_answer(instances, instance, a, b, what) -> str | None:
     """Where two results of the same problem differ (objective, then rows), or None."""
-    differs = close_within(b.objective, a.objective, instances.tolerance(instance))
+    differs = close_within(b.objective, a.objective,
+                           within(a.objective, b.objective, instances.tolerance(instance)))
     if differs:
         return f"{what}: objective {differs}"
     if not np.array_equal(a.h, b.h):
@@ -253,7 +292,8 @@ def _permuted(instances, instance, loss, algorithm, rng):
     moved = _with(instance, order=order, bag_names=names)
     a = instances.solve(instance, loss, algorithm)
     b = instances.solve(moved, loss, algorithm)
-    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    what = close_within(b.objective, a.objective,
+                        within(a.objective, b.objective, instances.tolerance(instance)))
     if what:
         return f"objective {what}"
     chosen = dict(zip(b.bag_ids.tolist(), moved.scores[b.h].tolist()))
@@ -280,18 +320,17 @@ def _second_step(instances, instance, loss, algorithm, rng):
 
 
 def _one_row(instances, instance, loss, algorithm, rng):
-    """Bags of one row: the greedy reaches AP inference's optimum of the bags' scores, short
-    of it by at most its tie tolerance per negative slot placed (values within it are ties),
-    and never above it."""
+    """Bags of one row: the greedy reaches AP inference's optimum of the bags' scores, within
+    1e-12 of it (relative; the rounding of two objectives, not a tie tolerance: the greedy's
+    ties are at the scale of the terms a step compares), and never above it."""
     r = instances.solve(instance, loss, algorithm)
     exact = RankingProblem(instance.labels, "ap").solve_one(instance.scores).objective
-    slots = int(np.count_nonzero(~instance.labels))
-    short = slots * greedy_tolerance(instance.scores) + instances.tolerance(instance)
-    if r.objective > exact + instances.tolerance(instance):
+    tol = max(instances.tolerance(instance), 1e-12 * max(abs(r.objective), abs(exact)))
+    if r.objective > exact + tol:
         return f"objective {r.objective!r} above AP inference's {exact!r}"
-    if r.objective < exact - short:
+    if r.objective < exact - tol:
         return (f"objective {r.objective!r} below AP inference's {exact!r} by more than "
-                f"{short:.3g} (its tie tolerance per negative slot)")
+                f"{tol:.3g} (1e-12 of the objective)")
     return None
 
 
@@ -301,3 +340,29 @@ def _at_least_truth(instances, instance, loss, algorithm, rng):
     if r.objective < -instances.tolerance(instance):
         return f"objective {r.objective!r} below the ground truth's 0"
     return None
+
+
+def exact_objective(instance, result) -> Fraction:
+    """The objective of ``result``'s output (ranks, rows) in rational arithmetic: the AP loss
+    of the ranking of bags plus w'Psi(Y, H) - w'Psi(Y*, H*), each coefficient an integer over
+    P N, each score the float it is."""
+    inv = np.searchsorted(result.bag_ids, instance.bags)
+    pos = np.zeros(result.bag_ids.size, dtype=bool)
+    pos[inv] = instance.labels.astype(bool)
+    P, N = int(pos.sum()), int((~pos).sum())
+    if N == 0:
+        return Fraction(0)
+    ranks = result.ranks.tolist()
+    num = [N + 2 - 2 * r if p else P + 2 - 2 * r for r, p in zip(ranks, pos.tolist())]
+    truth = [N if p else -P for p in pos.tolist()]
+    s = instance.scores
+    terms = exact_sum(num, s[result.h]) - exact_sum(truth, s[result.truth_h])
+    above = np.sort(result.ranks[pos] - 1).tolist()
+    loss = sum((Fraction(a, i + 1 + a) for i, a in enumerate(above)), Fraction(0)) / P
+    return loss + terms / (P * N)
+
+
+def _reported_objective(instances, instance, loss, algorithm, rng):
+    """The reported objective within a few ulps of its output's exact value."""
+    r = instances.solve(instance, loss, algorithm)
+    return objective_matches(r.objective, exact_objective(instance, r), r.loss)

@@ -39,12 +39,13 @@ from functools import cached_property
 import numpy as np
 
 from aprank import validation
+from aprank.inference._base import exact_dot
 from aprank.inference._protocol import Problem
 from aprank.inference._registry import as_algorithm, warn_if_slow_call
 from aprank.inference.ranking import RankingProblem
 from aprank.losses import AveragePrecision, get_loss
 
-__all__ = ["LatentBags", "LatentCall", "LatentProblem", "LatentResult", "greedy_tolerance"]
+__all__ = ["LatentBags", "LatentCall", "LatentProblem", "LatentResult"]
 
 _AP = AveragePrecision()
 
@@ -405,41 +406,27 @@ class LatentProblem(Problem):
                            call.h if self.loss.name == "latent-ap" else call.argmax)
         coef = np.zeros(self.n_samples)
         truth = np.zeros(self.n_samples)
-        loss = 0.0
+        loss = value = objective = 0.0
         if N:
-            per_bag = np.where(pos, N + 2 - 2 * call.ranks, P + 2 - 2 * call.ranks) / (P * N)
+            # every coefficient is an integer over P N: the terms' numerators per row, so
+            # that a row with the same coefficient in both terms adds exactly nothing and
+            # the sums round once (a score far from the others cancels exactly where it
+            # should, instead of rounding the others away)
+            num = np.where(pos, N + 2 - 2 * call.ranks, P + 2 - 2 * call.ranks)
+            truth_num = np.where(pos, N, -P)
+            per_bag = num / (P * N)
             if call.ranking is not None:
                 per_bag = call.ranking.coef
             np.add.at(coef, call.h, per_bag)
             np.add.at(truth, truth_h, np.where(pos, 1.0 / P, -1.0 / N))
             loss = float(_AP.from_pattern(np.sort(call.ranks[pos] - 1), P, N))
-        # coef and truth each sum to zero, so both terms are sums of score differences:
-        # summed from the scores less their midrange, they round at that scale, and a
-        # constant added to every score changes neither
-        d = s - (0.5 * float(s.max()) + 0.5 * float(s.min()))
-        truth_value = float(truth @ d)
-        if call.ranking is not None:
-            loss, objective = call.ranking.loss, call.ranking.objective
-            value = objective + truth_value
-        else:
-            value = loss + float(coef @ d)
-            objective = value - truth_value
+            rows = np.zeros(self.n_samples, dtype=np.int64)
+            np.add.at(rows, call.h, num)
+            value = loss + exact_dot(rows, s) / (P * N)
+            np.add.at(rows, truth_h, -truth_num)
+            objective = loss + exact_dot(rows, s) / (P * N)
+            if call.ranking is not None:
+                loss, objective = call.ranking.loss, call.ranking.objective
         return LatentResult(bags.ids, call.ranks.copy(), call.h.copy(), truth_h, coef, truth,
                             loss, value, objective, name)
 
-
-def greedy_tolerance(scores) -> float:
-    """The greedy's tie tolerance for these row scores: values within it are ties (a slot
-    may so land up to it below its best rank). At the scale of a value's terms, a loss term
-    (at most 1) and score differences (the scores' spread, halved first: it overflows near
-    DBL_MAX), never of the scores' magnitude.
-
-    Parameters
-    ----------
-    scores : ndarray of float64
-
-    Returns
-    -------
-    float
-    """
-    return 1e-11 + 2e-11 * (0.5 * float(scores.max()) - 0.5 * float(scores.min()))

@@ -24,9 +24,12 @@ only where a proven bound on its rounding (``tol``) says it cannot be wrong:
   ~1e-12 of the scores and only exact ties come that close: the common case costs one
   comparison per kept maximum and step.
 * otherwise the component is walked again by :func:`_walk_exact`, which evaluates from scratch
-  every labelling whose running score comes within ``tol`` of a kept maximum and lets only exact
-  values decide (ties: the first labelling of the walk with the largest value, as in the fast
-  walk). At extreme scales (a labelling and its complement cut the same huge pairs) that is many
+  every labelling whose running score comes within ``tol`` of a kept maximum and compares it
+  with the maximum by those values where they differ by more than their own rounding, else by
+  the sum (compensated) of the unary and pair scores in which the two labellings differ (a
+  sample labelled alike in both adds exactly nothing, so a unary score far from the others,
+  1e16 beside ones of order 1, decides nothing it does not change) (ties: the first labelling
+  of the walk with the largest value, as in the fast walk). At extreme scales (a labelling and its complement cut the same huge pairs) that is many
   labellings, O(2^k (k + m)) at worst, which is why it runs only where the fast walk gave up.
 
 Ctrl-C: a component of 24 samples walks 2^24 labellings (seconds; the exact walk far more), so
@@ -66,6 +69,44 @@ cdef double _value(i64 code, i64 a, i64 k, const double[::1] s, const i64[::1] e
     for e in range(e0, e1):
         v += (_bit(code, ea[e] - a) ^ _bit(code, eb[e] - a)) * c[e]
     return v
+
+
+cdef inline void _add(double* total, double* comp, double x) noexcept nogil:
+    cdef double y = total[0] + x
+    comp[0] += (total[0] - y) + x if fabs(total[0]) >= fabs(x) else (x - y) + total[0]
+    total[0] = y
+
+
+cdef double _difference(i64 x, i64 y, i64 a, i64 k, const double[::1] s, const i64[::1] ea,
+                        const i64[::1] eb, const double[::1] c, i64 e0,
+                        i64 e1) noexcept nogil:
+    """Score of labelling x less that of y, summed (compensated) over the samples whose label
+    and the pairs whose cut differ: a sample or pair the same in both adds exactly nothing,
+    however far its score from the others."""
+    cdef double total = 0.0, comp = 0.0
+    cdef i64 i, e, bx, by
+    for i in range(k):
+        bx, by = _bit(x, i), _bit(y, i)
+        if bx != by:
+            _add(&total, &comp, s[a + i] if bx else -s[a + i])
+    for e in range(e0, e1):
+        bx = _bit(x, ea[e] - a) ^ _bit(x, eb[e] - a)
+        by = _bit(y, ea[e] - a) ^ _bit(y, eb[e] - a)
+        if bx != by:
+            _add(&total, &comp, c[e] if bx else -c[e])
+    return total + comp
+
+
+cdef inline bint _beats(double v, i64 code, double kept, i64 kept_code, double vtol, i64 a,
+                        i64 k, const double[::1] s, const i64[::1] ea, const i64[::1] eb,
+                        const double[::1] c, i64 e0, i64 e1) noexcept nogil:
+    """Whether labelling ``code`` (value v from scratch) beats the kept one: by the values
+    where they differ by more than their rounding (vtol), else by the terms that differ."""
+    if kept == -INFINITY or v - kept > vtol:
+        return True
+    if v - kept < -vtol:
+        return False
+    return _difference(code, kept_code, a, k, s, ea, eb, c, e0, e1) > 0
 
 
 cdef inline double _flip(double score, i64 code, i64 j, i64 a, const double[::1] s,
@@ -138,8 +179,15 @@ cdef void _walk_exact(i64 a, i64 k, double tol, const double[::1] s, const i64[:
     run_code[2 i + b], run[2 i + b] (the best labelling with label b at sample i and its
     value), every value by :func:`_value`. Returns early when ``poll`` stops it."""
     cdef i64 code = 0, t, i, j, r, steps = (<i64>1) << k
-    cdef double score = 0.0, v, bthr = -tol
+    cdef double score = 0.0, v, bthr = -tol, size = 0.0, vtol
     cdef double thr[128]            # thr[r] = run[r] - tol
+    # two values from scratch (_value: k + m additions of terms of at most ``size`` in all)
+    # closer than this may rank their labellings wrongly: then the terms that differ decide
+    for i in range(k):
+        size += fabs(s[a + i])
+    for i in range(e0, e1):
+        size += fabs(c[i])
+    vtol = size * (4.0 * (k + (e1 - e0) + 2) * 1.1102230246251565e-16)
     cdef bint need
     for i in range(k):
         run[2 * i] = 0.0            # code 0, exactly
@@ -166,14 +214,14 @@ cdef void _walk_exact(i64 a, i64 k, double tol, const double[::1] s, const i64[:
             # where the running score was not within tol of a maximum, the exact value cannot
             # beat it either: every maximum is compared with v alone
             v = _value(code, a, k, s, ea, eb, c, e0, e1)
-            if v > bval[0]:
+            if _beats(v, code, bval[0], bcode[0], vtol, a, k, s, ea, eb, c, e0, e1):
                 bval[0] = v
                 bthr = v - tol
                 bcode[0] = code
             if marginals:
                 for i in range(k):
                     r = 2 * i + _bit(code, i)
-                    if v > run[r]:
+                    if _beats(v, code, run[r], run_code[r], vtol, a, k, s, ea, eb, c, e0, e1):
                         run[r] = v
                         thr[r] = v - tol
                         run_code[r] = code

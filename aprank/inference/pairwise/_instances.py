@@ -2,7 +2,8 @@
 cross-checks, groups shaped like a recording's segments for benchmarks."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
@@ -10,7 +11,17 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from aprank.inference._base import Instance, random_size, with_ties
-from aprank.inference._deep import DeepCase, Relation, around, close_within
+from aprank.inference._deep import (
+    EXACT_UP_TO,
+    SPREADS,
+    DeepCase,
+    Relation,
+    around,
+    close_within,
+    exact_sum,
+    objective_matches,
+    with_outliers,
+)
 from aprank.inference._protocol import Instances
 from aprank.inference.pairwise._maxflow_cy import DENSE_MAX, RESTORE_EVERY
 from aprank.inference.pairwise._problem import (
@@ -142,13 +153,26 @@ class PairwiseInstances(Instances):
                                                            seed=seed), loss,
                                       relations=n <= 20_000 and shape != "clique"))
             n *= 5 if n < 10_000 else 10
+        # one to three unary scores far from the others (2^10 ... 2^996 times the rest): in
+        # enumerated components of two and three (where every labelling holds the far score
+        # alike but for its own label), and in components of every size
+        for i, e in enumerate(SPREADS):
+            cases.append(DeepCase("components", dict(
+                shape="chain", sizes=(2, 3), copies=2, ratio=1.0, seed=seed + 90 + i,
+                outliers=3, spread=e, agree=True), loss))
+        for i, e in enumerate(SPREADS):
+            for j, shape in enumerate(("chain", "clique", "grid")):
+                cases.append(DeepCase("components", dict(
+                    shape=shape, sizes=small, copies=2, ratio=1.0, seed=seed + 70 + 3 * i + j,
+                    outliers=1 + (i + j) % 3, spread=e, agree=j % 2 == 0), loss))
         return [c for c in cases if _case_size(c) <= max_n]
 
     def deep_instance(self, family: str, **params) -> PairwiseInstance:
         """``"components"``: ``copies`` components of each of ``sizes`` of one ``shape``;
         ``"random sizes"``: ``n`` samples in components of ``low``-``high`` samples. Unary
         scores ~ N(0, 1), pair scores -|N(0, 1)| times ``ratio``; ``ties``: unary scores,
-        pair scores or both rounded to integers, or a fifth of the pairs 0."""
+        pair scores or both rounded to integers, or a fifth of the pairs 0; ``outliers``
+        unary scores (0 by default) at +-2^``spread``."""
         rng = np.random.default_rng([params.get("seed", 0), 37])
         if family == "components":
             sizes = np.repeat(np.asarray(params["sizes"], dtype=np.int64), params["copies"])
@@ -162,9 +186,14 @@ class PairwiseInstances(Instances):
             sizes = np.asarray(drawn, dtype=np.int64)
         else:
             return super().deep_instance(family, **params)
-        return _component_instance(rng, params["shape"], sizes, params.get("ratio", 1.0),
-                                   params.get("ties", "none"),
-                                   f"{family} {_describe(params)}", params.get("seed", 0))
+        instance = _component_instance(rng, params["shape"], sizes, params.get("ratio", 1.0),
+                                       params.get("ties", "none"),
+                                       f"{family} {_describe(params)}", params.get("seed", 0))
+        if params.get("outliers", 0):
+            instance = replace(instance, scores=with_outliers(
+                rng, instance.scores, int(params["outliers"]), int(params["spread"]),
+                instance.labels if params.get("agree") else None))
+        return instance
 
     def deep_reference(self, loss, instance) -> str | None:
         """Cuts from scratch (``graphcut-static``): no kept flow, trees or dense paths."""
@@ -197,11 +226,12 @@ class PairwiseInstances(Instances):
         return tuple(tags)
 
     def tolerance(self, instance) -> float:
-        """The objective is a sum over samples and cut pairs: rounding at the scale of the
-        sum of their magnitudes (the max-marginals are compared entry by entry, more
-        tightly, by :meth:`compare`)."""
-        return 1e-9 * (1.0 + float(np.abs(instance.scores).sum())
-                       + float(np.abs(instance.edge_scores).sum()))
+        """The objective sums the samples and pairs whose label or cut differs from the
+        labels', correctly rounded: two exact objectives agree to within 1e-12 of their
+        size (the deep check's relative margin), above this floor at the loss's scale; the
+        max-marginals are compared entry by entry, at the scale of their own terms, by
+        :meth:`compare`."""
+        return 1e-12
 
     def relations(self) -> tuple:
         """Samples permuted; pairs reordered and their ends swapped; the graph split into
@@ -211,7 +241,9 @@ class PairwiseInstances(Instances):
                 Relation("pairs reordered and flipped", _pairs_reordered),
                 Relation("split into its components", _split),
                 Relation("scaled by a power of two", _scaled),
-                Relation("graph duplicated", _duplicated))
+                Relation("graph duplicated", _duplicated),
+                Relation("reported objective = the output's, exactly", _reported_objective,
+                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO))
 
 
 def _random_edges(rng, n):
@@ -455,3 +487,20 @@ def _duplicated(instances, instance, loss, algorithm, rng):
                      edge_scores=np.r_[instance.edge_scores, instance.edge_scores])
     return _both_marginals(b.m_plus, b.m_minus, np.r_[a.m_plus, a.m_plus] + a.value,
                            np.r_[a.m_minus, a.m_minus] + a.value, instance)
+
+
+def _reported_objective(instances, instance, loss, algorithm, rng):
+    """The reported objective within a few ulps of the exact value of its output (the
+    labelling y): Delta(y) + score(y) - score(labels), in rational arithmetic."""
+    r = instances.solve(instance, loss, algorithm)
+    problem = PairwiseProblem(instance.labels, loss, edges=instance.edges,
+                              edge_scores=instance.edge_scores)
+    y, z = r.labelling.astype(bool), problem.is_pos
+    v, norm = problem.loss.weights(z)
+    delta = (exact_sum([1] * int(np.sum(y != z)), v[y != z]) / Fraction(float(norm))
+             if norm > 0 else Fraction(0))
+    e = instance.edges
+    cut = (y[e[:, 0]] != y[e[:, 1]]).astype(int) - (z[e[:, 0]] != z[e[:, 1]]).astype(int)
+    exact = (delta + exact_sum((y.astype(int) - z.astype(int)).tolist(), instance.scores)
+             + exact_sum(cut.tolist(), instance.edge_scores))
+    return objective_matches(r.objective, exact, r.loss)

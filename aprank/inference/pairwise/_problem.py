@@ -25,6 +25,7 @@ the maximising labelling and the max-marginal labelling of the other value of th
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -301,6 +302,8 @@ def max_marginals(scores, edges=None, edge_scores=None, *, algorithm="graphcut",
     >>> r.labelling.tolist(), r.scores.tolist()
     ([1, 1], [1.5, 0.5])
     """
+    if np.size(scores) == 0:
+        raise ValueError("scores is empty: max_marginals labels at least one sample")
     s = validation.as_scores(scores)
     graph = _as_graph(s.shape[0], edges if graph is None else graph)
     algo = as_algorithm(get_loss("pairwise-zero-one"), algorithm)
@@ -413,6 +416,20 @@ class PairwiseProblem(QueryProblem):
         cut = self._own_labels_cut_score if c is self.edge_scores else c[self._labels_cut].sum()
         return float(s[self.is_pos].sum() + cut)
 
+    def _objective(self, y, s, c) -> float:
+        """Delta(y) + score(y) - score(labels), summed from the terms that differ (the samples
+        whose label changes, the pairs whose cut changes) without rounding: a sample or pair
+        that is the same in both cancels exactly, however far its score."""
+        y = y.astype(bool)
+        e = self.graph.edges
+        cut_y = y[e[:, 0]] != y[e[:, 1]]
+        cut_z = self.is_pos[e[:, 0]] != self.is_pos[e[:, 1]]
+        flip = y != self.is_pos
+        terms = np.concatenate([np.where(y[flip], s[flip], -s[flip]),
+                                np.where(cut_y[cut_y != cut_z], c[cut_y != cut_z],
+                                         -c[cut_y != cut_z])])
+        return self.delta(y) + math.fsum(terms.tolist())
+
     def delta(self, labelling) -> float:
         """The weighted 0-1 loss of a labelling (eq. 7)."""
         y = np.asarray(labelling).astype(bool)
@@ -461,7 +478,7 @@ class PairwiseProblem(QueryProblem):
         const = self.loss_constant if augmented else 0.0
         y = call.labelling.astype(np.int8)
         value = call.value + const
-        objective = value - self._score_of_labels(s, c) if augmented else value
+        objective = self._objective(y, s, c) if augmented else value
         m_plus = None if call.m_plus is None else call.m_plus + const
         m_minus = None if call.m_minus is None else call.m_minus + const
         return PairwiseResult(y, value, m_plus, m_minus, self.delta(y), objective, algo.name,

@@ -21,7 +21,7 @@ query whose scaling would round a score (one below about 2^-1018 beside one abov
 whose objective exceeds DBL_MAX, is refused with ValueError.
 """
 from libc.stdint cimport uint8_t
-from libc.math cimport fabs, ilogb, ldexp
+from libc.math cimport fabs, fma, ilogb, ldexp
 import threading
 
 import numpy as np
@@ -175,6 +175,26 @@ cdef int scale_query(LossSpec* L, double amax, double* pos_s, i64 P, double* neg
     return QUERY_OK
 
 
+cdef inline void _dd_add(double* hi, double* lo, double x) noexcept nogil:
+    """hi + lo += x, the rounding error of each addition kept in lo (Knuth's two-sum)."""
+    cdef double s = hi[0] + x
+    cdef double b = s - hi[0]
+    lo[0] += (hi[0] - (s - b)) + (x - b)
+    hi[0] = s
+
+
+cdef inline void _dd_add_product(double* hi, double* lo, double m, double a,
+                                 double c) noexcept nogil:
+    """hi + lo += m (a - c), m an integer: the difference and the product split into their
+    rounded values and exact errors (two-sum, fma), so a term rounds only in lo."""
+    cdef double d = a - c
+    cdef double b = d - a
+    cdef double e = (a - (d - b)) + (-c - b)      # a - c = d + e exactly
+    cdef double p = m * d
+    _dd_add(hi, lo, p)
+    lo[0] += fma(m, d, -p) + m * e
+
+
 cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const double[:] scores,
                 const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
                 i64* ranks, double* coef, i64* count, double* suffix, double amax,
@@ -183,9 +203,12 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
 
     Objective = loss + (2 / PN) * sum over inverted pairs (positive below negative) of
     (s_neg - s_pos), which equals Delta + w'Psi(R) - w'Psi(R*) (the coefficients corrected as in
-    docs/references.md, printing errors). Scores are
-    centred on a positive's score first so the sums do not lose precision when all scores
-    share a large offset.
+    docs/references.md, printing errors): sum over the negatives of (positives below) s_neg
+    less sum over the positives of (negatives above) s_pos, each term (s - centre) times its
+    count, summed in two doubles with every difference and product split exactly, so the sum
+    rounds once however far the scores of the pairs lie from one another (a score outside
+    every inverted pair adds exactly nothing), and centred on a positive's score so that a
+    large offset shared by all scores costs nothing either.
 
     pos_s holds the scores as the kernels saw them, scaled by L.loss_weight (scale_query);
     the caller's ``scores`` are scaled alike here; amax is the largest |scaled score|. Where
@@ -197,16 +220,14 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
     cdef i64 t, k, r, above = 0
     cdef double centre = pos_s[P // 2]
     cdef double inv_pn = 1.0 / (<double>P * <double>N)
-    cdef double pairs = 0.0, lsum = 0.0, w = L.loss_weight, unit = 1.0
+    cdef double pairs = 0.0, lsum = 0.0, w = L.loss_weight, unit = 1.0, lo = 0.0, llo = 0.0
+    cdef double mag = 0.0, v
     cdef int need
     if amax > 0.0:
         # ilogb(x) + 1 bounds log2 x from above; + 2 for the factor 4
         need = ilogb(amax) + ilogb(<double>P * <double>N) + 4
         if need > 1021:
             unit = ldexp(1.0, 1021 - need)
-    suffix[P + 1] = 0.0
-    for r in range(P, 0, -1):
-        suffix[r] = suffix[r + 1] + (pos_s[r - 1] - centre) * unit
     for r in range(P + 2):
         count[r] = 0
     for t in range(a, b):
@@ -215,18 +236,43 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
             r = ranks[k]
             count[r] += 1
             # the P - r + 1 positives ranked below this negative are inverted pairs
-            pairs += (P - r + 1) * ((scores[k] * w - centre) * unit) - suffix[r]
+            if r <= P:
+                v = (P - r + 1) * (scores[k] * w * unit - centre * unit)
+                _dd_add(&pairs, &lo, v)
+                mag += fabs(v)
             coef[k] = (P + 2 - 2 * r) * inv_pn
     for r in range(1, P + 1):
         above += count[r]     # negatives above the r-th positive
         k = pos_x[r - 1]
         ranks[k] = 1 + above
+        if above:
+            v = above * (pos_s[r - 1] * unit - centre * unit)
+            _dd_add(&pairs, &lo, -v)
+            mag += fabs(v)
         coef[k] = (N - 2 * above) * inv_pn
+        # compensated: P terms of up to 1 each, the sum to an ulp or two of its own size
         if L.kind == LOSS_AP:
-            lsum += <double>above / <double>(r + above)       # 1 - precision at this positive
+            _dd_add(&lsum, &llo, <double>above / <double>(r + above))   # 1 - precision
         else:
-            lsum += discount_at(L, r) - discount_at(L, r + above)
+            _dd_add(&lsum, &llo, discount_at(L, r) - discount_at(L, r + above))
+    lsum += llo
     loss_out[0] = lsum / <double>P if L.kind == LOSS_AP else lsum * L.inv_norm
+    # each term rounded once (eps of its size): a few ulps of the sum unless its terms
+    # cancel; then the sum again with every term split exactly
+    if mag > 4.0 * fabs(pairs + lo):
+        pairs = lo = 0.0
+        for t in range(a, b):
+            k = order[t] if order != NULL else t
+            if not is_pos[k] and ranks[k] <= P:
+                _dd_add_product(&pairs, &lo, <double>(P - ranks[k] + 1), scores[k] * w * unit,
+                                centre * unit)
+        above = 0
+        for r in range(1, P + 1):
+            above += count[r]
+            if above:
+                _dd_add_product(&pairs, &lo, -<double>above, pos_s[r - 1] * unit,
+                                centre * unit)
+    pairs += lo
     if w == 1.0 and unit == 1.0:
         # amax <= 2^1020 and 4 P N amax <= 2^1021: the objective is at most 1 + 2^1022
         objective_out[0] = loss_out[0] + L.score_scale * pairs

@@ -3,15 +3,32 @@ cross-checks (:meth:`RankingInstances.random_instance`) and benchmarks
 (:meth:`RankingInstances.bench_instance`)."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 import aprank.inference.ranking._driver_cy as _driver_cy
 import aprank.inference.ranking._optranks_cy as _optranks_cy
 import aprank.inference.ranking._select_cy as _select_cy
 from aprank.inference._base import InferenceResult, Instance
-from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic, exact_shift
+from aprank.inference._deep import (
+    EXACT_UP_TO,
+    SPREADS,
+    DeepCase,
+    Relation,
+    around,
+    close_within,
+    dyadic,
+    exact_shift,
+    exact_sum,
+    objective_matches,
+    shiftable,
+    with_outliers,
+    within,
+)
 from aprank.inference._protocol import Instances
 from aprank.inference.ranking._problem import RankingProblem
+from aprank.losses import get_loss
 
 __all__ = ["RankingInstances", "REGIMES", "TIES"]
 
@@ -147,6 +164,15 @@ class RankingInstances(Instances):
                     cases.append(DeepCase("query", dict(P=P, N=N, regime="overlapping",
                                                         ties="none", scale=scale,
                                                         seed=seed + i), self.deep_losses()))
+        # one to three scores far from the others (2^10 ... 2^996 times the rest)
+        for i, e in enumerate(SPREADS):
+            for j, (P, N) in enumerate(((3, 40), (20, 5000), (200, 2000))):
+                if P + N <= max_n:
+                    cases.append(DeepCase("query", dict(
+                        P=P, N=N, regime=("overlapping", "reversed")[(i + j) % 2],
+                        ties="none", scale=0, seed=seed + 50 + 3 * i + j,
+                        outliers=1 + (i + j) % 3, spread=e, agree=(i + j) % 2 == 0),
+                        self.deep_losses()))
         return cases
 
     def query_cases(self, Ps, Ns, seed: int, max_n: int) -> list:
@@ -177,17 +203,16 @@ class RankingInstances(Instances):
         return cases
 
     def tolerance(self, instance) -> float:
-        """Objectives are sums of score differences weighted by coefficients of total
-        magnitude at most 2, plus a loss of at most 1: rounding at the scale of the scores'
-        spread (halved first: the spread of scores near DBL_MAX overflows)."""
-        s = instance.scores
-        half = 0.5 * float(s.max()) - 0.5 * float(s.min()) if s.size else 0.0
-        return 1e-9 + 2e-9 * half
+        """Objectives are a loss of at most 1 plus the inverted pairs' score differences,
+        summed to a few ulps of their exact value: two exact objectives agree to
+        :func:`within` of their size, above this floor at the loss's scale (no spread or
+        magnitude of the scores enters it)."""
+        return 1e-12
 
     def deep_instance(self, family: str, **params) -> Instance:
         """``"query"``: P positives and N negatives, scores of ``regime`` on a dyadic grid of
         2^-30 (``ties`` "none"), 2^-3 ("some"), 1 ("heavy") or all 0 ("all"), times
-        2^``scale``."""
+        2^``scale``; ``outliers`` of them (0 by default) at +-2^``spread``."""
         if family != "query":
             return super().deep_instance(family, **params)
         rng = np.random.default_rng([params["seed"], 4])
@@ -199,6 +224,9 @@ class RankingInstances(Instances):
         if params["ties"] == "all":
             scores[:] = 0.0
         scores = np.ldexp(scores, int(params["scale"]))
+        scores = with_outliers(rng, scores, int(params.get("outliers", 0)),
+                               int(params.get("spread", 0)),
+                               labels if params.get("agree") else None)
         desc = " ".join(f"{k}={v}" for k, v in params.items() if k != "seed")
         return Instance(scores, labels, desc, int(params["seed"]), 0, P + N)
 
@@ -227,11 +255,14 @@ class RankingInstances(Instances):
         """A constant added to every score (exactly: a power of two, on the deep cases' dyadic
         grid); the samples permuted; the query duplicated in one call; the query in one call
         with others; every partition path of this CPU."""
-        return (Relation("constant added to every score", _shifted),
+        return (Relation("constant added to every score", _shifted,
+                         applies=lambda instance, algorithm: shiftable(instance.scores)),
                 Relation("samples permuted", _permuted),
                 Relation("query duplicated", _duplicated),
                 Relation("query among others", _among_others),
-                Relation("every partition path", _partition_paths))
+                Relation("every partition path", _partition_paths),
+                Relation("reported objective = the output's, exactly", _reported_objective,
+                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO))
 
 
 def _no_ties(scores) -> bool:
@@ -252,7 +283,8 @@ def _shifted(instances, instance, loss, algorithm, rng):
     if not np.array_equal(a.ranks, b.ranks):
         i = int(np.flatnonzero(a.ranks != b.ranks)[0])
         return f"shift {c!r}: ranks differ at sample {i}: {int(b.ranks[i])} != {int(a.ranks[i])}"
-    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    what = close_within(b.objective, a.objective,
+                        within(a.objective, b.objective, instances.tolerance(instance)))
     return f"shift {c!r}: objective {what}" if what else None
 
 
@@ -263,7 +295,8 @@ def _permuted(instances, instance, loss, algorithm, rng):
     a = instances.solve(instance, loss, algorithm)
     b = instances.solve(Instance(instance.scores[perm], instance.labels[perm], "", 0, 0, 0),
                         loss, algorithm)
-    what = close_within(b.objective, a.objective, instances.tolerance(instance))
+    what = close_within(b.objective, a.objective,
+                        within(a.objective, b.objective, instances.tolerance(instance)))
     if what:
         return f"objective {what}"
     if _no_ties(instance.scores) and not np.array_equal(b.ranks, a.ranks[perm]):
@@ -290,7 +323,9 @@ def _batch_against_alone(instances, parts, loss, algorithm, rng):
         alone = instances.solve(part, loss, algorithm)
         if not np.array_equal(batch.ranks[qid == q], alone.ranks):
             return f"query {q} of {len(parts)}: ranks differ from the query solved alone"
-        what = close_within(batch.objective[q], alone.objective, instances.tolerance(part))
+        what = close_within(batch.objective[q], alone.objective,
+                            within(batch.objective[q], alone.objective,
+                                   instances.tolerance(part)))
         if what:
             return f"query {q} of {len(parts)}: objective {what}"
     return None
@@ -327,3 +362,29 @@ def _partition_paths(instances, instance, loss, algorithm, rng):
     finally:
         _driver_cy.set_simd(before)
     return None
+
+
+def _reported_objective(instances, instance, loss, algorithm, rng):
+    """The reported objective within a few ulps of its output's exact value: for AP in
+    rational arithmetic throughout (coefficients (N + 2 - 2 rank) / PN, the loss from the
+    ranks); for other losses the loss and coefficients as floats (their rounding allowed for)
+    and their sum with the scores exact."""
+    r = instances.solve(instance, loss, algorithm)
+    y = instance.labels.astype(bool)
+    P, N = int(y.sum()), int((~y).sum())
+    if P == 0 or N == 0:
+        return None
+    s = instance.scores
+    if get_loss(loss).name == "ap":
+        num = np.where(y, N + 2 - 2 * r.ranks, P + 2 - 2 * r.ranks) - np.where(y, N, -P)
+        above = np.sort(r.ranks[y] - 1).tolist()
+        lx = sum((Fraction(a, i + 1 + a) for i, a in enumerate(above)), Fraction(0)) / P
+        exact = lx + exact_sum(num.tolist(), s) / (P * N)
+        return objective_matches(r.objective, exact, r.loss)
+    # the loss a sum of P rounded discount terms of at most 1 each, the coefficients rounded
+    # (an ulp each of their product with the score): what the floats allow
+    truth = get_loss(loss).truth_coef(y)
+    d = r.coef - truth
+    exact = Fraction(r.loss) + exact_sum([Fraction(float(x)) for x in d], s)
+    slack = 2.0 ** -52 * (4.0 * float(np.sum(np.abs(d * s))) + 2.0 * (P + 1))
+    return objective_matches(r.objective, exact, r.loss, slack)

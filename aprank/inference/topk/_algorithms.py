@@ -1,6 +1,7 @@
 """The top-k kind's registry entries: the compiled c-star kernel and the oracle."""
 from __future__ import annotations
 
+import math
 from math import comb
 
 import numpy as np
@@ -25,8 +26,10 @@ def run_cstar(call) -> None:
 def run_cstar_plain(call) -> None:
     """The c-star enumeration without its speed-ups, in NumPy: every core state's gains from
     scratch (no Gray-code updates), the free items fully sorted (no selection), the first
-    best state in binary order; the chosen subset's value summed from its terms. The
-    reference of ``cstar`` at sizes beyond brute force."""
+    best state in binary order, two states compared by the exact sum (``math.fsum``) of the
+    terms of one less the other's (an item in both cancels exactly, however far its score);
+    the chosen subset's value summed from its terms. The reference of ``cstar`` at sizes
+    beyond brute force."""
     p = call.problem
     core, W, Fcc = p.core, p.W, p.Fcc
     in_core = p.in_core.astype(bool)
@@ -38,7 +41,7 @@ def run_cstar_plain(call) -> None:
         u, clamp, k = call.unary[a:b], call.clamp[a:b], int(call.k[q])
         forced = ~in_core[:b - a] & (clamp > 0)
         free = np.flatnonzero(~in_core[:b - a] & (clamp == 0))
-        best, chosen = -np.inf, None
+        best_terms, chosen = None, None
         for state in states.astype(bool):
             cl = clamp[core]
             if np.any(state & (cl < 0)) or np.any(~state & (cl > 0)):
@@ -46,12 +49,13 @@ def run_cstar_plain(call) -> None:
             r = k - int(state.sum()) - int(forced.sum())
             if r < 0 or r > free.size:
                 continue
-            g = u + state.astype(np.float64) @ W[:, :b - a] if C else u
+            gw = state.astype(np.float64) @ W[:, :b - a] if C else np.zeros(b - a)
+            g = u + gw
             top = free[np.argsort(-g[free], kind="stable")[:r]]
-            value = (float(u[core[state]].sum()) + float(Fcc[np.ix_(state, state)].sum())
-                     + float(g[forced].sum()) + float(g[top].sum()))
-            if value > best:
-                best, chosen = value, (state, top)
+            terms = np.concatenate([u[core[state]], Fcc[np.ix_(state, state)].ravel(),
+                                    u[forced], gw[forced], u[top], gw[top]])
+            if best_terms is None or math.fsum(np.r_[terms, -best_terms].tolist()) > 0:
+                best_terms, chosen = terms, (state, top)
         t = np.zeros(b - a, dtype=np.uint8)
         if chosen is None:
             call.t[a:b], call.value[q] = t, -np.inf

@@ -18,6 +18,7 @@
 // deterministic; the value is what every exact method must agree on.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -68,12 +69,22 @@ struct ByGain {
 // Solve one query. u: n unary scores; clamp: n values in {-1, 0, 1}; k: subset size.
 // Writes t (n flags) and returns the value, or -infinity when no subset meets the clamps (or
 // when ``poll`` found a stop pending: then t is left unwritten and poll->stopped is set).
+//
+// Two states are compared by their values' difference at the scale of the terms that differ:
+// a state's value is summed (with the magnitude of its terms) and decides where the two
+// differ by more than their rounding; otherwise the unary scores of the items in one subset
+// only are summed (an item in both cancels exactly, however far its score from the others)
+// plus the difference of the interaction parts (at the scale of F). A score far from the
+// others then changes no comparison between subsets that both hold it.
 static inline double cstar_solve(const CStar& S, const double* u, const int8_t* clamp, int64_t k,
                                  uint8_t* t, std::vector<double>& g, std::vector<int64_t>& pool,
                                  Poll* poll = nullptr) {
     const int64_t n = S.n, C = S.C;
     const double NEG_INF = -std::numeric_limits<double>::infinity();
+    const double EPS = std::numeric_limits<double>::epsilon();
     g.assign(u, u + n);
+    std::vector<double> gw(n, 0.0);        // the state's interaction part of each g
+    std::vector<uint8_t> cur(n, 0), best_in(n, 0);
     pool.clear();
     int64_t forced = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -82,7 +93,8 @@ static inline double cstar_solve(const CStar& S, const double* u, const int8_t* 
         else if (clamp[i] == 0) pool.push_back(i);
     }
     const int64_t n_free = (int64_t)pool.size();
-    double best = NEG_INF;
+    double best = NEG_INF, best_mag = 0.0, best_w = 0.0;
+    int64_t best_terms = 0;
     uint64_t best_mask = 0;
     int64_t best_r = -1;
     uint64_t mask = 0;
@@ -96,51 +108,86 @@ static inline double cstar_solve(const CStar& S, const double* u, const int8_t* 
             double sign = (mask >> b) & 1 ? -1.0 : 1.0;
             mask ^= (uint64_t)1 << b;
             const double* w = S.W + b * n;
-            for (int64_t i = 0; i < n; ++i) g[i] += sign * w[i];
+            for (int64_t i = 0; i < n; ++i) {
+                gw[i] += sign * w[i];
+                g[i] = u[i] + gw[i];
+            }
         }
         int64_t m = 0;
         bool ok = true;
-        double value = 0.0;
+        // value = uv (unary scores) + wv (interactions); mag: the magnitude of their terms
+        double uv = 0.0, wv = 0.0, mag = 0.0;
         for (int64_t c = 0; c < C; ++c) {
             bool in = (mask >> c) & 1;
             int8_t cl = clamp[S.core[c]];
             if ((in && cl < 0) || (!in && cl > 0)) { ok = false; break; }
             if (!in) continue;
             ++m;
-            value += u[S.core[c]];
+            uv += u[S.core[c]];
+            mag += std::fabs(u[S.core[c]]);
             for (int64_t d = 0; d < C; ++d)
-                if ((mask >> d) & 1) value += S.Fcc[c * C + d];
+                if ((mask >> d) & 1) { wv += S.Fcc[c * C + d]; mag += std::fabs(S.Fcc[c * C + d]); }
         }
         int64_t r = k - m - forced;
         if (!ok || r < 0 || r > n_free) continue;
         for (int64_t i = 0; i < n; ++i)
-            if (!S.in_core[i] && clamp[i] > 0) value += g[i];
+            if (!S.in_core[i] && clamp[i] > 0) {
+                uv += u[i];
+                wv += gw[i];
+                mag += std::fabs(u[i]) + std::fabs(gw[i]);
+            }
         if (r > 0) {
             ByGain by{g.data()};
             if (r < n_free) std::nth_element(pool.begin(), pool.begin() + (r - 1), pool.end(), by);
             // after nth_element the r best are pool[0..r-1] (in some order); with r = n_free all
-            for (int64_t q = 0; q < r; ++q) value += g[pool[q]];
+            for (int64_t q = 0; q < r; ++q) {
+                uv += u[pool[q]];
+                wv += gw[pool[q]];
+                mag += std::fabs(u[pool[q]]) + std::fabs(gw[pool[q]]);
+            }
         }
-        if (value > best) { best = value; best_mask = mask; best_r = r; }
+        const double value = uv + wv;
+        const int64_t terms = m * (C + 1) + forced + 2 * r;
+        bool take = best_r < 0;
+        if (!take) {
+            // each sum rounds by at most (terms) eps of its magnitude
+            double tol = (double)(terms + best_terms + 2) * EPS * (mag + best_mag);
+            double d = value - best;
+            if (d > tol) {
+                take = true;
+            } else if (d >= -tol) {
+                // within rounding: the unary scores of the items in one subset only, and the
+                // interaction parts' difference
+                for (int64_t i = 0; i < n; ++i) cur[i] = 0;
+                for (int64_t i = 0; i < n; ++i)
+                    if (!S.in_core[i] && clamp[i] > 0) cur[i] = 1;
+                for (int64_t q = 0; q < r; ++q) cur[pool[q]] = 1;
+                for (int64_t c = 0; c < C; ++c) cur[S.core[c]] = (mask >> c) & 1;
+                double s = 0.0, comp = 0.0;
+                for (int64_t i = 0; i < n; ++i) {
+                    if (cur[i] == best_in[i]) continue;
+                    double x = cur[i] ? u[i] : -u[i];
+                    double y = s + x;       // Neumaier: the sum to an ulp of its terms
+                    comp += std::fabs(s) >= std::fabs(x) ? (s - y) + x : (x - y) + s;
+                    s = y;
+                }
+                take = (s + comp) + (wv - best_w) > 0;
+            }
+        }
+        if (take) {
+            best = value; best_mag = mag; best_w = wv; best_terms = terms;
+            best_mask = mask; best_r = r;
+            for (int64_t i = 0; i < n; ++i) best_in[i] = 0;
+            for (int64_t i = 0; i < n; ++i)
+                if (!S.in_core[i] && clamp[i] > 0) best_in[i] = 1;
+            for (int64_t q = 0; q < r; ++q) best_in[pool[q]] = 1;
+            for (int64_t c = 0; c < C; ++c) best_in[S.core[c]] = (mask >> c) & 1;
+        }
     }
     for (int64_t i = 0; i < n; ++i) t[i] = 0;
     if (best_r < 0) return NEG_INF;
-    // Rebuild the winning state's gains from scratch (no accumulated rounding) and its subset.
-    for (int64_t i = 0; i < n; ++i) g[i] = u[i];
-    for (int64_t c = 0; c < C; ++c) {
-        if (!((best_mask >> c) & 1)) continue;
-        t[S.core[c]] = 1;
-        const double* w = S.W + c * n;
-        for (int64_t i = 0; i < n; ++i) g[i] += w[i];
-    }
-    for (int64_t i = 0; i < n; ++i)
-        if (!S.in_core[i] && clamp[i] > 0) t[i] = 1;
-    if (best_r > 0) {
-        ByGain by{g.data()};
-        if (best_r < n_free)
-            std::nth_element(pool.begin(), pool.begin() + (best_r - 1), pool.end(), by);
-        for (int64_t q = 0; q < best_r; ++q) t[pool[q]] = 1;
-    }
+    // The winning state's subset, as compared.
+    for (int64_t i = 0; i < n; ++i) t[i] = best_in[i];
     // The value of the chosen subset, summed directly: sum t u + t'F t restricted to the core.
     double value = 0.0;
     for (int64_t i = 0; i < n; ++i)

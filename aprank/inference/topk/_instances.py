@@ -3,12 +3,26 @@ interactions."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import scipy.sparse as sp
 
 from aprank.inference._base import InferenceResult, Instance, random_size, with_ties
-from aprank.inference._deep import DeepCase, Relation, close_within, dyadic, exact_shift
+from aprank.inference._deep import (
+    EXACT_UP_TO,
+    SPREADS,
+    DeepCase,
+    Relation,
+    close_within,
+    dyadic,
+    exact_shift,
+    exact_sum,
+    objective_matches,
+    shiftable,
+    with_outliers,
+    within,
+)
 from aprank.inference._protocol import Instances
 from aprank.inference._registry import get
 from aprank.inference.topk._problem import MAX_CORE, TopKProblem
@@ -123,12 +137,23 @@ class TopKInstances(Instances):
                 cases.append(DeepCase("query", dict(n=n, C=C, k=k, ties=("none", "coarse")[i % 2],
                                                     seed=seed + i), ("precision@k",),
                                       relations=n <= 100_000))
+        # one to three scores far from the others (2^10 ... 2^996 times the rest)
+        for i, e in enumerate(SPREADS):
+            for j, (n, C, k) in enumerate(((16, 0, 3), (200, 2, 5), (200, 8, 100),
+                                           (5000, 2, 50))):
+                if n <= max_n:
+                    cases.append(DeepCase("query", dict(n=n, C=C, k=k, ties="none",
+                                                        seed=seed + 60 + 4 * i + j,
+                                                        outliers=1 + (i + j) % 3, spread=e,
+                                                        agree=(i + j) % 2 == 0),
+                                          ("precision@k",)))
         return cases
 
     def deep_instance(self, family: str, **params) -> TopKInstance:
         """``"query"``: n items, a fifth relevant, scores ~ N(0, 1) on a dyadic grid (of 1/2
         for ``ties`` "coarse"), a core of C items with interactions in its rows and columns
-        on the same grid, subsets of k items."""
+        on the same grid, subsets of k items; ``outliers`` scores (0 by default) at
+        +-2^``spread``."""
         if family != "query":
             return super().deep_instance(family, **params)
         rng = np.random.default_rng([params["seed"], 1])
@@ -137,6 +162,9 @@ class TopKInstances(Instances):
         labels = rng.random(n) < 0.2
         labels[int(rng.integers(n))] = True
         scores = dyadic(rng, n, bits)
+        scores = with_outliers(np.random.default_rng([params["seed"], 2]), scores,
+                               int(params.get("outliers", 0)), int(params.get("spread", 0)),
+                               labels if params.get("agree") else None)
         core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
         F = None
         if C:
@@ -173,22 +201,24 @@ class TopKInstances(Instances):
         return tuple(tags)
 
     def tolerance(self, instance) -> float:
-        """A subset's value sums k scores and the interactions among its core items: rounding
-        at the scale of those terms' differences (a constant added to every score adds k
-        times it to every subset of k items)."""
-        s = instance.scores
-        half = 0.5 * float(s.max()) - 0.5 * float(s.min())
+        """The objective sums the scores of the items in one subset only, correctly rounded,
+        and the interactions' difference (NumPy sums, at the scale of F): two exact
+        objectives agree to :func:`within` of their size, above this floor at the scale of
+        the loss and of F (no spread or magnitude of the scores enters it)."""
         F = instance.interactions
         f = 0.0 if F is None else float(np.abs(F.data if sp.issparse(F) else F).sum())
-        return 1e-9 * (1.0 + 2.0 * half * instance.k + f)
+        return 1e-12 * (1.0 + f)
 
     def relations(self) -> tuple:
         """A constant added to every score (exact); the items permuted; the interactions
         transposed; the query duplicated in one call."""
-        return (Relation("constant added to every score", _shifted),
+        return (Relation("constant added to every score", _shifted,
+                         applies=lambda instance, algorithm: shiftable(instance.scores)),
                 Relation("items permuted", _permuted),
                 Relation("interactions transposed", _transposed),
-                Relation("query duplicated", _duplicated))
+                Relation("query duplicated", _duplicated),
+                Relation("reported objective = the output's, exactly", _reported_objective,
+                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO))
 
 
 def _with(instance, scores=None, labels=None, core=None, interactions=None) -> TopKInstance:
@@ -201,7 +231,8 @@ def _with(instance, scores=None, labels=None, core=None, interactions=None) -> T
 
 
 def _objective_differs(instances, instance, a, b, what):
-    differs = close_within(b.objective, a.objective, instances.tolerance(instance))
+    differs = close_within(b.objective, a.objective,
+                           within(a.objective, b.objective, instances.tolerance(instance)))
     return f"{what}: objective {differs}" if differs else None
 
 
@@ -255,7 +286,30 @@ def _duplicated(instances, instance, loss, algorithm, rng):
         instance.scores[rows], algorithm)
     alone = instances.solve(instance, loss, algorithm)
     for q in (0, 1):
-        what = close_within(batch.objective[q], alone.objective, instances.tolerance(instance))
+        what = close_within(batch.objective[q], alone.objective,
+                            within(batch.objective[q], alone.objective,
+                                   instances.tolerance(instance)))
         if what:
             return f"copy {q}: objective {what}"
     return None
+
+
+def _reported_objective(instances, instance, loss, algorithm, rng):
+    """The reported objective within a few ulps of the exact value of its output (the subset
+    t and the reference r): |t minus relevant| / k + f(t) - f(r), in rational arithmetic."""
+    loss = get_loss(loss)
+    if getattr(loss, "k", None) is None:
+        loss = PrecisionAtK(instance.k)
+    core = instance.core if instance.interactions is not None else None
+    b = TopKProblem(instance.labels, loss, interactions=instance.interactions,
+                    core=core).solve(instance.scores, algorithm)
+    t, r = b.coef > 0, b.truth_coef > 0
+    z = instance.labels.astype(bool)
+    exact = Fraction(int(np.sum(t & ~z)), int(instance.k))
+    exact += exact_sum((t.astype(int) - r.astype(int)).tolist(), instance.scores)
+    F = instance.interactions
+    if F is not None:
+        G = sp.coo_matrix(F)
+        w = (t[G.row] & t[G.col]).astype(int) - (r[G.row] & r[G.col]).astype(int)
+        exact += exact_sum(w.tolist(), G.data)
+    return objective_matches(float(b.objective[0]), exact, float(b.loss[0]))

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from aprank import validation
-from aprank.inference._base import BatchResult, InferenceResult, QueryProblem
+from aprank.inference._base import BatchResult, InferenceResult, QueryProblem, query_fsum
 from aprank.inference._registry import as_algorithm, warn_if_slow_call
 from aprank.losses import get_loss
 
@@ -293,7 +293,7 @@ class TopKProblem(QueryProblem):
         algo.run(reference)
         t = augmented.t.astype(np.float64)
         loss = np.add.reduceat(t * (1.0 - self.z), self.offsets[:-1]) / self.k
-        objective = augmented.value - reference.value
+        objective = loss + self._difference(augmented.t, reference.t, s)
         used_item = self._per_item(self.used)
         t[~used_item] = 0.0
         ref = np.where(used_item, reference.t, 0).astype(np.float64)
@@ -303,6 +303,22 @@ class TopKProblem(QueryProblem):
         t_in = self._ungrouped(t)
         return BatchResult(self._ungrouped(ranks), t_in, self._ungrouped(ref), loss, objective,
                            self.query_ids, self.used, algo.name, t_in.astype(np.int8))
+
+    def _difference(self, t, r, s) -> np.ndarray:
+        """Per query f(t) - f(r) for subsets t and r (grouped): the scores of the items in one
+        subset only, each once (an item in both cancels exactly, however far its score), plus
+        the interactions' difference t'Ft - r'Fr (at the scale of F)."""
+        t, r = t.astype(np.float64), r.astype(np.float64)
+        out = query_fsum((t - r) * s, self.offsets)
+        if self.interactions is not None and self.core.size:
+            L = int(self.query_size)
+            T, R = t.reshape(-1, L), r.reshape(-1, L)
+
+            def quad(X):
+                Xc = X[:, self.core]
+                return ((Xc @ self.W) * X).sum(1) - ((Xc @ self.Fcc) * Xc).sum(1)
+            out = out + (quad(T) - quad(R))
+        return out
 
     def solve_one(self, scores, algorithm=None) -> InferenceResult:
         """As :meth:`solve` for a problem of one query (what :func:`aprank.infer` returns).
