@@ -29,7 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from aprank.boost._objective import HESSIANS, HingeObjective
-from aprank.learn import EmptyQueryWarning, OneQueryWarning
+from aprank.learn import EmptyQueryWarning, OneQueryWarning, RelevantClassWarning
 from aprank.metrics import average_precision, ndcg
 from aprank.validation import check_qid
 
@@ -52,6 +52,18 @@ def _break_even(scores: np.ndarray, is_pos: np.ndarray) -> float:
     k = min(int(is_pos.sum()) - 1, scores.shape[0] - 1)
     below = scores[order[k + 1]] if k + 1 < scores.shape[0] else scores[order[k]] - 1.0
     return float(0.5 * (scores[order[k]] + below))
+
+
+def _say_relevant_class(classes, name: str) -> None:
+    """The RelevantClassWarning of a fit on labels other than bool, {0, 1} or {-1, +1}."""
+    if classes.dtype == np.bool_ or (classes.dtype.kind in "iuf" and (
+            set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1})):
+        return
+    warnings.warn(f"{name} ranks {classes.tolist()[1]!r}, the second of the sorted labels "
+                  f"{classes.tolist()!r}, as the relevant class: labels other than bool, "
+                  "{0, 1} or {-1, +1} do not say which is relevant. Fit on y == <relevant "
+                  "label> (a bool mask) to choose (aprank.metrics takes pos_label=)",
+                  RelevantClassWarning, stacklevel=4)
 
 
 def _say_score_skipped(name: str, relevant, qid) -> None:
@@ -177,6 +189,7 @@ class _BoostRanker(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
                              f"needs samples of exactly 2 classes (relevant and not); got "
                              f"{classes.shape[0]} class(es): {classes.tolist()}")
+        _say_relevant_class(classes, type(self).__name__)
         is_pos = y == classes[1]
         objective = HingeObjective(is_pos.astype(np.int64), qid, loss=self._loss,
                                    hessian=self.hessian, floor=self.floor)

@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import aprank
 from aprank.checks import random_instance
-from aprank.learn import EmptyQueryWarning, OneQueryWarning
+from aprank.learn import EmptyQueryWarning, OneQueryWarning, RelevantClassWarning
 from aprank.metrics import average_precision, ndcg
 
 lgb = pytest.importorskip("lightgbm", reason='needs lightgbm (pip install "aprank[boost]")')
@@ -148,6 +148,8 @@ def test_the_ranker_is_lightgbm_on_the_objective(cls, loss, digits):
     assert est.score(X, y == 8, qid=qid) > 0.9
 
 
+# scikit-learn's checks fit on string labels, whose relevant class the estimators say
+@pytest.mark.filterwarnings("ignore::aprank.learn.RelevantClassWarning")
 @parametrize_with_checks([APBoostRanker(n_estimators=10), NDCGBoostRanker(n_estimators=10)])
 def test_sklearn_conventions(estimator, check):
     # binary classifiers whose predict marks decision_function above 0; no sample_weight, so
@@ -232,3 +234,9 @@ def test_clear_errors(digits):
         est.score(X, y)
     with pytest.raises(TypeError):
         est.score(X, y == 3, sample_weight=np.ones(600))
+
+
+def test_string_labels_say_which_class_is_ranked_relevant(digits):
+    X, y, qid = digits
+    with pytest.warns(RelevantClassWarning, match=r"ranks 'miss', the second"):
+        APBoostRanker(n_estimators=3).fit(X, np.where(y == 3, "hit", "miss"), qid=qid)

@@ -11,6 +11,7 @@ import aprank
 from aprank import checks
 from aprank.__main__ import main
 from aprank.inference import get_kind
+from aprank.inference._deep import SPREADS
 from aprank.inference.pairwise import _maxflow_cy
 from aprank.inference.ranking import _driver_cy
 
@@ -59,7 +60,18 @@ def test_pairwise_cases_take_every_path_of_graphcut(reports):
                  f"restored flows (k > RESTORE_EVERY = {_maxflow_cy.RESTORE_EVERY})",
                  "pair scores >= 1e8 x unary", "pair scores <= 1e-8 x unary"):
         assert f"vs graphcut-static: {path}" in seen, path
-    assert len({c for c in seen if c.startswith("relation:")}) == 5
+    assert len({c for c in seen if c.startswith("relation:")}) == 6
+    assert "relation: reported objective = the output's, exactly" in seen
+
+
+def test_every_kind_with_a_tolerance_has_spread_cases_and_the_objective_relation(reports):
+    for kind in ("ranking", "topk", "pairwise", "latent"):
+        spread = [c for c in get_kind(kind).instances.deep_cases(0, CI_MAX_N[kind])
+                  if c.params.get("outliers")]
+        assert spread and {c.params["spread"] for c in spread} == set(SPREADS), kind
+        assert any(c.params.get("agree") for c in spread), kind
+        seen = " | ".join(row.check for row in reports[kind].rows)
+        assert "relation: reported objective = the output's, exactly" in seen, kind
 
 
 def test_latent_and_topk_cases_take_their_paths(reports):

@@ -407,6 +407,8 @@ def test_grid_search_routes_groups_to_fit_and_score():
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+# scikit-learn's checks fit on string labels, whose relevant class the estimators say
+@pytest.mark.filterwarnings("ignore::aprank.learn.RelevantClassWarning")
 @parametrize_with_checks([HOBSVM(), HOAPSVM(max_outer=3)])
 def test_sklearn_conventions(estimator, check):
     # without pairs (no edges, no groups) the estimators see independent samples; every

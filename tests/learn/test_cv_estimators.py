@@ -36,6 +36,8 @@ PAIRS = [(APSVMCV, APSVM), (NDCGSVMCV, NDCGSVM), (BinarySVMCV, BinarySVM)]
 CS = [0.01, 0.1, 1.0, 10.0]
 
 
+# scikit-learn's checks fit on string labels, whose relevant class the estimators say
+@pytest.mark.filterwarnings("ignore::aprank.learn.RelevantClassWarning")
 @parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
 def test_sklearn_conventions(estimator, check):
     with warnings.catch_warnings():

@@ -146,6 +146,8 @@ def test_bad_parameters():
         LatentSSVM(algorithm="nope").fit(X, y, bags=bags)
 
 
+# scikit-learn's checks fit on string labels, whose relevant class the estimators say
+@pytest.mark.filterwarnings("ignore::aprank.learn.RelevantClassWarning")
 @parametrize_with_checks([LatentAPSVM(max_outer=3), LatentSVM(max_outer=3)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
