@@ -42,6 +42,11 @@ class RankingKernel:
     logarithms on the fly; worth its O(n) memory only for algorithms that scan O(PN) ranks.
     """
 
+    #: ``infer``'s fast path may run ``solve`` through ``_driver_cy.rank_one`` (the same
+    #: driver steps for one query), which it looks for by this flag: this module imports
+    #: the problem's, not the other way round
+    rank_one_route = True
+
     def __init__(self, kernel_module, *, discount_table: bool = False):
         self.solve = kernel_module.SOLVE
         self.discount_table = discount_table

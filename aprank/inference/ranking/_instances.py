@@ -11,7 +11,9 @@ import aprank.inference.ranking._select_cy as _select_cy
 from aprank.inference._base import InferenceResult, Instance
 from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic, exact_shift
 from aprank.inference._protocol import Instances
+from aprank.inference._registry import as_algorithm
 from aprank.inference.ranking._problem import RankingProblem
+from aprank.losses import get_loss
 
 __all__ = ["RankingInstances", "REGIMES", "TIES"]
 
@@ -124,8 +126,10 @@ class RankingInstances(Instances):
         bisected scans over more than SCAN_BISECT_MIN, pivots guided by a sample in ranges of
         at least GUIDED_MIN negatives, qs's ranges of at most SMALL_RANGE and select's window
         of at most WINDOW_MIN sorted and swept; queries with a score beyond SAFE_SCORE
-        scaled by a power of two."""
-        return {**_select_cy.SWITCHES, **_optranks_cy.SWITCHES, **_driver_cy.SWITCHES}
+        scaled by a power of two; ``infer``'s compiled fast path for queries of at most
+        ONE_MAX samples."""
+        return {**_select_cy.SWITCHES, **_optranks_cy.SWITCHES, **_driver_cy.SWITCHES,
+                "ONE_MAX": _driver_cy.ONE_MAX}
 
     def deep_losses(self) -> tuple:
         """The losses of the deep cases."""
@@ -141,6 +145,9 @@ class RankingInstances(Instances):
         Ns = sorted({1, 2, 100_000, 1_000_000,
                      *around(sw["WINDOW_MIN"], sw["SMALL_RANGE"], sw["GUIDED_MIN"])})
         cases = self.query_cases(Ps, Ns, seed, max_n)
+        one = sw["ONE_MAX"]
+        for P in (1, 7, 60):             # n = P + N on both sides of ONE_MAX
+            cases += self.query_cases([P], around(one - P), seed + 7919 * P, max_n)
         for i, (P, N) in enumerate(((3, 40), (20, 5000), (200, 2000))):
             for scale in (1019, -1000):
                 if P + N <= max_n:
@@ -214,6 +221,8 @@ class RankingInstances(Instances):
         counts = {"P": P, "N": instance.size - P}
         tags = [f"{dim} {'<=' if counts[dim] <= sw[name] else '>'} {name} = {sw[name]}"
                 for dim, names in self._SWITCHED_BY.items() for name in names]
+        n = instance.size
+        tags.append(f"n {'<=' if n <= sw['ONE_MAX'] else '>'} ONE_MAX = {sw['ONE_MAX']}")
         if np.abs(instance.scores).max(initial=0.0) > sw["SAFE_SCORE"]:
             tags.append("scores beyond SAFE_SCORE (scaled)")
         distinct = np.unique(instance.scores).size
@@ -231,7 +240,8 @@ class RankingInstances(Instances):
                 Relation("samples permuted", _permuted),
                 Relation("query duplicated", _duplicated),
                 Relation("query among others", _among_others),
-                Relation("every partition path", _partition_paths))
+                Relation("every partition path", _partition_paths),
+                Relation("infer's fast input path", _fast_input_path))
 
 
 def _no_ties(scores) -> bool:
@@ -326,4 +336,24 @@ def _partition_paths(instances, instance, loss, algorithm, rng):
                 return f"the {level} path differs from the portable one"
     finally:
         _driver_cy.set_simd(before)
+    return None
+
+
+def _fast_input_path(instances, instance, loss, algorithm, rng):
+    """``infer``'s fast path for the common input (``solve_common``: float64 scores with bool
+    or int8 labels, compiled for queries of at most ONE_MAX samples) against the general
+    path, on the instance and on its labels as int8 {0, 1} and {-1, +1}: the same ranks,
+    coefficients, loss and objective, bit for bit."""
+    found = get_loss(loss)
+    algo = as_algorithm(found, algorithm)
+    reference = instances.solve(instance, found, algo)
+    for labels in (instance.labels, instance.labels.astype(np.int8),
+                   np.where(instance.labels, 1, -1).astype(np.int8)):
+        fast = instances.problem_type.solve_common(instance.scores, labels, found, algo)
+        if fast is None:
+            return f"the fast path refused valid {labels.dtype} labels"
+        for field in ("ranks", "coef", "loss", "objective"):
+            if not np.array_equal(getattr(fast, field), getattr(reference, field)):
+                return (f"with {labels.dtype} labels the fast path's {field} differs from the "
+                        "general path's")
     return None
