@@ -514,3 +514,55 @@ def rank_one(object solve, const double[::1] scores, const uint8_t[::1] labels,
     if status != 0:
         return None
     return loss_v, objective_v, P
+
+
+def gather(const double[::1] values, const i64[::1] order):
+    """values[order] (order a permutation, validated by its maker): a query's samples
+    gathered for rank_queries (see _algorithms._rank_grouped)."""
+    cdef i64 n = order.shape[0], t
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for t in range(n):
+            o[t] = values[order[t]]
+    return out
+
+
+def gather_i64(const i64[::1] values, const i64[::1] order):
+    """As gather, for int64 values."""
+    cdef i64 n = order.shape[0], t
+    out = np.empty(n, dtype=np.int64)
+    cdef i64[::1] o = out
+    with nogil:
+        for t in range(n):
+            o[t] = values[order[t]]
+    return out
+
+
+def inverse(const i64[::1] order):
+    """The inverse permutation of ``order``: slot[order[t]] = t."""
+    cdef i64 n = order.shape[0], t
+    out = np.empty(n, dtype=np.int64)
+    cdef i64[::1] o = out
+    with nogil:
+        for t in range(n):
+            o[order[t]] = t
+    return out
+
+
+def put_back(const i64[::1] slot, const i64[::1] ranks, const double[::1] coef,
+             const double[::1] truth, i64[::1] ranks_out, double[::1] coef_out,
+             double[::1] truth_out):
+    """The outputs of rank_queries on gathered samples put back in input order, in one
+    pass over the samples in input order: out[k] = grouped[slot[k]] for the ranks, the
+    coefficients and (when given) the ground truth's coefficients. Written in input order,
+    the outputs fill page by page; the reads follow one advancing position per query."""
+    cdef i64 n = slot.shape[0], t, k
+    cdef bint with_truth = truth is not None and truth_out is not None
+    with nogil:
+        for k in range(n):
+            t = slot[k]
+            ranks_out[k] = ranks[t]
+            coef_out[k] = coef[t]
+            if with_truth:
+                truth_out[k] = truth[t]

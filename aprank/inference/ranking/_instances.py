@@ -12,7 +12,7 @@ from aprank.inference._base import InferenceResult, Instance
 from aprank.inference._deep import DeepCase, Relation, around, close_within, dyadic, exact_shift
 from aprank.inference._protocol import Instances
 from aprank.inference._registry import as_algorithm
-from aprank.inference.ranking._problem import RankingProblem
+from aprank.inference.ranking._problem import Call, RankingProblem
 from aprank.losses import get_loss
 
 __all__ = ["RankingInstances", "REGIMES", "TIES"]
@@ -235,13 +235,15 @@ class RankingInstances(Instances):
     def relations(self) -> tuple:
         """A constant added to every score (exactly: a power of two, on the deep cases' dyadic
         grid); the samples permuted; the query duplicated in one call; the query in one call
-        with others; every partition path of this CPU."""
+        with others; every partition path of this CPU; ``infer``'s fast input path against
+        the general one; the batch's grouping paths against each other."""
         return (Relation("constant added to every score", _shifted),
                 Relation("samples permuted", _permuted),
                 Relation("query duplicated", _duplicated),
                 Relation("query among others", _among_others),
                 Relation("every partition path", _partition_paths),
-                Relation("infer's fast input path", _fast_input_path))
+                Relation("infer's fast input path", _fast_input_path),
+                Relation("batch grouping paths", _grouping_paths))
 
 
 def _no_ties(scores) -> bool:
@@ -356,4 +358,39 @@ def _fast_input_path(instances, instance, loss, algorithm, rng):
             if not np.array_equal(getattr(fast, field), getattr(reference, field)):
                 return (f"with {labels.dtype} labels the fast path's {field} differs from the "
                         "general path's")
+    return None
+
+
+def _grouping_paths(instances, instance, loss, algorithm, rng):
+    """The query riffled with others in one batch, grouped three ways: query ids dense
+    (the counting pass), the same ids spread far apart (a stable argsort), and, for a
+    compiled kernel, the driver reading the samples through ``order`` instead of the gathered
+    copies it runs on: the same ranks, coefficients, losses and objectives, bit for bit."""
+    others = [instances.random_instance(int(rng.integers(2 ** 31)), t, min(300, instance.size))
+              for t in range(2)]
+    parts = [o for o in others if o.labels.any()][:1] + [instance] + others[1:]
+    qid = _riffle(rng, [p.size for p in parts])
+    scores, labels = np.empty(qid.size), np.empty(qid.size, dtype=bool)
+    for q, part in enumerate(parts):
+        scores[qid == q], labels[qid == q] = part.scores, part.labels
+    dense = instances.problem_type(labels, loss, qid=qid)
+    sparse = instances.problem_type(labels, loss, qid=qid * (2 ** 40) - 3)
+    a, b = dense.solve(scores, algorithm), sparse.solve(scores, algorithm)
+    for field in ("ranks", "coef", "truth_coef", "loss", "objective"):
+        if not np.array_equal(getattr(a, field), getattr(b, field)):
+            return f"{field}: the counting pass and the argsort group differently"
+    algo = as_algorithm(dense.loss, algorithm)
+    if getattr(algo.run, "rank_one_route", False) is True and dense.order is not None:
+        call = Call(dense, scores, want_truth=True)
+        spec = dense.loss.kernel_spec(dense.max_query_size, algo.run.discount_table)
+        truth = np.empty(qid.size)
+        _driver_cy.rank_queries(algo.run.solve, scores, dense.is_pos.view(np.uint8), dense.order,
+                                dense.offsets, spec.code, spec.discount, dense.n_pos,
+                                call.ranks, call.coef, call.query_loss, call.query_objective,
+                                truth)
+        for field, through in (("ranks", call.ranks), ("coef", call.coef),
+                               ("truth_coef", truth), ("loss", call.query_loss),
+                               ("objective", call.query_objective)):
+            if not np.array_equal(getattr(a, field), through):
+                return f"{field}: the gathered run differs from the driver reading through order"
     return None

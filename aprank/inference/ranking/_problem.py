@@ -70,6 +70,19 @@ class RankingProblem(QueryProblem):
         positive (which no rank equals)."""
         return np.where(self.is_pos, 0, self.per_sample(self.positives + 1))
 
+    @cached_property
+    def grouped_is_pos(self) -> np.ndarray:
+        """The labels as uint8 in the order of the groups (``order``), for the compiled
+        driver's run on gathered samples (every solve of the problem reuses them)."""
+        flags = self.is_pos.view(np.uint8)
+        return read_only(flags if self.order is None else flags[self.order])
+
+    @cached_property
+    def slot(self) -> np.ndarray:
+        """Per sample, its position in the order of the groups (the inverse of ``order``;
+        requires one)."""
+        return read_only(_driver_cy.inverse(self.order))
+
     def query_indices(self, q: int) -> np.ndarray:
         """Input indices of the samples of query q, in input order."""
         a, b = self.offsets[q], self.offsets[q + 1]
