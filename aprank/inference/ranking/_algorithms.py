@@ -28,7 +28,7 @@ __all__ = ["RankingKernel", "UserRanking", "KINDS", "ALGORITHMS", "qs_cost", "lo
 
 def _rank_queries(solve, call, discount_table: bool = False) -> None:
     spec = call.loss.kernel_spec(call.max_query_size, discount_table)
-    if call.order is not None:
+    if call.order is not None and call.scores.shape[0] >= call.problem.gather_min:
         _rank_grouped(solve, call, spec)
         return
     _driver_cy.rank_queries(

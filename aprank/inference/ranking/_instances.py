@@ -366,9 +366,10 @@ def _fast_input_path(instances, instance, loss, algorithm, rng):
 
 def _grouping_paths(instances, instance, loss, algorithm, rng):
     """The query riffled with others in one batch, grouped three ways: query ids dense
-    (the counting pass), the same ids spread far apart (a stable argsort), and, for a
-    compiled kernel, the driver reading the samples through ``order`` instead of the gathered
-    copies it runs on: the same ranks, coefficients, losses and objectives, bit for bit."""
+    (the counting pass), the same ids spread far apart (a stable argsort), both run on
+    gathered copies (``gather_min`` 0), and, for a compiled kernel, the driver reading the
+    samples through ``order`` instead: the same ranks, coefficients, losses and objectives,
+    bit for bit."""
     others = [instances.random_instance(int(rng.integers(2 ** 31)), t, min(300, instance.size))
               for t in range(2)]
     parts = [o for o in others if o.labels.any()][:1] + [instance] + others[1:]
@@ -378,6 +379,7 @@ def _grouping_paths(instances, instance, loss, algorithm, rng):
         scores[qid == q], labels[qid == q] = part.scores, part.labels
     dense = instances.problem_type(labels, loss, qid=qid)
     sparse = instances.problem_type(labels, loss, qid=qid * (2 ** 40) - 3)
+    dense.gather_min = sparse.gather_min = 0          # the gathered copies, whatever the size
     a, b = dense.solve(scores, algorithm), sparse.solve(scores, algorithm)
     for field in ("ranks", "coef", "truth_coef", "loss", "objective"):
         if not np.array_equal(getattr(a, field), getattr(b, field)):
