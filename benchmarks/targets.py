@@ -61,11 +61,11 @@ def _round_robin(calls: dict, repeats: int) -> dict:
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
-def batch_rows(repeats: int = 5) -> list:
+def batch_rows(repeats: int = 5, sizes=BATCH_SIZES) -> list:
     """[(docs, queries, layout, infer_batch us per query, argsort loop us, ratio)]."""
     from aprank import infer_batch
     rows = []
-    for docs, n_queries in BATCH_SIZES:
+    for docs, n_queries in sizes:
         for layout in ("contiguous", "interleaved"):
             scores, labels, qid = _equal_queries(docs, n_queries, layout == "interleaved")
             groups = np.split(np.argsort(qid, kind="stable"), n_queries)
@@ -77,11 +77,11 @@ def batch_rows(repeats: int = 5) -> list:
     return rows
 
 
-def single_rows(calls: int = 5000, repeats: int = 5) -> list:
+def single_rows(calls: int = 5000, repeats: int = 5, sizes=(20, 100)) -> list:
     """[(n, infer us, argsort us, ratio)]: one call, medians of rounds of ``calls`` calls."""
     from aprank import infer
     rows = []
-    for n in (20, 100):
+    for n in sizes:
         rng = np.random.default_rng(n)
         scores = rng.standard_normal(n)
         labels = rng.random(n) < 0.3
@@ -97,13 +97,12 @@ def single_rows(calls: int = 5000, repeats: int = 5) -> list:
     return rows
 
 
-def component_rows() -> list:
+def component_rows(n: int = COMPONENT_SIZE) -> list:
     """[(samples, pairs, seconds)]: every max-marginal of one kNN component (as
     benchmarks.pairwise.knn_component builds it), one call."""
     from scipy.spatial import cKDTree
 
     from aprank.inference import PairwiseGraph, max_marginals
-    n = COMPONENT_SIZE
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, 2))
     _, idx = cKDTree(x).query(x, COMPONENT_NEIGHBOURS + 1)
@@ -119,17 +118,18 @@ def component_rows() -> list:
     return [(n, edges.shape[0], time.process_time() - t0)]
 
 
-def cv_rows() -> list:
-    """[(estimator, seconds, grid size, LogisticRegressionCV seconds, ratio)] on digits."""
+def cv_rows(names=("BinarySVMCV", "APSVMCV", "NDCGSVMCV"), rows_used=None) -> list:
+    """[(estimator, seconds, grid size, LogisticRegressionCV seconds, ratio)] on digits (its
+    first ``rows_used`` rows: all by default)."""
     from sklearn.datasets import load_digits
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import StratifiedKFold
 
     import aprank.learn as learn
     X, digit = load_digits(return_X_y=True)
-    y = (digit == 8).astype(int)
+    X, y = X[:rows_used], (digit[:rows_used] == 8).astype(int)
     rows = []
-    for name in ("BinarySVMCV", "APSVMCV", "NDCGSVMCV"):
+    for name in names:
         estimator = getattr(learn, name, None)
         if estimator is None:
             continue
