@@ -23,6 +23,7 @@ from benchmarks import (
     partition_paths,
     query_metrics,
     ranking,
+    targets,
 )
 from benchmarks.cli import Parser, at_least, run
 from benchmarks.machine import machine
@@ -63,6 +64,12 @@ def build_parser() -> Parser:
     p.add_argument("--many-queries", action="store_true",
                    help="only inference over many small queries (infer_batch, a loop of infer, "
                    "one infer call at n = 20) against numpy.argsort (about half a minute)")
+    p.add_argument("--targets", action="store_true",
+                   help="only the workloads of the speed targets (infer_batch over many queries "
+                   "contiguous and interleaved, one small infer call, every max-marginal of one "
+                   "8,000-sample component, the *CV estimators against LogisticRegressionCV), "
+                   "each against its yardstick; with --before PATH also on that checkout "
+                   "(about two minutes; twice that with --before)")
     p.add_argument("--cstar", action="store_true",
                    help="only the c-star top-k kernel against N for core sizes 0, 2, 5, 8")
     p.add_argument("--pairwise", action="store_true",
@@ -85,8 +92,8 @@ def build_parser() -> Parser:
                    "digits, an MNIST-sized set, HJA birds and Yahoo LTR at C = 0.1 ... 100, next "
                    "to LinearSVC (needs the HJA and Yahoo data)")
     p.add_argument("--before", metavar="PATH",
-                   help="with --fit: also the same table on the aprank package in checkout PATH "
-                   "(built in place), and how far its w are from today's")
+                   help="with --fit or --targets: also the same table on the aprank package in "
+                   "checkout PATH (built in place); with --fit, how far its w are from today's")
     return p
 
 
@@ -207,10 +214,19 @@ def _cstar_table(args) -> str:
             "of the same scores:\n" + cstar.format_cstar(rows, slopes))
 
 
+def _targets_table(args) -> str:
+    before = None if args.before is None else targets.measure_elsewhere(args.before,
+                                                                        args.repeats)
+    after = targets.measure(args.repeats)
+    return (f"The speed targets (CPU time, one BLAS thread; {machine()})"
+            + (f": {args.before} -> this checkout" if before else "") + ":\n\n"
+            + targets.format_targets(after, before))
+
+
 #: The sections that run alone, in the order they run when several are asked for.
 SECTIONS = {"iteration": _iteration, "fit": _fit_table, "torch": _torch_table,
             "pairwise": _pairwise_table, "latent": _latent_table, "cstar": _cstar_table,
-            "many_queries": _many_queries_table}
+            "many_queries": _many_queries_table, "targets": _targets_table}
 
 
 def benchmark(args) -> int:
@@ -231,8 +247,8 @@ def main(argv=None) -> int:
     """Run the benchmark; errors become one line on stderr (see the module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.before is not None and not args.fit:
-        parser.error("--before applies to --fit only")
+    if args.before is not None and not (args.fit or args.targets):
+        parser.error("--before applies to --fit and --targets only")
     if args.torch and importlib.util.find_spec("torch") is None:   # the extra aprank[torch]
         parser.error("--torch needs PyTorch: pip install 'aprank[torch]'")
     return run(benchmark, args, PROG)

@@ -40,7 +40,7 @@ def _usage_error(main, argv, capsys):
     ("benchmarks", ["--cstar", "--repeats", "0"], "--repeats: must be at least 1"),
     ("benchmarks", ["--cstar", "--max-seconds", "nan"], "--max-seconds: must be at least 0"),
     ("benchmarks", ["--frobnicate"], "unrecognized arguments: --frobnicate"),
-    ("benchmarks", ["--before", "elsewhere"], "--before applies to --fit only"),
+    ("benchmarks", ["--before", "elsewhere"], "--before applies to --fit and --targets only"),
     ("experiments", ["nope"], "invalid choice: 'nope'"),
     ("experiments", ["digits", "--jobs", "0"], "--jobs: must be at least 1"),
     ("experiments", [], "required: NAME"),
@@ -206,7 +206,7 @@ def test_jobs_is_refused_for_an_experiment_that_runs_in_one_process(capsys):
 def test_before_is_refused_without_fit(capsys):
     # it would otherwise be ignored, and the full benchmark would run instead
     code, err = _usage_error(bench_cli.main, ["--before", "elsewhere"], capsys)
-    assert code == 2 and "--before applies to --fit only" in err
+    assert code == 2 and "--before applies to --fit and --targets only" in err
 
 
 def test_a_benchmark_section_writes_its_table_where_out_says(tmp_path, capsys):

@@ -135,6 +135,12 @@ def infer(scores, labels, *, loss="ap", algorithm=None, **options):
     kind = get_kind(found.kind)
     if options:
         _check_options("infer", kind, options)
+    elif type(loss) is str and (algorithm is None or type(algorithm) is str):
+        common = getattr(kind.problem_type, "solve_common", None)
+        if common is not None:
+            result = common(scores, labels, found, algo)
+            if result is not None:
+                return result
     problem = kind.problem_type(labels, found, n_samples=_length(scores), **options)
     return problem.solve_one(scores, algo)       # which validates the scores
 

@@ -494,6 +494,9 @@ def per_query_seconds(cost: Callable, us_per_unit: float,
         P, N = call.query_sizes()
         if P.size == 0:
             return 0.0
+        if P.size == 1:
+            # one query (every infer call): np.unique's passes would cost more than its kernel
+            return 1e-6 * (us_per_unit * _as_float(cost(int(P[0]), int(N[0]))) + us_per_query)
         # one evaluation per distinct size: the models use Python integers (C(n, P) overflows
         # int64) and a batch repeats few sizes
         pairs, counts = np.unique(np.stack([P, N], 1), axis=0, return_counts=True)
@@ -593,6 +596,17 @@ def warn_if_slow_call(algorithm: Algorithm, call, loss: str | Loss | None = None
         f"input (its cost model, {algorithm.complexity}, with constants measured on one "
         f"machine), over the {SLOW_CALL_SECONDS:.0f} s that draws this warning{faster}",
         SlowAlgorithmWarning, stacklevel=stacklevel + 1)
+
+
+def quiet_call(algorithm: Algorithm, call, loss: str | Loss, largest: tuple[int, int]) -> bool:
+    """True when :func:`warn_if_slow_call` with these arguments (``repeat`` 1) issues no
+    warning: the estimate under SLOW_CALL_SECONDS and no faster exact algorithm by
+    :func:`faster_alternative`. Its answer depends on the registry's algorithms, the loss and
+    the query sizes alone, so a caller may keep it per registry version, loss and sizes and
+    skip the check on a repeat (``infer``'s fast path does)."""
+    seconds = estimated_seconds(algorithm, call)
+    return (seconds is None or seconds < SLOW_CALL_SECONDS) and \
+        faster_alternative(algorithm, loss, *largest) is None
 
 
 def _duration(seconds: float) -> str:

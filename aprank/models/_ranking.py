@@ -21,7 +21,7 @@ from aprank.models._base import (
     digest,
     product_seconds,
 )
-from aprank.models._block_sums_cy import block_row_sums
+from aprank.models._block_sums_cy import block_dense_sums, block_row_sums
 from aprank.models._weights import WEIGHTINGS, as_sample_weight
 
 __all__ = ["RankingModel"]
@@ -221,9 +221,16 @@ class RankingModel(StructuredModel):
             block_row_sums(self.X.data, self.X.indices, self.X.indptr, rows, block,
                            np.ascontiguousarray(coef, dtype=np.float64), G)
             return G
-        # dense X: one product of a sparse block-by-sample matrix with X, a pass over its rows
-        S = sp.csr_matrix((coef[nonzero], (block[nonzero], nonzero)), shape=(k, coef.shape[0]))
-        return np.asarray(S @ self.X)
+        # dense X: the product of a sparse block-by-sample matrix with X, its terms added in
+        # that product's order, without building the matrix at every cut (a third of a cut
+        # at 1,200 x 64)
+        G = np.zeros((k, self.X.shape[1]))
+        rows = np.ascontiguousarray(nonzero, dtype=np.int64)
+        if rows.size and (rows.max() >= coef.shape[0] or block[rows].min() < 0
+                          or coef.shape[0] != self.X.shape[0]):
+            raise ValueError("a cut's part has a sample outside the used queries")
+        block_dense_sums(self.X, rows, block, np.ascontiguousarray(coef, dtype=np.float64), G)
+        return G
 
     def _blocks(self, n_blocks: int):
         """(block of each sample, number of blocks), made once per block count."""

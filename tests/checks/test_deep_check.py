@@ -45,9 +45,13 @@ def test_ranking_cases_take_both_sides_of_every_size_switch(algorithm, reports):
                  "SCAN_BISECT_MIN"):
         for side in ("<=", ">"):
             assert f"{side} {name} = {sw[name]}" in seen, (name, side)
+    for name in ("ONE_MAX",):              # on n = P + N
+        for side in ("<=", ">"):
+            assert f"{side} {name} = {sw[name]}" in seen, (name, side)
     assert "scores beyond SAFE_SCORE (scaled)" in seen
     for relation in ("constant added to every score", "samples permuted", "query duplicated",
-                     "query among others", "every partition path"):
+                     "query among others", "every partition path", "infer's fast input path",
+                     "batch grouping paths"):
         assert f"relation: {relation}" in seen
 
 

@@ -28,11 +28,40 @@ __all__ = ["RankingKernel", "UserRanking", "KINDS", "ALGORITHMS", "qs_cost", "lo
 
 def _rank_queries(solve, call, discount_table: bool = False) -> None:
     spec = call.loss.kernel_spec(call.max_query_size, discount_table)
+    if call.order is not None and call.scores.shape[0] >= call.problem.gather_min:
+        _rank_grouped(solve, call, spec)
+        return
     _driver_cy.rank_queries(
         solve, call.scores, call.is_pos.view("uint8"), call.order, call.offsets, spec.code,
         spec.discount, call.n_pos, call.ranks, call.coef, call.query_loss, call.query_objective,
         call.truth_out(),
     )
+
+
+def _rank_grouped(solve, call, spec) -> None:
+    """rank_queries on samples whose queries interleave: the scores (and labels, once per
+    problem) gathered into query order, the driver run on them as on contiguous queries, its
+    outputs put back in input order. The driver reading through ``order`` instead makes
+    several random accesses per sample (scores, labels, ranks, coefficients), each a cache
+    miss once the samples outgrow the cache; here each array is moved once, by compiled
+    passes. The results are the same bit for bit: a query's samples keep their input order
+    in the gathered arrays, so every index the driver compares (the tie rule) compares
+    alike. The outputs go back through the inverse permutation (``slot``), written in input
+    order: scattered through ``order`` instead, each store would touch a page of its own.
+    """
+    order = call.order
+    grouped_pos = call.problem.grouped_is_pos
+    truth = call.truth_out()
+    scores = _driver_cy.gather(call.scores, order)
+    ranks = np.empty_like(call.ranks) if solve is not None else _driver_cy.gather_i64(
+        call.ranks, order)
+    coef = np.empty_like(call.coef)
+    grouped_truth = None if truth is None else np.empty_like(truth)
+    _driver_cy.rank_queries(
+        solve, scores, grouped_pos, None, call.offsets, spec.code, spec.discount, call.n_pos,
+        ranks, coef, call.query_loss, call.query_objective, grouped_truth)
+    _driver_cy.put_back(call.problem.slot, ranks, coef, grouped_truth, call.ranks, call.coef,
+                        truth)
 
 
 class RankingKernel:
@@ -41,6 +70,11 @@ class RankingKernel:
     discount_table: give the kernel the default NDCG discount as a table instead of computing
     logarithms on the fly; worth its O(n) memory only for algorithms that scan O(PN) ranks.
     """
+
+    #: ``infer``'s fast path may run ``solve`` through ``_driver_cy.rank_one`` (the same
+    #: driver steps for one query), which it looks for by this flag: this module imports
+    #: the problem's, not the other way round
+    rank_one_route = True
 
     def __init__(self, kernel_module, *, discount_table: bool = False):
         self.solve = kernel_module.SOLVE

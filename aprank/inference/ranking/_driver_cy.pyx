@@ -446,3 +446,169 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             f"the objective of query {bad_query} (in the order of the groups) overflows float64: "
             f"its most violated ranking inverts pairs whose score differences add up beyond "
             f"1.8e308 (largest |score| {amax!r}); rescale the scores before inference")
+
+
+
+cdef enum:
+    # Largest query rank_one takes: its work space lives on the C stack (about 14 KB).
+    ONE_LIMIT = 256
+
+#: ONE_LIMIT, for infer's fast path and the tests and deep check that cross it.
+ONE_MAX = ONE_LIMIT
+
+
+cdef int one_query(solve_fn fn, int kind, const double[::1] scores, const uint8_t[::1] labels,
+                   bint signed_labels, uint8_t* signed_flags, const uint8_t[::1] is_pos,
+                   i64[::1] ranks, double[::1] coef, double* loss_out,
+                   double* objective_out, i64* n_pos) noexcept nogil:
+    """rank_one's work: 0 when solved, 1 when the input is for the general path. is_pos:
+    what the kernels read, the labels' bytes or (signed labels) signed_flags written here."""
+    cdef double pos_s[ONE_LIMIT]
+    cdef double neg_s[ONE_LIMIT]
+    cdef double suffix[ONE_LIMIT + 2]
+    cdef i64 pos_x[ONE_LIMIT]
+    cdef i64 neg_x[ONE_LIMIT]
+    cdef i64 count[ONE_LIMIT + 2]
+    cdef i64 n = scores.shape[0], k, t, P = 0, N = 0, zeros = 0, minus = 0
+    cdef double v, amax = 0.0
+    cdef signed char b
+    cdef LossSpec L
+    cdef Poll poll
+    for k in range(n):
+        v = scores[k]
+        if not (fabs(v) <= DBL_MAX):        # NaN or an infinity
+            return 1
+        if fabs(v) > amax:
+            amax = fabs(v)
+        if signed_labels:
+            b = <signed char>labels[k]
+            if b == 0:
+                zeros += 1
+            elif b == -1:
+                minus += 1
+            elif b != 1:
+                return 1
+            signed_flags[k] = b == 1
+    if (zeros != 0 and minus != 0) or amax > SAFE_SCORE:
+        return 1
+    for k in range(n):
+        if is_pos[k]:
+            pos_s[P] = scores[k]
+            pos_x[P] = k
+            P += 1
+        else:
+            neg_s[N] = scores[k]
+            neg_x[N] = k
+            N += 1
+    n_pos[0] = P
+    if P == 0:
+        return 1
+    if N == 0:
+        for k in range(n):
+            ranks[k] = 1
+            coef[k] = 0.0
+        loss_out[0] = 0.0
+        objective_out[0] = 0.0
+        return 0
+    for t in range(N):
+        ranks[neg_x[t]] = P + 1
+    sort_keys(pos_s, pos_x, 0, P, _simd)
+    start_poll(&poll)
+    make_spec(&L, kind, P, N, NULL, _simd, &poll)
+    fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
+    if finish(&L, pos_s, pos_x, scores, is_pos, NULL, 0, n, &ranks[0], &coef[0], count,
+              suffix, amax, loss_out, objective_out) != QUERY_OK:
+        return 1
+    return 0
+
+
+def rank_one(object solve, const double[::1] scores, const uint8_t[::1] labels,
+             bint signed_labels, uint8_t[::1] flags, object loss_code, i64[::1] ranks,
+             double[::1] coef):
+    """One query of at most ONE_MAX samples, as rank_queries solves it (offsets [0, n], no
+    order, no truth, the NDCG discount by its formula, which rank_queries' table reproduces
+    bit for bit), for ``infer``'s fast path, with the input checks of the general path made
+    in the same pass: every score finite, and the labels bool (``signed_labels`` False: any
+    non-zero byte positive, as ``validation.as_labels`` reads them) or int8 holding {0, 1} or
+    {-1, +1} (``signed_labels`` True; ``flags``, n bytes, receives the positives' flags,
+    which the kernels read; with bool labels, None: the kernels read the labels' bytes).
+
+    Returns (loss, objective, P), or None when the input fails a check or needs what only the
+    general path does (no positives, a score beyond SAFE_SCORE, more than ONE_MAX samples):
+    the caller then takes the general path, whose checks raise their errors.
+    """
+    kernel_loss = KernelLoss.of(loss_code, "the compiled kernels compute")
+    cdef int kind = kernel_loss
+    cdef solve_fn fn = capsule_solve(solve)
+    cdef i64 n = scores.shape[0]
+    cdef double loss_v = 0.0, objective_v = 0.0
+    cdef int status
+    cdef i64 P = 0
+    cdef const uint8_t[::1] is_pos
+    cdef uint8_t* written = NULL
+    if (n == 0 or n > ONE_LIMIT or labels.shape[0] != n or ranks.shape[0] != n
+            or coef.shape[0] != n or (signed_labels and (flags is None or flags.shape[0] != n))):
+        return None
+    if signed_labels:
+        is_pos = flags
+        written = &flags[0]
+    else:
+        is_pos = labels
+    with nogil:
+        status = one_query(fn, kind, scores, labels, signed_labels, written, is_pos, ranks,
+                           coef, &loss_v, &objective_v, &P)
+    if status != 0:
+        return None
+    return loss_v, objective_v, P
+
+
+def gather(const double[::1] values, const i64[::1] order):
+    """values[order] (order a permutation, validated by its maker): a query's samples
+    gathered for rank_queries (see _algorithms._rank_grouped)."""
+    cdef i64 n = order.shape[0], t
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for t in range(n):
+            o[t] = values[order[t]]
+    return out
+
+
+def gather_i64(const i64[::1] values, const i64[::1] order):
+    """As gather, for int64 values."""
+    cdef i64 n = order.shape[0], t
+    out = np.empty(n, dtype=np.int64)
+    cdef i64[::1] o = out
+    with nogil:
+        for t in range(n):
+            o[t] = values[order[t]]
+    return out
+
+
+def inverse(const i64[::1] order):
+    """The inverse permutation of ``order``: slot[order[t]] = t."""
+    cdef i64 n = order.shape[0], t
+    out = np.empty(n, dtype=np.int64)
+    cdef i64[::1] o = out
+    with nogil:
+        for t in range(n):
+            o[order[t]] = t
+    return out
+
+
+def put_back(const i64[::1] slot, const i64[::1] ranks, const double[::1] coef,
+             const double[::1] truth, i64[::1] ranks_out, double[::1] coef_out,
+             double[::1] truth_out):
+    """The outputs of rank_queries on gathered samples put back in input order, in one
+    pass over the samples in input order: out[k] = grouped[slot[k]] for the ranks, the
+    coefficients and (when given) the ground truth's coefficients. Written in input order,
+    the outputs fill page by page; the reads follow one advancing position per query."""
+    cdef i64 n = slot.shape[0], t, k
+    cdef bint with_truth = truth is not None and truth_out is not None
+    with nogil:
+        for k in range(n):
+            t = slot[k]
+            ranks_out[k] = ranks[t]
+            coef_out[k] = coef[t]
+            if with_truth:
+                truth_out[k] = truth[t]

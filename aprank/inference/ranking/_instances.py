@@ -27,7 +27,8 @@ from aprank.inference._deep import (
     within,
 )
 from aprank.inference._protocol import Instances
-from aprank.inference.ranking._problem import RankingProblem
+from aprank.inference._registry import as_algorithm
+from aprank.inference.ranking._problem import Call, RankingProblem
 from aprank.losses import get_loss
 
 __all__ = ["RankingInstances", "REGIMES", "TIES"]
@@ -141,8 +142,10 @@ class RankingInstances(Instances):
         bisected scans over more than SCAN_BISECT_MIN, pivots guided by a sample in ranges of
         at least GUIDED_MIN negatives, qs's ranges of at most SMALL_RANGE and select's window
         of at most WINDOW_MIN sorted and swept; queries with a score beyond SAFE_SCORE
-        scaled by a power of two."""
-        return {**_select_cy.SWITCHES, **_optranks_cy.SWITCHES, **_driver_cy.SWITCHES}
+        scaled by a power of two; ``infer``'s compiled fast path for queries of at most
+        ONE_MAX samples."""
+        return {**_select_cy.SWITCHES, **_optranks_cy.SWITCHES, **_driver_cy.SWITCHES,
+                "ONE_MAX": _driver_cy.ONE_MAX}
 
     def deep_losses(self) -> tuple:
         """The losses of the deep cases."""
@@ -158,6 +161,9 @@ class RankingInstances(Instances):
         Ns = sorted({1, 2, 100_000, 1_000_000,
                      *around(sw["WINDOW_MIN"], sw["SMALL_RANGE"], sw["GUIDED_MIN"])})
         cases = self.query_cases(Ps, Ns, seed, max_n)
+        one = sw["ONE_MAX"]
+        for P in (1, 7, 60):             # n = P + N on both sides of ONE_MAX
+            cases += self.query_cases([P], around(one - P), seed + 7919 * P, max_n)
         for i, (P, N) in enumerate(((3, 40), (20, 5000), (200, 2000))):
             for scale in (1019, -1000):
                 if P + N <= max_n:
@@ -242,6 +248,8 @@ class RankingInstances(Instances):
         counts = {"P": P, "N": instance.size - P}
         tags = [f"{dim} {'<=' if counts[dim] <= sw[name] else '>'} {name} = {sw[name]}"
                 for dim, names in self._SWITCHED_BY.items() for name in names]
+        n = instance.size
+        tags.append(f"n {'<=' if n <= sw['ONE_MAX'] else '>'} ONE_MAX = {sw['ONE_MAX']}")
         if np.abs(instance.scores).max(initial=0.0) > sw["SAFE_SCORE"]:
             tags.append("scores beyond SAFE_SCORE (scaled)")
         distinct = np.unique(instance.scores).size
@@ -254,7 +262,9 @@ class RankingInstances(Instances):
     def relations(self) -> tuple:
         """A constant added to every score (exactly: a power of two, on the deep cases' dyadic
         grid); the samples permuted; the query duplicated in one call; the query in one call
-        with others; every partition path of this CPU."""
+        with others; every partition path of this CPU; the reported objective against its
+        output's exact value; ``infer``'s fast input path against the general one; the batch's
+        grouping paths against each other."""
         return (Relation("constant added to every score", _shifted,
                          applies=lambda instance, algorithm: shiftable(instance.scores)),
                 Relation("samples permuted", _permuted),
@@ -262,7 +272,9 @@ class RankingInstances(Instances):
                 Relation("query among others", _among_others),
                 Relation("every partition path", _partition_paths),
                 Relation("reported objective = the output's, exactly", _reported_objective,
-                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO))
+                         applies=lambda instance, algorithm: instance.size <= EXACT_UP_TO),
+                Relation("infer's fast input path", _fast_input_path),
+                Relation("batch grouping paths", _grouping_paths))
 
 
 def _no_ties(scores) -> bool:
@@ -388,3 +400,63 @@ def _reported_objective(instances, instance, loss, algorithm, rng):
     exact = Fraction(r.loss) + exact_sum([Fraction(float(x)) for x in d], s)
     slack = 2.0 ** -52 * (4.0 * float(np.sum(np.abs(d * s))) + 2.0 * (P + 1))
     return objective_matches(r.objective, exact, r.loss, slack)
+
+
+def _fast_input_path(instances, instance, loss, algorithm, rng):
+    """``infer``'s fast path for the common input (``solve_common``: float64 scores with bool
+    or int8 labels, compiled for queries of at most ONE_MAX samples) against the general
+    path, on the instance and on its labels as int8 {0, 1} and {-1, +1}: the same ranks,
+    coefficients, loss and objective, bit for bit."""
+    found = get_loss(loss)
+    algo = as_algorithm(found, algorithm)
+    reference = instances.solve(instance, found, algo)
+    for labels in (instance.labels, instance.labels.astype(np.int8),
+                   np.where(instance.labels, 1, -1).astype(np.int8)):
+        # twice: the first call of a size takes the Python route while it checks the size's
+        # cost, the second the compiled one
+        for attempt in ("first", "second"):
+            fast = instances.problem_type.solve_common(instance.scores, labels, found, algo)
+            if fast is None:
+                return f"the fast path refused valid {labels.dtype} labels"
+            for field in ("ranks", "coef", "loss", "objective"):
+                if not np.array_equal(getattr(fast, field), getattr(reference, field)):
+                    return (f"with {labels.dtype} labels the fast path's {field} differs from "
+                            f"the general path's ({attempt} call of its size)")
+    return None
+
+
+def _grouping_paths(instances, instance, loss, algorithm, rng):
+    """The query riffled with others in one batch, grouped three ways: query ids dense
+    (the counting pass), the same ids spread far apart (a stable argsort), both run on
+    gathered copies (``gather_min`` 0), and, for a compiled kernel, the driver reading the
+    samples through ``order`` instead: the same ranks, coefficients, losses and objectives,
+    bit for bit."""
+    others = [instances.random_instance(int(rng.integers(2 ** 31)), t, min(300, instance.size))
+              for t in range(2)]
+    parts = [o for o in others if o.labels.any()][:1] + [instance] + others[1:]
+    qid = _riffle(rng, [p.size for p in parts])
+    scores, labels = np.empty(qid.size), np.empty(qid.size, dtype=bool)
+    for q, part in enumerate(parts):
+        scores[qid == q], labels[qid == q] = part.scores, part.labels
+    dense = instances.problem_type(labels, loss, qid=qid)
+    sparse = instances.problem_type(labels, loss, qid=qid * (2 ** 40) - 3)
+    dense.gather_min = sparse.gather_min = 0          # the gathered copies, whatever the size
+    a, b = dense.solve(scores, algorithm), sparse.solve(scores, algorithm)
+    for field in ("ranks", "coef", "truth_coef", "loss", "objective"):
+        if not np.array_equal(getattr(a, field), getattr(b, field)):
+            return f"{field}: the counting pass and the argsort group differently"
+    algo = as_algorithm(dense.loss, algorithm)
+    if getattr(algo.run, "rank_one_route", False) is True and dense.order is not None:
+        call = Call(dense, scores, want_truth=True)
+        spec = dense.loss.kernel_spec(dense.max_query_size, algo.run.discount_table)
+        truth = np.empty(qid.size)
+        _driver_cy.rank_queries(algo.run.solve, scores, dense.is_pos.view(np.uint8), dense.order,
+                                dense.offsets, spec.code, spec.discount, dense.n_pos,
+                                call.ranks, call.coef, call.query_loss, call.query_objective,
+                                truth)
+        for field, through in (("ranks", call.ranks), ("coef", call.coef),
+                               ("truth_coef", truth), ("loss", call.query_loss),
+                               ("objective", call.query_objective)):
+            if not np.array_equal(getattr(a, field), through):
+                return f"{field}: the gathered run differs from the driver reading through order"
+    return None

@@ -12,9 +12,10 @@ from functools import cached_property
 
 import numpy as np
 
+import aprank.inference.ranking._driver_cy as _driver_cy
 from aprank import validation
 from aprank.inference._base import BatchResult, InferenceResult, QueryProblem, read_only
-from aprank.inference._registry import as_algorithm, warn_if_slow_call
+from aprank.inference._registry import as_algorithm, quiet_call, version, warn_if_slow_call
 
 __all__ = ["RankingProblem", "Call"]
 
@@ -38,6 +39,14 @@ class RankingProblem(QueryProblem):
 
     The caller's arrays are never modified.
     """
+
+    #: Interleaved queries of at least this many samples in all run on gathered copies
+    #: (``grouped_is_pos``, ``slot``); fewer are read through ``order`` by the driver, as
+    #: their arrays stay in cache and the copies would cost more than the misses they save
+    #: (``python -m benchmarks --targets``: a gain from 10^6 samples, a loss at 2 x 10^5).
+    #: Both paths give the same results bit for bit; the deep check sets it per problem to
+    #: take both.
+    gather_min = 1 << 19
 
     def __init__(self, labels, loss="ap", *, qid=None, empty="error", n_samples=None):
         super().__init__(labels, loss, qid=qid, empty=empty, n_samples=n_samples)
@@ -68,6 +77,19 @@ class RankingProblem(QueryProblem):
         """Per sample: P+1 of its query for a negative (the rank below every positive), 0 for a
         positive (which no rank equals)."""
         return np.where(self.is_pos, 0, self.per_sample(self.positives + 1))
+
+    @cached_property
+    def grouped_is_pos(self) -> np.ndarray:
+        """The labels as uint8 in the order of the groups (``order``), for the compiled
+        driver's run on gathered samples (every solve of the problem reuses them)."""
+        flags = self.is_pos.view(np.uint8)
+        return read_only(flags if self.order is None else flags[self.order])
+
+    @cached_property
+    def slot(self) -> np.ndarray:
+        """Per sample, its position in the order of the groups (the inverse of ``order``;
+        requires one)."""
+        return read_only(_driver_cy.inverse(self.order))
 
     def query_indices(self, q: int) -> np.ndarray:
         """Input indices of the samples of query q, in input order."""
@@ -114,6 +136,57 @@ class RankingProblem(QueryProblem):
             raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
         return self._one(self._run(validation.as_scores(scores), algo, truth=False), algo)
 
+    @classmethod
+    def solve_common(cls, scores, labels, loss, algo):
+        """``infer``'s fast path: the result of ``cls(labels, loss).solve_one(scores, algo)``
+        for the common input (scores a C-contiguous float64 ndarray, labels a bool or int8
+        ndarray, both 1-D of one length, loss and algorithm resolved from their names), or None
+        for any other input, which takes the general path.
+
+        The same checks run, by the same functions and in the same order (labels, then
+        scores); what is skipped is the general path's per-call set-up: the problem's
+        per-query structure for one query, and the slow-call check of a (registry version,
+        loss, algorithm, P, N) already found quiet (its answer depends on nothing else). A
+        query of at most ``_driver_cy.ONE_MAX`` samples solved by a compiled kernel goes
+        through ``_driver_cy.rank_one`` instead: the checks and the solve in one compiled
+        pass, the general path taken whenever that pass finds anything to refuse."""
+        if not (type(scores) is np.ndarray and type(labels) is np.ndarray
+                and scores.dtype == _FLOAT64 and scores.ndim == 1
+                and scores.flags.c_contiguous and labels.ndim == 1
+                and (labels.dtype == _BOOL or labels.dtype == _INT8)):
+            return None
+        n = scores.shape[0]
+        if n == 0:
+            return None
+        if n <= _driver_cy.ONE_MAX and labels.flags.c_contiguous:
+            found = _one_compiled(scores, labels, loss, algo)
+            if found is not None:
+                return found
+        is_pos = validation.as_labels(labels, n)
+        scores = validation.as_scores(scores)
+        n_pos = int(np.count_nonzero(is_pos))
+        if (n_pos == 0 and loss.needs_positives) or (
+                algo.max_samples is not None and n > algo.max_samples):
+            return None                  # the general path raises its errors
+        self = cls.__new__(cls)
+        self.loss = loss
+        self.is_pos = is_pos
+        self.order, self.offsets, self.query_ids = None, np.array([0, n], dtype=np.int64), None
+        self.n_pos = n_pos
+        self.positives = np.array([n_pos], dtype=np.int64)
+        self.all_used = True
+        self.used = _ONE_USED
+        self.__dict__["max_query_size"] = n
+        self.__dict__["largest_query"] = largest = (n_pos, n - n_pos)
+        key = (version(), loss, algo.name, largest)
+        if key in _QUIET:
+            self.__dict__["_cost_checked"] = {algo.name}
+        elif quiet_call(algo, Call(self, scores), loss, largest):
+            if len(_QUIET) >= _QUIET_KEEP:
+                _QUIET.clear()
+            _QUIET.add(key)
+        return self._one(self._run(scores, algo, truth=False), algo)
+
     def _batch(self, call: Call, algo) -> BatchResult:
         truth = self.__dict__.get("truth_coef")
         if truth is None and call.truth_coef is not None:
@@ -149,6 +222,38 @@ class RankingProblem(QueryProblem):
         algo.run(call)
         call.clear_unused()
         return call
+
+_FLOAT64, _BOOL, _INT8 = np.dtype(np.float64), np.dtype(np.bool_), np.dtype(np.int8)
+#: every query of one positive used (shared, so read-only)
+_ONE_USED = read_only(np.ones(1, dtype=bool))
+#: (registry version, loss, algorithm name, (P, N)) whose slow-call check issues nothing
+_QUIET: set = set()
+#: entries of _QUIET kept at most (sizes vary without bound across calls)
+_QUIET_KEEP = 1 << 14
+
+
+def _one_compiled(scores, labels, loss, algo):
+    """solve_common's compiled route (see there), or None where it does not apply: an
+    algorithm that is no compiled ranking kernel, a loss with its own discount, input that
+    ``rank_one`` leaves to the general path, or sizes whose slow-call check is not known to
+    be quiet."""
+    run = algo.run
+    if getattr(run, "rank_one_route", False) is not True:   # a RankingKernel's
+        return None
+    n = scores.shape[0]
+    spec = loss.kernel_spec(n, run.discount_table)
+    if spec.discount is not None:
+        return None
+    signed = labels.dtype == _INT8
+    ranks = np.empty(n, dtype=np.int64)
+    coef = np.empty(n, dtype=np.float64)
+    out = _driver_cy.rank_one(run.solve, scores, labels.view(np.uint8), signed,
+                              np.empty(n, dtype=np.uint8) if signed else None, spec.code,
+                              ranks, coef)
+    if out is None or (version(), loss, algo.name, (out[2], n - out[2])) not in _QUIET:
+        return None
+    return InferenceResult(ranks, coef, out[0], out[1], algo.name, None)
+
 
 class Call:
     """One solve: the problem's structure, validated scores and the output arrays that a
