@@ -207,3 +207,33 @@ def test_ap_objectives_of_many_terms_are_their_outputs(case):
     for name in ("qs", "yue"):
         r = _quiet(lambda: aprank.infer(s, y, loss="ap", algorithm=name))
         assert objective_matches(r.objective, ap_exact(r, s, y), r.loss) is None, name
+
+
+@st.composite
+def small_bags(draw):
+    s, y = draw(labelled(2, 10))
+    B = draw(st.integers(2, min(6, y.size)))
+    owner = np.sort(np.asarray(draw(st.lists(st.integers(0, B - 1), min_size=y.size,
+                                             max_size=y.size))))
+    _, owner = np.unique(owner, return_inverse=True)
+    label = np.zeros(owner.max() + 1, dtype=bool)
+    label[owner[y]] = True
+    return s, label[owner], owner
+
+
+@BOUNDED
+@given(small_bags())
+def test_latent_algorithms_against_the_oracle(case):
+    """latent-ap reaches the oracle's optimum and the greedy never exceeds it, with far scores
+    among the rows (the oracle compares candidates by the terms in which they differ)."""
+    s, y, owner = case
+    hypothesis.assume(y.any())
+    for loss, algorithm in (("latent-ap", "latent-ap"), ("latent-ssvm", "latent-greedy")):
+        got = aprank.infer(s, y, loss=loss, bags=owner, algorithm=algorithm).objective
+        best = aprank.infer(s, y, loss=loss, bags=owner, algorithm="brute").objective
+        tol = max(1e-12, 16 * 2.0 ** -53 * max(abs(got), abs(best)))
+        assert best >= -tol, (loss, best)
+        if algorithm == "latent-ap":
+            assert abs(got - best) <= tol, (loss, got, best)
+        else:
+            assert got <= best + tol, (loss, got, best)
