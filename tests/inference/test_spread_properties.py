@@ -4,8 +4,8 @@ scores, ties. For every kind and algorithm with a tolerance or a sum of scores:
 
 * the reported objective is within a few ulps of the exact value (rational arithmetic) of the
   output it returns (of the larger of it and the loss, the terms' scale where they cancel);
-* exact algorithms reach the same exact objective (1e-12 of it), the oracle included where its
-  enumeration reaches (top-k);
+* exact algorithms reach the same exact objective (1e-12 of it), the oracles included where
+  their enumerations reach (ranking, top-k, pairwise, latent);
 * the latent greedy on bags of one row reaches AP inference's optimum (1e-12 of it).
 
 Derandomized and bounded: CI runs the same examples each time, in seconds.
@@ -182,8 +182,6 @@ def test_pairwise_algorithms_report_their_outputs_and_agree(case, data):
     problem = PairwiseProblem(y, edges=edges, edge_scores=c)
     exact = {}
     for name in [a.name for a in aprank.algorithms(loss="pairwise-zero-one", exact=True)]:
-        if name == "brute":
-            continue               # its enumeration sums labellings' scores absolutely
         r = _quiet(lambda: problem.solve_one(s, name))
         lab = r.labelling.astype(bool)
         v, norm = problem.loss.weights(problem.is_pos)
