@@ -228,7 +228,8 @@ def _undefined_query(r: _Ranking, where: int, qid) -> ValueError:
     """The error for the query at ``where`` having no relevant sample."""
     name = "the input" if qid is None else f"query {r.ids[where:where + 1].tolist()[0]!r}"
     return ValueError(f"{name} has no relevant sample, so the metric is undefined; "
-                      "pass empty='skip', 0 or 1 to decide")
+                      "pass empty='skip', 0 or 1 to decide (the estimators' score leaves "
+                      "such queries out: empty='skip' gives its number)")
 
 
 def _finish(r: _Ranking, values, qid, empty, per_query):

@@ -87,7 +87,8 @@ def ref_evaluate(score, gain, qid, empty, per_query, metric):
         elif empty == "error":
             where = "the input" if qid is None else f"query {ids[q:q + 1].tolist()[0]!r}"
             raise ValueError(f"{where} has no relevant sample, so the metric is undefined; "
-                             "pass empty='skip', 0 or 1 to decide")
+                             "pass empty='skip', 0 or 1 to decide (the estimators' score leaves "
+                             "such queries out: empty='skip' gives its number)")
         elif empty == "skip":
             keep[q] = False
         else:

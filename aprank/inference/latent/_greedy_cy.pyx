@@ -23,7 +23,10 @@ all of a run.
   (N - 2(k + 1)) / (P N) >= 0: fewer than half the negatives moved) every gain is c high_b and
   the optimum is the sorted matching: O(1) per rank from prefix sums of the sorted highs. Past
   that each rank takes a _Split search from the last one's split, and the scan stops once no
-  rank left can come within tol of the best (the value is concave in the rank).
+  rank left can come within the rounding of the best (the value is concave in the rank).
+
+Every comparison of two ranks (or of a rank and staying) sums the terms that differ between
+them, compensated, and ties within REL of those terms' magnitude: see REL.
 
 The loss of each pattern is updated in O(1) along a scan (one positive's negatives-above count
 changes per rank). Exact: the same optimum values as solving every pattern anew (tested against

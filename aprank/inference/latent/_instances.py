@@ -121,7 +121,8 @@ class LatentInstances(Instances):
         """Bags of 1-4 rows (or one row each) up to 10^4 bags, positives above the negatives,
         among them or below them (most negatives then move above positives: the positive
         side's coefficients of both signs), scores untied, on a coarse grid or all equal, a
-        known row in some bags."""
+        known row in some bags; spread cases: one to three scores at +-2^10 ... 2^996 (half on
+        their bags' side), up to 500 + 5,000 bags, one negative or one positive among them."""
         cases = []
         sizes = [(1, 1), (1, 5), (5, 1), (3, 4), (3, 9), (30, 100), (100, 30), (200, 800),
                  (1000, 3000), (2000, 8000)]

@@ -42,25 +42,32 @@ def run_brute(call) -> None:
                          f"{MAX_WORK} in all)")
     H = np.array(list(product(*choices)), dtype=np.int64)          # (K, B) rows
     S = s[H]
-    truth = np.zeros(B)
+    # Values relative to the first choice's rows at the ground truth's coefficients, each
+    # coefficient an integer over P N: a bag whose row and coefficient are those of the
+    # reference adds exactly nothing, however far its score, so candidates are compared at
+    # the scale of the terms in which they differ
+    ref = S[0]
+    D = S - ref                                                      # (K, B)
+    truth = np.zeros(B, dtype=np.int64)
     if N:
-        truth = np.where(pos, 1.0 / P, -1.0 / N)
+        truth = np.where(pos, N, -P)
     best, best_perm, best_k = -np.inf, None, 0
     for perm in permutations(range(B)):
         place = np.empty(B, dtype=np.int64)
         place[list(perm)] = np.arange(B)
         if N:
-            Y = np.where(place[pos][:, None] < place[~pos][None, :], 1.0, -1.0)    # (P, N)
-            c = np.zeros(B)
-            c[pos] = Y.sum(axis=1) / (P * N)
-            c[~pos] = -Y.sum(axis=0) / (P * N)
+            Y = np.where(place[pos][:, None] < place[~pos][None, :], 1, -1)    # (P, N)
+            c = np.zeros(B, dtype=np.int64)
+            c[pos] = Y.sum(axis=1)
+            c[~pos] = -Y.sum(axis=0)
             positions = np.sort(place[pos]) + 1
             delta = 1.0 - float(np.mean(np.arange(1, P + 1) / positions))
         else:
-            c, delta = np.zeros(B), 0.0
+            c, delta = np.zeros(B, dtype=np.int64), 0.0
         # latent-ap: one coefficient per row, so that a negative below every positive (c =
         # truth = -1/N) contributes exactly 0 whatever its row, as the canonical tie-break needs
-        values = delta + S @ (c if joint else c - truth)
+        row_c = c if joint else c - truth
+        values = delta + (float((c - truth) @ ref) + D @ row_c) / (P * N if N else 1)
         k = int(np.argmax(values))
         if values[k] > best:
             best, best_perm, best_k = float(values[k]), perm, k
