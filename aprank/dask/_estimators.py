@@ -62,6 +62,8 @@ class _OnDask:
     _break_even: Callable[..., float]
     _relevance: Callable[[np.ndarray, int], np.ndarray]
     _say_if_scored_as_one_query: Callable[[object, int], None]
+    _say_relevant_class: Callable[[np.ndarray], None]
+    _say_score_skipped: Callable[[np.ndarray, object], None]
 
     def fit(self, X, y, qid=None):
         """Learn w from X (dask array (n, d) or DataFrame, dense), labels y and optional query
@@ -83,6 +85,7 @@ class _OnDask:
         # error here, not a traceback from every worker
         found = inputs.survey
         self._check_classes(found.classes)
+        self._say_relevant_class(found.classes)
         n_skipped = self._say_skipped(empty_queries(found, self._loss(), self.empty),
                                       1 if found.query_ids is None else found.query_ids.shape[0])
         data = persist_inputs(inputs)
@@ -146,8 +149,10 @@ class _OnDask:
         scores, y = dask.compute(self.decision_function(X), y)
         scores = np.asarray(scores)
         self._say_if_scored_as_one_query(qid, scores.shape[0])
-        return self._relevance(_gather(y), scores.shape[0]), \
-            scores, None if qid is None else _gather(qid)
+        relevant, qid = self._relevance(_gather(y), scores.shape[0]), \
+            None if qid is None else _gather(qid)
+        self._say_score_skipped(relevant, qid)
+        return relevant, scores, qid
 
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (per query when qid is given; ties as scikit-learn). The

@@ -249,7 +249,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
             qid = None if qid is None else qid[kept]
         classes = np.unique(y)
         self._check_classes(classes)
-        say_relevant_class(classes, type(self).__name__)
+        self._say_relevant_class(classes)
         return _FitData(X, y == classes[1], qid, sample_weight, classes, kept)
 
     def _design(self, X):
@@ -406,6 +406,17 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         position = {q: k for k, q in enumerate([0] if ids is None else ids.tolist())}
         return float(np.average(values, weights=weights[[position[q] for q in got.tolist()]]))
 
+    def _say_relevant_class(self, classes) -> None:
+        """The RelevantClassWarning of a fit on labels that do not say which class is
+        relevant (the Dask estimators' fits say it too)."""
+        say_relevant_class(classes, type(self).__name__)
+
+    def _say_score_skipped(self, relevant, qid) -> None:
+        """The EmptyQueryWarning of a score that leaves out queries without a relevant sample
+        (``empty="skip"``), naming them."""
+        if self.empty == "skip":
+            say_score_skipped(type(self).__name__, relevant, qid)
+
     def _say_if_scored_as_one_query(self, qid, n_samples: int) -> None:
         """The OneQueryWarning of a score without qid after a fit on several queries."""
         if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
@@ -443,8 +454,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         relevant = self._relevance(y, scores.shape[0])
         qid = check_qid(qid, scores.shape[0])
         self._say_if_scored_as_one_query(qid, scores.shape[0])
-        if self.empty == "skip":
-            say_score_skipped(type(self).__name__, relevant, qid)
+        self._say_score_skipped(relevant, qid)
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
             relevant, scores = relevant[kept], scores[kept]
