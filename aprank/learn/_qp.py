@@ -32,9 +32,8 @@ import aprank.learn._qp_cy as _qp_cy
 
 __all__ = ["DualSolution", "solve_dual", "active_set", "solve_dual_quadprog"]
 
-#: what the compiled solver reports: an optimum checked, one its check refused, and its step
-#: limit reached
-_OPTIMAL, _UNVERIFIED, _LIMIT = 0, 1, 2
+#: what the compiled solver reports: an optimum checked, and one its check refused
+_OPTIMAL, _UNVERIFIED = 0, 1
 
 
 @dataclass
@@ -109,13 +108,9 @@ def active_set(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float,
     z0 = np.zeros(k) if z0 is None else np.ascontiguousarray(z0, dtype=float)
     K, b = np.ascontiguousarray(K, dtype=float), np.ascontiguousarray(b, dtype=float)
     status, steps, _, _, _, x = _qp_cy.solve(K, b, ids, float(C), z0, limit, float(precision))[:6]
-    if status in (_UNVERIFIED, _LIMIT) and precision > 0.0:
-        # an optimum the caller's precision refused, or steps that did not settle under a
-        # multiplier tolerance below the incrementally updated gradient's roundoff (at large
-        # C the releases and blocks then cycle on noise): with the roundoff-scaled tolerance
-        # alone the method still ends at a checked optimum, within a few dozen steps where it
-        # cycled, which is better than the fallback's ridged steps (on digits at C = 100
-        # those stopped with a dual objective several units below this optimum's)
+    if status == _UNVERIFIED and precision > 0.0:
+        # an optimum the caller's precision refused: its own roundoff-scaled check may still
+        # pass it, which is better than the fallback's ridged steps
         status, steps, _, _, _, x = _qp_cy.solve(K, b, ids, float(C), z0, limit, 0.0)[:6]
     return (x[:k].copy(), steps) if status == _OPTIMAL else None
 
