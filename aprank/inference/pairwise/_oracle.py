@@ -20,11 +20,19 @@ def run_brute(call) -> None:
     e = call.graph.edges
     cut = Y[:, e[:, 0]] != Y[:, e[:, 1]]
     score = Y @ call.unary + cut @ call.pair
-    ref = int(np.argmax(score))
-    # the differences from ref: products with -1, 0 and 1 are exact, the zeros add nothing
-    score_d = ((Y.astype(np.int8) - Y[ref]) @ call.unary
-               + (cut.astype(np.int8) - cut[ref]) @ call.pair)
-    top = int(np.argmax(score_d))
+    top = int(np.argmax(score))
+    # the differences from the best so far: products with -1, 0 and 1 are exact, the zeros add
+    # nothing. Taken again from each better labelling found, since differences from a far one
+    # still hold its far scores, at whose rounding the small ones are lost; a difference
+    # computed from the other side is the exact negative (the same sums, negated), so the
+    # walk cannot return, and it ends within the labellings' count
+    for _ in range(2 ** n):
+        score_d = ((Y.astype(np.int8) - Y[top]) @ call.unary
+                   + (cut.astype(np.int8) - cut[top]) @ call.pair)
+        better = int(np.argmax(score_d))
+        if not score_d[better] > 0:
+            break
+        top = better
     call.labelling[:] = Y[top]
     call.value = float(score[top])
     call.m_plus = np.array([score[Y[:, i]].max() for i in range(n)])
