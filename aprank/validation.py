@@ -21,7 +21,8 @@ import numpy as np
 from aprank._validation_cy import count_groups
 
 __all__ = ["as_scores", "as_labels", "as_query_groups", "check_qid", "check_summable",
-           "check_frame_columns", "PrecisionWarning", "SUM_LIMIT"]
+           "check_frame_columns", "names_relevant_class", "queries_without_relevant",
+           "PrecisionWarning", "SUM_LIMIT"]
 
 
 class PrecisionWarning(UserWarning):
@@ -336,3 +337,47 @@ def check_frame_columns(X, name: str = "X") -> None:
         except (TypeError, ValueError) as err:
             raise ValueError(f"{name}'s column {col!r} (dtype {dtype}) is not numeric: "
                              f"{err}; encode it as numbers (e.g. one-hot) or drop it") from None
+
+
+def names_relevant_class(classes) -> bool:
+    """Whether two sorted labels say by themselves which one is relevant: bool, {0, 1} or
+    {-1, +1} (the larger is). Any other pair (strings, {1, 2}, ...) does not; an estimator
+    fitted on it ranks the second as relevant and says so.
+
+    Parameters
+    ----------
+    classes : array-like of shape (2,)
+        The distinct labels, sorted.
+
+    Returns
+    -------
+    bool
+    """
+    classes = np.asarray(classes)
+    if classes.dtype == np.bool_:
+        return True
+    values = set(classes.tolist()) if classes.dtype.kind in "iuf" else set()
+    return bool(values) and (values <= {0, 1} or values <= {-1, 1})
+
+
+def queries_without_relevant(relevant, qid) -> tuple:
+    """The queries that hold no relevant sample, where a metric is undefined.
+
+    Parameters
+    ----------
+    relevant : array-like of shape (n,)
+        Whether each sample is relevant (bool, or numbers where > 0 is relevant).
+    qid : array-like of shape (n,)
+        One query id per sample.
+
+    Returns
+    -------
+    empty : list
+        The ids of the queries without a relevant sample, ascending.
+    n_queries : int
+        The number of queries.
+    """
+    ids, inverse = np.unique(np.asarray(qid), return_inverse=True)
+    has = np.bincount(inverse.ravel(), weights=np.asarray(relevant, dtype=np.float64),
+                      minlength=ids.size) > 0
+    return ids[~has].tolist(), int(ids.size)

@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from aprank.boost._objective import HESSIANS, HingeObjective
 from aprank.learn import EmptyQueryWarning, OneQueryWarning, RelevantClassWarning
 from aprank.metrics import average_precision, ndcg
-from aprank.validation import check_qid
+from aprank.validation import check_qid, names_relevant_class, queries_without_relevant
 
 __all__ = ["APBoostRanker", "NDCGBoostRanker"]
 
@@ -56,8 +56,7 @@ def _break_even(scores: np.ndarray, is_pos: np.ndarray) -> float:
 
 def _say_relevant_class(classes, name: str) -> None:
     """The RelevantClassWarning of a fit on labels other than bool, {0, 1} or {-1, +1}."""
-    if classes.dtype == np.bool_ or (classes.dtype.kind in "iuf" and (
-            set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1})):
+    if names_relevant_class(classes):
         return
     warnings.warn(f"{name} ranks {classes.tolist()[1]!r}, the second of the sorted labels "
                   f"{classes.tolist()!r}, as the relevant class: labels other than bool, "
@@ -71,14 +70,11 @@ def _say_score_skipped(name: str, relevant, qid) -> None:
     sample (left out of the mean), naming them."""
     if qid is None:
         return
-    ids, inverse = np.unique(np.asarray(qid), return_inverse=True)
-    has = np.bincount(inverse.ravel(), weights=np.asarray(relevant, dtype=np.float64),
-                      minlength=ids.size) > 0
-    if has.all():
+    empty, n_queries = queries_without_relevant(relevant, qid)
+    if not empty:
         return
-    empty = ids[~has].tolist()
     shown = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
-    warnings.warn(f"{name}.score left out {len(empty)} of {ids.size} queries that have no "
+    warnings.warn(f"{name}.score left out {len(empty)} of {n_queries} queries that have no "
                   f"relevant sample ({shown}): the metric is undefined there. aprank.metrics "
                   "gives the same number with empty='skip' (by default it raises)",
                   EmptyQueryWarning, stacklevel=3)

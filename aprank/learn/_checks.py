@@ -23,6 +23,7 @@ from sklearn.utils.validation import _check_sample_weight, column_or_1d
 
 from aprank.learn._once import say_once
 from aprank.learn._slow_fits import fit_scope
+from aprank.validation import names_relevant_class
 
 __all__ = ["NoBoolInterval", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT",
            "StrOptions", "validate_params", "atomic_fit", "positive_weights", "relevance",
@@ -161,12 +162,8 @@ def say_relevant_class(classes: np.ndarray, name: str) -> None:
         The estimator's name.
     """
     classes = np.asarray(classes)
-    if classes.dtype == np.bool_:
+    if names_relevant_class(classes):
         return
-    if classes.dtype.kind in "iuf":
-        values = set(classes.tolist())
-        if values <= {0, 1} or values <= {-1, 1}:
-            return
     say_once(f"{name} ranks {classes.tolist()[1]!r}, the second of the sorted labels "
              f"{classes.tolist()!r}, as the relevant class: labels other than bool, {{0, 1}} "
              "or {-1, +1} do not say which is relevant. Fit on y == <relevant label> (a bool "

@@ -22,9 +22,8 @@ refit, in words that speak for all the folds (``SKIPPED_IN_SEARCH``, ``ONE_QUERY
 """
 from __future__ import annotations
 
-import numpy as np
-
 from aprank.learn._once import say_once
+from aprank.validation import queries_without_relevant
 
 __all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "SKIPPED_IN_SEARCH",
            "ONE_QUERY_IN_SEARCH", "SCORE_SKIPPED_IN_SEARCH", "say_skipped",
@@ -60,14 +59,11 @@ def say_score_skipped(name: str, relevant, qid) -> None:
     mean, where :mod:`aprank.metrics` raises unless given ``empty="skip"``."""
     if qid is None:
         return
-    ids, inverse = np.unique(np.asarray(qid), return_inverse=True)
-    has = np.bincount(inverse.ravel(), weights=np.asarray(relevant, dtype=np.float64),
-                      minlength=ids.size) > 0
-    if has.all():
+    empty, n_queries = queries_without_relevant(relevant, qid)
+    if not empty:
         return
-    empty = ids[~has].tolist()
     shown = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
-    say_once(f"{name}.score left out {len(empty)} of {ids.size} queries that have no "
+    say_once(f"{name}.score left out {len(empty)} of {n_queries} queries that have no "
              f"relevant sample ({shown}): the metric is undefined there. aprank.metrics gives "
              "the same number with empty='skip' (by default it raises); pass empty='error' to "
              "the estimator to refuse such queries", EmptyQueryWarning, ("score skipped", name),
