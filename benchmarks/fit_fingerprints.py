@@ -10,8 +10,8 @@ objectives, histories' primals) in an ``.npz``::
     python benchmarks/fit_fingerprints.py after.npz         # on the new one
     python benchmarks/fit_fingerprints.py --compare before.npz after.npz
 
-Run it as a script with the checkout to fingerprint first on ``sys.path`` (``PYTHONPATH=.``
-from its root): it imports only ``aprank``'s public names, so an older checkout built in place
+Run it as a script from the root of the checkout to fingerprint, with ``PYTHONPATH=.`` so that
+its ``aprank`` is the one imported: it imports only ``aprank``'s public names, so an older checkout built in place
 runs it too. Every fit runs with one BLAS thread, so that sums are taken in one order.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ with nothing left, sample weights a boosted ranker's score does not take, max-ma
 nothing, a frame's column that is not numeric."""
 import numpy as np
 import pytest
-from sklearn.utils._param_validation import InvalidParameterError
+from aprank.sklearn_compat import InvalidParameterError
 
 import aprank
 from aprank.inference import max_marginals

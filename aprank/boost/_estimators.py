@@ -24,13 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from aprank.boost._objective import HESSIANS, HingeObjective
 from aprank.learn import EmptyQueryWarning, OneQueryWarning, RelevantClassWarning
 from aprank.metrics import average_precision, ndcg
+from aprank.sklearn_compat import Interval, StrOptions
 from aprank.validation import check_qid, names_relevant_class, queries_without_relevant
 
 __all__ = ["APBoostRanker", "NDCGBoostRanker"]

@@ -17,12 +17,17 @@ import functools
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
-from sklearn.utils.validation import _check_sample_weight, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from aprank.learn._once import say_once
 from aprank.learn._slow_fits import fit_scope
+from aprank.sklearn_compat import (
+    Interval,
+    StrOptions,
+    check_sample_weight,
+    fit_context,
+    validate_params,
+)
 from aprank.validation import names_relevant_class
 
 __all__ = ["NoBoolInterval", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "NON_NEGATIVE_INT",
@@ -79,7 +84,7 @@ def atomic_fit(fit):
             self.__dict__.update(before)
             raise
 
-    return _fit_context(prefer_skip_nested_validation=True)(atomic)
+    return fit_context(prefer_skip_nested_validation=True)(atomic)
 
 
 def positive_weights(sample_weight, X):
@@ -98,7 +103,7 @@ def positive_weights(sample_weight, X):
         raise ValueError("sample_weight is zero for every sample: nothing is left to learn from "
                          "or to score")
     # a copy: the caller's array is never modified; NaN, inf and negatives are refused here
-    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+    sw = check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True,
                               copy=True)
     kept = sw > 0
     sw = sw[kept]

@@ -22,7 +22,7 @@ from sklearn.model_selection import GroupKFold, check_cv
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.learn._checks import POSITIVE_INT, StrOptions, atomic_fit, say_relevant_class
 from aprank.learn._estimators import (
@@ -34,6 +34,7 @@ from aprank.learn._estimators import (
 )
 from aprank.learn._once import say_once
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
+from aprank.sklearn_compat import check_sample_weight
 from aprank.validation import as_query_groups, check_frame_columns, check_qid
 
 __all__ = ["APSVMCV", "NDCGSVMCV", "BinarySVMCV", "GridEdgeWarning"]
@@ -213,7 +214,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
         qid = check_qid(qid, X.shape[0])
         groups = qid if groups is None else _check_groups(groups, X.shape[0])
         if sample_weight is not None:   # an array to take the folds' rows from; a copy
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
+            sample_weight = check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
         splits = list(self._splitter(y, groups).split(X, y, groups=groups))
         scorer = None if self.scoring is None else check_scoring(template, self.scoring)
         n_queries = 1 if qid is None else as_query_groups(qid, X.shape[0])[1].shape[0] - 1

@@ -9,7 +9,7 @@ import pytest
 import sklearn
 from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, GroupKFold
-from sklearn.utils._param_validation import InvalidParameterError
+from aprank.sklearn_compat import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import aprank

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import InvalidParameterError
+from aprank.sklearn_compat import InvalidParameterError
 
 from aprank.learn import (
     APSVM,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GroupKFold, StratifiedKFold
-from sklearn.utils._param_validation import InvalidParameterError
+from aprank.sklearn_compat import InvalidParameterError
 
 from aprank.learn import (
     APSVM,

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2] / "aprank"
 #: feature, loss, which inference), learners (how w is found), tools (bench, checks, figures,
 #: experiments, command line), and the package's public face last.
 LAYERS = {
-    "aprank.validation": 0, "aprank._validation_cy": 0, "aprank._metrics_cy": 0, "aprank.losses": 0, "aprank.metrics": 0, "aprank.datasets": 0,
+    "aprank.validation": 0, "aprank.sklearn_compat": 0, "aprank._validation_cy": 0, "aprank._metrics_cy": 0, "aprank.losses": 0, "aprank.metrics": 0, "aprank.datasets": 0,
     "aprank.inference": 1, "aprank.models": 2, "aprank.learn": 3, "aprank.torch": 3,
     "aprank.dask": 4,     # the estimators on a Dask cluster, over models and learners
     "aprank.boost": 4,    # boosted trees on the hinges: inference, metrics, the learners' warnings
