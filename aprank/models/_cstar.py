@@ -149,7 +149,7 @@ class CStarModel:
         value -inf and no label."""
         n = S.shape[0]
         problem = self.problem(F, Y=np.ones((n, self.n_labels), bool), k=1)
-        t, value = problem._maximise(np.asarray(S, dtype=np.float64).ravel(), None,
-                                     None if clamp is None else np.asarray(clamp).ravel(),
-                                     np.asarray(k, dtype=np.int64), infeasible)
+        t, value = problem.maximise(np.asarray(S, dtype=np.float64).ravel(), None,
+                                    None if clamp is None else np.asarray(clamp).ravel(),
+                                    np.asarray(k, dtype=np.int64), infeasible=infeasible)
         return t.reshape(n, self.n_labels), value

@@ -173,7 +173,7 @@ class TopKProblem(QueryProblem):
         return np.where(k_le_R, np.where(self.z > 0, 0, -1), np.where(self.z > 0, 1, 0)).astype(np.int8)
 
     # ------------------------------------------------------------------------ solving
-    def maximise(self, scores, algorithm=None, clamp=None, k=None):
+    def maximise(self, scores, algorithm=None, clamp=None, k=None, *, infeasible="raise"):
         """The model's prediction without the loss: per query the subset t maximising
         ``t's + t'Ft`` with ``|t| = k``.
 
@@ -188,6 +188,9 @@ class TopKProblem(QueryProblem):
         k : int or array-like of int, optional
             The subset size per query (an array: one per query in the order of ``query_ids``,
             ascending ids; default: the problem's k).
+        infeasible : {"raise", "-inf"}, default "raise"
+            What a query the clamps leave without a subset of size k gets: a ValueError, or
+            value -inf and no item chosen (what the interactive labelling's probes ask).
 
         Returns
         -------
@@ -199,14 +202,12 @@ class TopKProblem(QueryProblem):
         Raises
         ------
         ValueError
-            When the clamps leave a query no subset of size k (more than k items clamped in,
-            or fewer than k not clamped out), naming the query and the counts.
+            With ``infeasible="raise"``, when the clamps leave a query no subset of size k
+            (more than k items clamped in, or fewer than k not clamped out), naming the query
+            and the counts.
         """
-        return self._maximise(scores, algorithm, clamp, k, infeasible="raise")
-
-    def _maximise(self, scores, algorithm, clamp, k, infeasible):
-        """``maximise``; ``infeasible="-inf"`` gives a query the clamps leave without a subset
-        value -inf and t all 0 instead (what the interactive labelling's probes ask)."""
+        if infeasible not in ("raise", "-inf"):
+            raise ValueError(f'infeasible must be "raise" or "-inf", got {infeasible!r}')
         algo = as_algorithm(self.loss, algorithm)
         s = self._grouped(validation.as_scores(scores))
         self._check_size(s, algo)
@@ -215,7 +216,7 @@ class TopKProblem(QueryProblem):
         if clamp is not None and infeasible == "raise":
             self._check_clamp(c, kk)
         call = TopKCall(self, np.ascontiguousarray(s), np.ascontiguousarray(c), kk)
-        warn_if_slow_call(algo, call, stacklevel=4)
+        warn_if_slow_call(algo, call, stacklevel=3)
         algo.run(call)
         return self._ungrouped(call.t.astype(np.int8)), call.value
 
