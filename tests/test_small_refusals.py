@@ -3,11 +3,11 @@ with nothing left, sample weights a boosted ranker's score does not take, max-ma
 nothing, a frame's column that is not numeric."""
 import numpy as np
 import pytest
-from aprank.sklearn_compat import InvalidParameterError
 
 import aprank
 from aprank.inference import max_marginals
 from aprank.learn import APSVM, APSVMCV, BinarySVMCV
+from aprank.sklearn_compat import InvalidParameterError
 
 
 @pytest.mark.parametrize("cls", [APSVMCV, BinarySVMCV])

@@ -9,13 +9,13 @@ import pytest
 import sklearn
 from sklearn.datasets import load_digits
 from sklearn.model_selection import GridSearchCV, GroupKFold
-from aprank.sklearn_compat import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import aprank
 from aprank.checks import random_instance
 from aprank.learn import EmptyQueryWarning, OneQueryWarning, RelevantClassWarning
 from aprank.metrics import average_precision, ndcg
+from aprank.sklearn_compat import InvalidParameterError
 
 lgb = pytest.importorskip("lightgbm", reason='needs lightgbm (pip install "aprank[boost]")')
 #: an optional package the test extra leaves out: .ci/run's extras lane runs this file

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
-from aprank.sklearn_compat import InvalidParameterError
 
 from aprank.learn import (
     APSVM,
@@ -21,6 +20,7 @@ from aprank.learn import (
     LatentSSVM,
     LatentSVM,
 )
+from aprank.sklearn_compat import InvalidParameterError
 from synthetic import two_classes
 
 CUTTING_PLANE = [BinarySVM, APSVM, NDCGSVM, APSVMAppx]

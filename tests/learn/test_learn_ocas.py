@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GroupKFold, StratifiedKFold
-from aprank.sklearn_compat import InvalidParameterError
 
 from aprank.learn import (
     APSVM,
@@ -23,6 +22,7 @@ from aprank.learn import (
     cutting_plane,
 )
 from aprank.models import RankingModel
+from aprank.sklearn_compat import InvalidParameterError
 from synthetic import grouped, mil
 
 TOL = 1e-3

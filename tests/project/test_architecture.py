@@ -25,7 +25,7 @@ LAYERS = {
     "aprank.inference": 1, "aprank.models": 2, "aprank.learn": 3, "aprank.torch": 3,
     "aprank.dask": 4,     # the estimators on a Dask cluster, over models and learners
     "aprank.boost": 4,    # boosted trees on the hinges: inference, metrics, the learners' warnings
-    "aprank.checks": 4, "aprank._deep_check": 4, "aprank._quick_bench": 4,
+    "aprank.checks": 4, "aprank._quick_bench": 4,
     "aprank.__main__": 5, "aprank": 6,
 }
 
