@@ -35,8 +35,9 @@ KERNELS = {
 }
 #: The module of the Cython utility code the kernels share (Cython >= 3.1 writes it).
 SHARED_UTILITY = "aprank._cyutility"
-#: Where the kernels' shared C++ (_order.hpp, _kernel.pxd's inline functions) lives.
-SHARED = "aprank/inference"
+#: Where the C++ that the metrics and the kernels share (_order.hpp: the partition and the sort
+#: with the tie rule) lives: the package's lowest layer, so that every layer may include it.
+SHARED = "aprank"
 #: Cython's directives for every kernel.
 DIRECTIVES = {
     # Bounds are validated once in Python (aprank/validation.py) before any kernel runs.

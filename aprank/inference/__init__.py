@@ -6,8 +6,9 @@ kinds share: result types, :class:`QueryProblem`, :class:`Instance`), ``_infer.p
 (:func:`infer`, :func:`infer_batch`), ``_user.py`` (user algorithms), ``_builtin.py`` (the
 kinds put in the registry), ``_exhaustive.py`` (what the query kinds' oracles share),
 ``_estimate.py`` (what a solve is estimated to cost before it runs: :func:`solve_seconds`),
-``_kernel.pxd`` and ``_order.hpp`` (the compiled kernels' shared C++), ``_interrupt.pxd``
-(Ctrl-C in the compiled loops), and one folder per
+``_kernel.pxd`` (the compiled kernels' shared declarations; the sort they share with the
+metrics is ``aprank/_order.hpp``), ``_interrupt.pxd`` (Ctrl-C in the compiled loops), and one
+folder per
 problem kind with the same modules: ``ranking/``, ``labelling/``, ``topk/``, ``pairwise/``,
 ``latent/``.
 """

@@ -32,7 +32,7 @@ def test_the_wheel_lists_what_it_ships(wheel):
     print(listing)          # its files and sizes, for the record (pytest -s shows them)
     assert not [name for name in files if name.endswith((".cpp", ".c"))], listing
     assert "aprank/py.typed" in files
-    assert {"aprank/inference/_kernel.pxd", "aprank/inference/_order.hpp",
+    assert {"aprank/inference/_kernel.pxd", "aprank/_order.hpp",
             "aprank/inference/topk/_cstar.hpp", "aprank/inference/pairwise/_maxflow.hpp",
             "aprank/inference/pairwise/_smallcut.hpp"} <= set(files)
     modules = {name: size for name, size in files.items() if name.endswith(".so")}
