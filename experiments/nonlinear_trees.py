@@ -106,19 +106,19 @@ class HingeObjective(_PackageHinge):
         if hessian == "unit":
             self.factor = 1.0
 
-    def _fixed_queries(self):
-        return (None, None) if self.queries else super()._fixed_queries()
+    def fixed_queries(self):
+        return (None, None) if self.queries else super().fixed_queries()
 
-    def _round(self):
+    def round_queries(self):
         """This round's problem and balanced hessian (drawn with ``queries``)."""
         if self.queries is None:
-            return super()._round()
+            return super().round_queries()
         qid = stratified_queries(self.is_pos, self.queries, self.rng)
-        return self._make_problem(qid), self.balanced(qid)
+        return self.make_problem(qid), self.balanced(qid)
 
-    def _subgradient(self, problem, scores):
+    def round_subgradient(self, problem, scores):
         if self.smooth <= 0:
-            return super()._subgradient(problem, scores)
+            return super().round_subgradient(problem, scores)
         g = np.zeros(self.n)
         for _ in range(self.draws):
             noise = self.smooth * self.rng.standard_normal(self.n)
@@ -126,8 +126,8 @@ class HingeObjective(_PackageHinge):
         g /= self.draws
         return g
 
-    def _second_order(self, g, bal):
-        return np.ones(self.n) if self.hessian_kind == "unit" else super()._second_order(g, bal)
+    def second_order(self, g, bal):
+        return np.ones(self.n) if self.hessian_kind == "unit" else super().second_order(g, bal)
 
     def grad_hess(self, scores):
         """(gradient, hessian) of one boosting round, before the common factor.

@@ -113,26 +113,79 @@ class HingeObjective:
         if self.qid.shape != (self.n,):
             raise ValueError(f"qid must be 1-D with one entry per label ({self.n}), got shape "
                              f"{self.qid.shape}")
-        self._problem, self._bal = self._fixed_queries()
+        self._problem, self._bal = self.fixed_queries()
         #: one constant for gradient and hessian: the balanced term sums to n
         self.factor = self.n / 2.0
 
-    # the steps of a round, which a subclass may vary (experiments.nonlinear_trees does)
-    def _fixed_queries(self):
-        """The problem and balanced term of ``qid``, built once."""
-        return self._make_problem(self.qid), self.balanced(self.qid)
+    # The steps of a round, the extension points of a subclass (one that draws its queries
+    # each round, perturbs the scores or takes another second-order term overrides them).
+    def fixed_queries(self):
+        """The problem and balanced term of ``qid``, built once at construction.
 
-    def _make_problem(self, qid) -> RankingProblem:
+        Returns
+        -------
+        tuple
+            (:class:`~aprank.inference.RankingProblem`, ndarray of shape (n,)), or what a
+            subclass that draws its queries each round keeps instead.
+        """
+        return self.make_problem(self.qid), self.balanced(self.qid)
+
+    def make_problem(self, qid) -> RankingProblem:
+        """The ranking problem of the training labels over queries ``qid`` (queries without
+        a relevant sample skipped).
+
+        Parameters
+        ----------
+        qid : ndarray of shape (n,)
+            Each sample's query.
+
+        Returns
+        -------
+        RankingProblem
+        """
         return RankingProblem(self.is_pos, self.loss, qid=qid, empty="skip")
 
-    def _round(self):
-        """This round's problem and balanced term."""
+    def round_queries(self):
+        """This round's problem and balanced term (those of :meth:`fixed_queries`).
+
+        Returns
+        -------
+        tuple
+            (RankingProblem, ndarray of shape (n,)).
+        """
         return self._problem, self._bal
 
-    def _subgradient(self, problem: RankingProblem, scores: np.ndarray) -> np.ndarray:
+    def round_subgradient(self, problem: RankingProblem, scores: np.ndarray) -> np.ndarray:
+        """This round's subgradient at ``scores`` (:meth:`subgradient`).
+
+        Parameters
+        ----------
+        problem : RankingProblem
+            This round's problem.
+        scores : ndarray of shape (n,)
+            The current scores.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self.subgradient(problem, scores)
 
-    def _second_order(self, g: np.ndarray, bal: np.ndarray) -> np.ndarray:
+    def second_order(self, g: np.ndarray, bal: np.ndarray) -> np.ndarray:
+        """The second-order term of a round from its subgradient ``g`` and balanced term
+        ``bal`` (``hessian``: see the class).
+
+        Parameters
+        ----------
+        g : ndarray of shape (n,)
+            The round's subgradient.
+        bal : ndarray of shape (n,)
+            The round's balanced term.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         h = self.scale * bal
         if self.hessian_kind == "rank":
             h = np.abs(g) + self.floor * h
@@ -140,9 +193,9 @@ class HingeObjective:
 
     def _terms(self, scores: np.ndarray):
         """(gradient, hessian, balanced term) of one round, before the common factor."""
-        problem, bal = self._round()
-        g = self._subgradient(problem, scores)
-        return g, self._second_order(g, bal), bal
+        problem, bal = self.round_queries()
+        g = self.round_subgradient(problem, scores)
+        return g, self.second_order(g, bal), bal
 
     # the public face
     @staticmethod
