@@ -132,24 +132,28 @@ def summary_table(results) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Where the figure script (figures/fig_nonlinear.py) reads the experiment's results: the run
+#: writes them there, and the script draws the figure from them without rerunning anything.
+FIGURE_RESULTS = Path(__file__).resolve().parents[1] / "figures" / "out" / "fig_nonlinear"
+
+
 def nonlinear(quick: bool = False, jobs: int = 1, log=print, out=None) -> str:
     """Run the experiment (finished units kept under ``out``, by default the repository's
-    figures/tables), write its figure's results and figure (``figures/out``), and return its
-    Markdown table."""
+    figures/tables), write its results where its figure script reads them
+    (``figures/out/fig_nonlinear.json``: ``python figures/fig_nonlinear.py`` draws the figure),
+    and return its Markdown table."""
     from benchmarks.machine import machine
-    from figures import fig_nonlinear
-    from figures._tools import default_out, run
 
     t0 = time.perf_counter()
     results = nonlinear_results(quick, jobs, log, out)
     results["machine"] = machine()
     results["seconds"] = round(time.perf_counter() - t0, 1)
     results["jobs"] = jobs
-    out = default_out(fig_nonlinear)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = fig_nonlinear.NAME + ("-quick" if quick else "")
-    (out / f"{stem}.json").write_text(json.dumps(results, separators=(",", ":")))
-    run(fig_nonlinear, quick, out, log=log)
+    path = FIGURE_RESULTS.with_name(FIGURE_RESULTS.name + ("-quick" if quick else "") + ".json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, separators=(",", ":")))
+    log(f"results: {path} (draw the figure with python figures/fig_nonlinear.py"
+        f"{' --quick' if quick else ''})")
     cpu_total = sum(r["cpu_per_fit"] + r["cpu_search"] for r in results["runs"])
     head = (f"Machine: {results['machine']}; {results['seconds']:.0f} s wall clock in {jobs} "
             f"processes ({results['reused']} of {len(results['runs'])} units read back from an "
