@@ -109,8 +109,9 @@ def test_no_late_imports_of_aprank_modules():
     assert not bad, "\n".join(bad)
 
 
-def test_no_import_cycle():
-    edges = {m: {t for t, _, _, _ in e if t != m} for m, e in GRAPH.items()}
+def import_cycle(edges: dict) -> list | None:
+    """The first cycle of the graph ``edges`` (module -> modules it imports), as the modules
+    along it with the first repeated at the end, or None."""
     state, stack = {}, []
 
     def visit(m):
@@ -118,15 +119,32 @@ def test_no_import_cycle():
         stack.append(m)
         for t in sorted(edges.get(m, ())):
             if state.get(t) == "open":
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(t):] + [t]))
+                return stack[stack.index(t):] + [t]
             if t not in state:
-                visit(t)
+                found = visit(t)
+                if found:
+                    return found
         stack.pop()
         state[m] = "done"
+        return None
 
     for m in sorted(edges):
         if m not in state:
-            visit(m)
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle():
+    edges = {m: {t for t, _, _, _ in e if t != m} for m, e in GRAPH.items()}
+    cycle = import_cycle(edges)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
 TRICKS = ["extend_path", "sys.path", "spec_from_file_location", "__path__ =", "syspath_prepend"]
@@ -374,3 +392,229 @@ def test_no_folder_of_the_tests_shadows_a_module():
                and not p.name.startswith((".", "_"))}
     assert not folders & (installed | OPTIONAL_MODULES | {"aprank", "benchmarks", "experiments",
                                                           "figures"})
+
+
+# ---------------------------------------------------------------------------- compiled sources
+#: The C++ headers' include path besides a module's own folder (setup.py's SHARED).
+SHARED_INCLUDE = PACKAGE
+CIMPORT = re.compile(r"^\s*(?:from\s+(aprank[\w.]*)\s+cimport\b|cimport\s+(aprank[\w.]*))", re.M)
+EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"*]+)"', re.M)
+
+
+def compiled_sources():
+    return sorted(p for suffix in ("*.pyx", "*.pxd") for p in PACKAGE.rglob(suffix))
+
+
+def compiled_imports(path: Path, shared: Path = SHARED_INCLUDE):
+    """(line, dotted module) of each aprank module the source cimports, and (line, header
+    path) of each C++ header it includes, resolved as the compiler does (the source's own
+    folder, then the shared include folder)."""
+    text = path.read_text()
+    cimports = [(text.count("\n", 0, m.start()) + 1, m.group(1) or m.group(2))
+                for m in CIMPORT.finditer(text)]
+    headers = []
+    for m in EXTERN.finditer(text):
+        found = next((folder / m.group(1) for folder in (path.parent, shared)
+                      if (folder / m.group(1)).is_file()), None)
+        if found is not None:      # a system header (Python.h) is no module of the package
+            headers.append((text.count("\n", 0, m.start()) + 1, found))
+    return cimports, headers
+
+
+def compiled_violations(paths, root: Path = PACKAGE) -> list:
+    """Each cimport or include of a compiled source that crosses a package seam the wrong way:
+    upwards in the layers, or into another package's compiled implementation (a .pyx) rather
+    than its declarations (a .pxd with no .pyx: the C-level interface it offers the layers
+    above, as ``aprank.inference._interrupt``'s Ctrl-C polling)."""
+    def module_of(path):
+        return ".".join(("aprank",) + path.relative_to(root).with_suffix("").parts)
+
+    bad = []
+    for path in paths:
+        module = module_of(path)
+        cimports, headers = compiled_imports(path, root)
+        for line, target in cimports:
+            if package_of(target) == package_of(module):
+                continue
+            where = REPOSITORY.joinpath(*target.split("."))
+            if layer_of(target) > layer_of(module):
+                bad.append(f"{module}:{line} cimports {target} from a higher layer")
+            elif where.with_suffix(".pyx").exists() or not where.with_suffix(".pxd").exists():
+                bad.append(f"{module}:{line} cimports {target}, not a declarations-only .pxd")
+        for line, header in headers:
+            owner = module_of(header.parent / "__init__.pxd").rsplit(".", 1)[0]
+            # the package root's C++ (the sort the metrics and the kernels share) is the
+            # lowest layer's, not the public face's
+            layer = 0 if owner == "aprank" else layer_of(owner)
+            if package_of(owner) != package_of(module) and layer > layer_of(module):
+                bad.append(f"{module}:{line} includes {header.relative_to(root).as_posix()} "
+                           "of a higher layer")
+    return bad
+
+
+def test_compiled_sources_cross_seams_only_downwards_and_through_declarations():
+    sources = compiled_sources()
+    assert PACKAGE / "learn" / "_qp_cy.pyx" in sources
+    read = [compiled_imports(p) for p in sources]
+    assert sum(len(c) for c, _ in read) >= 10 and sum(len(h) for _, h in read) >= 3
+    bad = compiled_violations(sources)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_compiled_rule_sees_a_planted_cimport(tmp_path):
+    """The rule above can fail: a model's kernel that cimports a learner's kernel (upwards), one
+    that cimports a kind's compiled implementation, and the metrics including a kind's header;
+    the planted sources are read as if they were the package's (``root``)."""
+    planted = {
+        "models/_planted_up.pyx": "from aprank.learn._qp_cy cimport run\n",
+        "models/_planted_impl.pyx": "from aprank.inference.ranking._driver_cy cimport rank_one\n",
+        "_metrics_cy.pyx": 'cdef extern from "inference/topk/_cstar.hpp":\n    pass\n',
+        "models/_planted_fine.pyx": "from aprank.inference._interrupt cimport poll_stop\n",
+    }
+    (tmp_path / "inference" / "topk").mkdir(parents=True)
+    (tmp_path / "inference" / "topk" / "_cstar.hpp").write_text("")
+    paths = []
+    for name, text in planted.items():
+        paths.append(tmp_path / name)
+        paths[-1].parent.mkdir(parents=True, exist_ok=True)
+        paths[-1].write_text(text)
+    bad = compiled_violations(paths, root=tmp_path)
+    assert len(bad) == 3, bad
+    assert "higher layer" in bad[0] and "declarations-only" in bad[1] and "includes" in bad[2]
+
+
+# ---------------------------------------------------------------------------- private attributes
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_attributes_defined(tree: ast.AST) -> set:
+    """The private attribute names a module defines: its classes' private methods and class
+    attributes, the private attributes it assigns (``x._a = ...``) and passes as keywords
+    (``self.__dict__.update(_a=...)``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out.add(item.name)
+                targets = (item.targets if isinstance(item, ast.Assign)
+                           else [item.target] if isinstance(item, ast.AnnAssign) else [])
+                out |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg:
+            out.add(node.arg)
+    return {name for name in out if _is_private(name)}
+
+
+def private_accesses(tree: ast.AST):
+    """(line, name) of each private attribute read off an object other than the module's own
+    ``self`` / ``cls`` / ``super()``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                continue
+            if isinstance(base, ast.Call) and getattr(base.func, "id", None) == "super":
+                continue
+            yield node.lineno, node.attr
+
+
+def private_overrides(tree: ast.AST, imported_bases: set):
+    """(line, name) of each private method a class defines over a base imported from aprank."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(getattr(b, "id", None) in imported_bases
+                                                  for b in node.bases):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and _is_private(item.name):
+                    yield item.lineno, item.name
+
+
+TREES = {path: ast.parse(path.read_text()) for path in PACKAGE_FILES + TOOL_FILES}
+
+
+def _package_folder(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def private_crossings(trees: dict) -> list:
+    """Each private attribute a module reads (or a tool's subclass overrides) that its own
+    package never defines and another package of aprank does: a private name crossing a seam
+    through an object, where the import rules above cannot see it."""
+    defined = {}
+    for path, tree in trees.items():
+        owner = (_package_folder(path) if path.is_relative_to(PACKAGE)
+                 else "tool:" + path.relative_to(REPOSITORY).as_posix())
+        defined.setdefault(owner, set()).update(private_attributes_defined(tree))
+    bad = []
+    for path, tree in trees.items():
+        in_package = path.is_relative_to(PACKAGE)
+        own = (_package_folder(path) if in_package
+               else "tool:" + path.relative_to(REPOSITORY).as_posix())
+        elsewhere = set().union(*(names for owner, names in defined.items()
+                                  if owner != own and not owner.startswith("tool:")))
+        flagged = [(line, name) for line, name in private_accesses(tree)
+                   if name not in defined[own] and name in elsewhere]
+        if not in_package:
+            bases = {alias.asname or alias.name for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("aprank")
+                     for alias in node.names}
+            flagged += [(line, name) for line, name in private_overrides(tree, bases)
+                        if name in elsewhere]
+        bad += [f"{path.relative_to(REPOSITORY)}:{line} uses {name}, private to another package"
+                for line, name in flagged]
+    return bad
+
+
+def test_no_private_attribute_crosses_a_package_seam():
+    bad = private_crossings(TREES)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_attribute_rule_sees_a_planted_access():
+    """The rule above can fail: the C-star model reaching into the top-k problem's private
+    method, and a tool's subclass overriding a private hook of a package class."""
+    model = PACKAGE / "models" / "_cstar.py"
+    tool = REPOSITORY / "experiments" / "supervised.py"
+    planted = dict(TREES)
+    planted[model] = ast.parse(model.read_text() + "\n\ndef planted(problem):\n"
+                               "    return problem._check_clamp(None, 1)\n")
+    planted[tool] = ast.parse(tool.read_text() + "\n\nfrom aprank.inference import TopKProblem\n"
+                              "\n\nclass Planted(TopKProblem):\n"
+                              "    def _check_clamp(self, c, kk):\n        return None\n")
+    bad = sorted(set(private_crossings(planted)) - set(private_crossings(TREES)))
+    assert len(bad) == 2 and all("_check_clamp" in line for line in bad), bad
+    assert bad[0].startswith("aprank/models/_cstar.py") and bad[1].startswith("experiments/")
+
+
+# ---------------------------------------------------------------------------- the tools' graph
+def tool_module(path: Path) -> str:
+    name = ".".join(path.relative_to(REPOSITORY).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def tool_edges(files) -> dict:
+    """module -> the tool modules it imports (late imports included: a cycle through a
+    function's import is one all the same)."""
+    known = {tool_module(f) for f in files}
+    edges = {}
+    for path in files:
+        targets = set()
+        for _, module, name in imported(path):
+            if module.split(".")[0] in FIGURE_MODULES:      # a figure script's own folder
+                module = f"figures.{module}"
+            for candidate in (f"{module}.{name}" if name else None, module):
+                if candidate in known:
+                    targets.add(candidate)
+                    break
+        edges[tool_module(path)] = targets - {tool_module(path)}
+    return edges
+
+
+def test_no_cycle_among_the_tools():
+    edges = tool_edges(TOOL_FILES)
+    assert edges["figures.fig_nonlinear"] >= {"experiments.nonlinear"}    # the graph was read
+    cycle = import_cycle(edges)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
