@@ -20,7 +20,7 @@
 Shared fixtures: ``real_data_home`` (the data home, or a skip naming what it lacks), and
 scikit-learn's digits, the small real data set the estimators' tests share: ``digits``
 (standardised) and ``unit_digits`` (the pixels in [0, 1]). The synthetic sets are built by
-tests/synthetic.py, the brute-force references by tests/oracle.py.
+tests/aprank_support/synthetic.py, the brute-force references by tests/aprank_support/oracle.py.
 """
 import importlib.util
 import os

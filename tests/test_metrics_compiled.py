@@ -1,6 +1,6 @@
 """aprank.metrics computes every query in one compiled pass.
 
-A vectorised NumPy implementation of the same metrics is the reference (tests/metrics_numpy.py):
+A vectorised NumPy implementation of the same metrics is the reference (tests/aprank_support/metrics_numpy.py):
 the compiled pass must give the same values (to 1e-12), the same query ids in the same order and
 the same errors, for every metric, tie policy, empty rule, cutoff, discount and qid layout, on
 random data with many ties; the kernel's own contract is pinned by the test_kernel_* tests.
@@ -8,7 +8,6 @@ random data with many ties; the kernel's own contract is pinned by the test_kern
 import numpy as np
 import pytest
 
-import metrics_numpy as reference
 from aprank import metrics
 from aprank._metrics_cy import (
     METRIC_AP,
@@ -23,7 +22,8 @@ from aprank._metrics_cy import (
 )
 from aprank.inference import SIMD_LEVELS, set_simd, simd_level
 from aprank.validation import as_query_groups
-from metric_outcomes import TOL, Raised, assert_same, outcome
+from aprank_support import metrics_numpy as reference
+from aprank_support.metric_outcomes import TOL, Raised, assert_same, outcome
 
 EMPTY_RULES = ("error", "skip", 0, 1)
 NAMES = ("ap", "ndcg", "p@k")

@@ -10,7 +10,7 @@ import pytest
 
 from aprank.metrics import TIE_POLICIES, average_precision, ndcg, precision_at_k
 from aprank.validation import as_query_groups
-from metric_outcomes import TOL, Raised, assert_same, outcome
+from aprank_support.metric_outcomes import TOL, Raised, assert_same, outcome
 
 EMPTY_RULES = ("error", "skip", 0, 1)
 

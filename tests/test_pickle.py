@@ -23,7 +23,7 @@ def roundtrip(obj, pickler):
 
 
 @pytest.fixture(scope="module")
-def digits(digits):
+def digits_400(digits):
     """The first 400 of the shared digits."""
     X, y = digits
     return X[:400], y[:400]
@@ -72,8 +72,8 @@ def test_results_of_every_algorithm_pickle(kind, name, pickler):
 @pytest.mark.parametrize("pickler", PICKLERS)
 @pytest.mark.parametrize("make", [BinarySVM, APSVM, NDCGSVM, APSVMAppx, lambda: APSVM(algorithm="select")],
                          ids=["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVM-select"])
-def test_fitted_estimators_pickle(make, pickler, digits):
-    X, y = digits
+def test_fitted_estimators_pickle(make, pickler, digits_400):
+    X, y = digits_400
     est = make().fit(X, y == 2)
     back = roundtrip(est, pickler)
     np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
@@ -84,8 +84,8 @@ def test_fitted_estimators_pickle(make, pickler, digits):
 
 
 @pytest.mark.parametrize("pickler", PICKLERS)
-def test_models_and_problems_pickle(pickler, digits):
-    X, y = digits
+def test_models_and_problems_pickle(pickler, digits_400):
+    X, y = digits_400
     qid = np.arange(X.shape[0]) % 4
     model = RankingModel(X, y == 1, "ndcg", qid=qid, algorithm="qs")
     w = np.random.default_rng(0).standard_normal(X.shape[1])
@@ -97,8 +97,8 @@ def test_models_and_problems_pickle(pickler, digits):
                                   problem.solve(X @ w).ranks)
 
 
-def test_grid_search_on_two_processes(digits):
-    X, y = digits
+def test_grid_search_on_two_processes(digits_400):
+    X, y = digits_400
     grid = {"C": [0.1, 10.0]}
     parallel = GridSearchCV(APSVM(), grid, cv=3, n_jobs=2).fit(X, y == 8)
     serial = GridSearchCV(APSVM(), grid, cv=3, n_jobs=1).fit(X, y == 8)

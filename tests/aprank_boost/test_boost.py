@@ -112,13 +112,13 @@ def test_objective_refuses_bad_options():
 
 
 @pytest.fixture(scope="module")
-def digits():
+def digits_in_queries():
     X, y = load_digits(return_X_y=True)
     return X[:600] / 16, y[:600], np.arange(600) // 50
 
 
-def test_lightgbm_and_xgboost_train_on_the_objective(digits):
-    X, y, _ = digits
+def test_lightgbm_and_xgboost_train_on_the_objective(digits_in_queries):
+    X, y, _ = digits_in_queries
     relevant = (y == 3).astype(int)
     before = aprank.infer_batch(np.zeros(600), relevant, np.zeros(600, int)).mean_objective
     booster = lgb.train({"objective": HingeObjective(relevant), "num_leaves": 7,
@@ -133,8 +133,8 @@ def test_lightgbm_and_xgboost_train_on_the_objective(digits):
 
 
 @pytest.mark.parametrize("cls, loss", [(APBoostRanker, "ap"), (NDCGBoostRanker, "ndcg")])
-def test_the_ranker_is_lightgbm_on_the_objective(cls, loss, digits):
-    X, y, qid = digits
+def test_the_ranker_is_lightgbm_on_the_objective(cls, loss, digits_in_queries):
+    X, y, qid = digits_in_queries
     est = cls(n_estimators=15, num_leaves=7, hessian="balanced").fit(X, y == 8, qid=qid)
     relevant = (y == 8).astype(int)
     objective = HingeObjective(relevant, qid, loss=loss, hessian="balanced")
@@ -157,24 +157,24 @@ def test_sklearn_conventions(estimator, check):
     check(estimator)
 
 
-def test_pickle_round_trip(digits):
-    X, y, qid = digits
+def test_pickle_round_trip(digits_in_queries):
+    X, y, qid = digits_in_queries
     est = APBoostRanker(n_estimators=10, num_leaves=7).fit(X, y == 5, qid=qid)
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
     assert again.threshold_ == est.threshold_
 
 
-def test_predict_marks_the_break_even_point(digits):
-    X, y, _ = digits
+def test_predict_marks_the_break_even_point(digits_in_queries):
+    X, y, _ = digits_in_queries
     est = APBoostRanker(n_estimators=10, num_leaves=7).fit(X, y == 5)
     # as many training samples above the threshold as there are positives (no ties there)
     assert np.count_nonzero(est.predict(X)) == np.count_nonzero(y == 5)
     assert set(np.unique(est.predict(X))) <= {False, True}
 
 
-def test_qid_reaches_fit_and_score_in_a_routed_search(digits):
-    X, y, qid = digits
+def test_qid_reaches_fit_and_score_in_a_routed_search(digits_in_queries):
+    X, y, qid = digits_in_queries
     relevant = y == 3
     grid = {"num_leaves": [3, 7]}
     with sklearn.config_context(enable_metadata_routing=True):
@@ -193,8 +193,8 @@ def test_qid_reaches_fit_and_score_in_a_routed_search(digits):
     assert not np.array_equal(one_query.decision_function(X), by_hand.decision_function(X))
 
 
-def test_empty_queries_are_skipped_and_said(digits):
-    X, y, qid = digits
+def test_empty_queries_are_skipped_and_said(digits_in_queries):
+    X, y, qid = digits_in_queries
     relevant = (y == 3) & (qid != 0)
     with pytest.warns(EmptyQueryWarning, match="1 of 12 training queries"):
         est = APBoostRanker(n_estimators=5).fit(X, relevant, qid=qid)
@@ -206,15 +206,15 @@ def test_empty_queries_are_skipped_and_said(digits):
         assert est.score(X, relevant, qid=qid) == pytest.approx(np.mean(per_query))
 
 
-def test_score_without_qid_after_a_fit_on_queries_says_so(digits):
-    X, y, qid = digits
+def test_score_without_qid_after_a_fit_on_queries_says_so(digits_in_queries):
+    X, y, qid = digits_in_queries
     est = APBoostRanker(n_estimators=5).fit(X, y == 3, qid=qid)
     with pytest.warns(OneQueryWarning, match="got no qid"):
         est.score(X, y == 3)
 
 
-def test_clear_errors(digits):
-    X, y, qid = digits
+def test_clear_errors(digits_in_queries):
+    X, y, qid = digits_in_queries
     est = APBoostRanker(n_estimators=3)
     with pytest.raises(TypeError, match="sample_weight.*no per-sample weights"):
         est.fit(X, y == 3, sample_weight=np.ones(600))
@@ -236,7 +236,7 @@ def test_clear_errors(digits):
         est.score(X, y == 3, sample_weight=np.ones(600))
 
 
-def test_string_labels_say_which_class_is_ranked_relevant(digits):
-    X, y, qid = digits
+def test_string_labels_say_which_class_is_ranked_relevant(digits_in_queries):
+    X, y, qid = digits_in_queries
     with pytest.warns(RelevantClassWarning, match=r"ranks 'miss', the second"):
         APBoostRanker(n_estimators=3).fit(X, np.where(y == 3, "hit", "miss"), qid=qid)

@@ -18,8 +18,8 @@ import aprank.dask  # noqa: E402
 from aprank.dask import DaskAPSVM, DaskBinarySVM, DaskNDCGSVM, infer  # noqa: E402
 from aprank.learn import APSVM, NDCGSVM, BinarySVM, EmptyQueryWarning  # noqa: E402
 from aprank.models import RankingModel  # noqa: E402
+from aprank_support.synthetic import one_query  # noqa: E402
 from benchmarks import dask_bench  # noqa: E402
-from synthetic import one_query  # noqa: E402
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
@@ -30,15 +30,15 @@ ON_A_CLUSTER = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def client():
+def cluster_client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=None) as cluster,\
             distributed.Client(cluster) as c:
         yield c
 
 
 @pytest.fixture(scope="module")
-def digits(unit_digits):
+def digit3_in_queries(unit_digits):
     X, t = unit_digits
     rng = np.random.default_rng(0)
     # 12 queries whose rows are scattered over every partition: the fit must regroup them
@@ -54,8 +54,8 @@ def _split(X, y, qid, chunks):
 @pytest.mark.parametrize("single, on_dask", PAIRS, ids=[p[1].__name__ for p in PAIRS])
 @pytest.mark.parametrize("queries", ["many", "one"])
 @ON_A_CLUSTER
-def test_same_w_as_one_machine(client, digits, single, on_dask, queries):
-    X, y, qid = digits
+def test_same_w_as_one_machine(cluster_client, digit3_in_queries, single, on_dask, queries):
+    X, y, qid = digit3_in_queries
     qid = qid if queries == "many" else None
     ref = single(C=10, solver="ocas").fit(X, y, qid)     # the Dask estimators' default solver
     got = on_dask(C=10).fit(*_split(X, y, qid, 230))
@@ -72,8 +72,8 @@ def test_same_w_as_one_machine(client, digits, single, on_dask, queries):
 
 
 @ON_A_CLUSTER
-def test_dataframe_inputs_and_query_straddling(client, digits):
-    X, y, qid = digits
+def test_dataframe_inputs_and_query_straddling(cluster_client, digit3_in_queries):
+    X, y, qid = digit3_in_queries
     order = np.argsort(qid, kind="stable")     # sorted queries, but partitions cut through them
     X, y, qid = X[order], y[order], qid[order]
     frame = pd.DataFrame(X, columns=[f"f{k}" for k in range(X.shape[1])])
@@ -85,8 +85,8 @@ def test_dataframe_inputs_and_query_straddling(client, digits):
 
 
 @ON_A_CLUSTER
-def test_skip_queries_without_positives(client, digits):
-    X, y, qid = digits
+def test_skip_queries_without_positives(cluster_client, digit3_in_queries):
+    X, y, qid = digit3_in_queries
     y = np.where(qid < 5, 0, y)          # queries 0-4 have no positive left
     with pytest.warns(EmptyQueryWarning, match="5 of 12 training queries"):
         ref = APSVM(C=1, empty="skip", solver="ocas").fit(X, y, qid)
@@ -98,16 +98,16 @@ def test_skip_queries_without_positives(client, digits):
 
 
 @ON_A_CLUSTER
-def test_fitted_estimator_pickles(client, digits):
-    X, y, qid = digits
+def test_fitted_estimator_pickles(cluster_client, digit3_in_queries):
+    X, y, qid = digit3_in_queries
     est = DaskNDCGSVM(C=1).fit(*_split(X, y, qid, 500))
     back = pickle.loads(pickle.dumps(est))
     assert np.array_equal(back.coef_, est.coef_) and back.get_params() == est.get_params()
 
 
 @ON_A_CLUSTER
-def test_bad_input_is_refused(client, digits):
-    X, y, qid = digits
+def test_bad_input_is_refused(cluster_client, digit3_in_queries):
+    X, y, qid = digit3_in_queries
     with pytest.raises(ValueError, match="'C' parameter of DaskAPSVM must be"):
         DaskAPSVM(C=-1).fit(*_split(X, y, None, 500))
     with pytest.raises(ValueError, match="exactly 2 classes"):
@@ -133,7 +133,7 @@ def _assert_same(result, ref):
 @pytest.mark.parametrize("loss", ["ap", "ndcg"])
 @pytest.mark.parametrize("decimals", [None, 1], ids=["no-ties", "ties"])
 @ON_A_CLUSTER
-def test_split_inference_equals_qs_on_a_million(client, loss, decimals):
+def test_split_inference_equals_qs_on_a_million(cluster_client, loss, decimals):
     scores, labels = one_query(10**6, 2000, 7, 1.5, decimals)
     result = infer(da.from_array(scores, chunks=125_000), da.from_array(labels, chunks=125_000),
                    loss=loss)
@@ -143,7 +143,7 @@ def test_split_inference_equals_qs_on_a_million(client, loss, decimals):
 
 @pytest.mark.parametrize("seed", range(40))
 @ON_A_CLUSTER
-def test_split_inference_equals_qs_on_small_queries(client, seed):
+def test_split_inference_equals_qs_on_small_queries(cluster_client, seed):
     """Uneven chunks (some without positives or negatives), heavy ties, few pivots."""
     rng = np.random.default_rng([seed, 1])
     n = int(rng.integers(2, 400))
@@ -159,7 +159,7 @@ def test_split_inference_equals_qs_on_small_queries(client, seed):
 
 
 @ON_A_CLUSTER
-def test_split_inference_refuses_bad_input(client):
+def test_split_inference_refuses_bad_input(cluster_client):
     scores, labels = one_query(100, 10, 0, 1.5)
     with pytest.raises(ValueError, match="without positive"):
         infer(da.from_array(scores, chunks=30), da.from_array(np.zeros(100, bool), chunks=30))
@@ -205,9 +205,9 @@ def test_score_refuses_a_sample_weight_and_routes_none(on_dask):
 @pytest.mark.parametrize("loss", ["ap", "ndcg", "zero-one"])
 @pytest.mark.parametrize("queries", ["many", "one"])
 @ON_A_CLUSTER
-def test_ranking_model_cuts_as_one_machine(client, digits, loss, queries):
+def test_ranking_model_cuts_as_one_machine(cluster_client, digit3_in_queries, loss, queries):
     """aprank.dask.ranking_model (what the benchmark times): the single-machine model's cut."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_queries
     qid = qid if queries == "many" else None
     w = np.random.default_rng(1).standard_normal(X.shape[1])
     algorithm = "zero-one" if loss == "zero-one" else "qs"
@@ -221,8 +221,8 @@ def test_ranking_model_cuts_as_one_machine(client, digits, loss, queries):
 
 
 @ON_A_CLUSTER
-def test_benchmark_runs_and_its_cuts_agree(client):
-    table = dask_bench.run(n=100_000, d=4, partitions=(1, 2), repeats=1, client=client)
+def test_benchmark_runs_and_its_cuts_agree(cluster_client):
+    table = dask_bench.run(n=100_000, d=4, partitions=(1, 2), repeats=1, client=cluster_client)
     lines = table.splitlines()
     header = next(line.split("|") for line in lines if line.startswith("| problem"))
     diff = [c.strip() for c in header].index("max abs diff of g / abs g")

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="needs torch (the torch extra; READM
 #: an optional package the test extra leaves out: .ci/run's extras lane runs this file
 pytestmark = pytest.mark.extras
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
-from torch_batches import random_batch, reference  # noqa: E402  (likewise)
+from aprank_support.torch_batches import random_batch, reference  # noqa: E402  (likewise)
 
 DTYPES = [torch.float32, torch.float64]
 LOSSES = ["ap", "ndcg"]

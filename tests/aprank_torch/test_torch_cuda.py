@@ -12,7 +12,7 @@ import aprank
 
 torch = pytest.importorskip("torch", reason="needs torch (the torch extra; README)")
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
-from torch_batches import random_batch, reference  # noqa: E402  (likewise)
+from aprank_support.torch_batches import random_batch, reference  # noqa: E402  (likewise)
 
 #: .ci/run's extras lane collects these (and skips them there: CI has no GPU)
 pytestmark = [pytest.mark.extras,

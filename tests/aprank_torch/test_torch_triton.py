@@ -17,7 +17,7 @@ if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
     # tests/conftest.py sets TRITON_INTERPRET=1 before Triton is imported
     pytest.skip("no CUDA device and TRITON_INTERPRET unset", allow_module_level=True)
 import aprank.torch as at  # noqa: E402  (only once torch is known to be there)
-from torch_batches import random_batch, reference  # noqa: E402
+from aprank_support.torch_batches import random_batch, reference  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 

@@ -7,7 +7,7 @@ import pytest
 
 import aprank
 from aprank.__main__ import main
-from synthetic import one_query
+from aprank_support.synthetic import one_query
 
 
 def greedy_in_python(pos_scores, neg_scores, loss):

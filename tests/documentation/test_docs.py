@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from named_warnings import only_the_warnings_named_in
+from aprank_support.named_warnings import only_the_warnings_named_in
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import aprank
-from named_warnings import only_the_warnings_named_in
+from aprank_support.named_warnings import only_the_warnings_named_in
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 

@@ -31,7 +31,7 @@ from aprank.inference import (
 )
 from aprank.inference.pairwise._problem import PairwiseCall
 from aprank.inference.topk._problem import TopKCall
-from signals import interrupted_after
+from aprank_support.signals import interrupted_after
 
 
 def _never_run(call):

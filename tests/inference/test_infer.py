@@ -9,7 +9,7 @@ import aprank
 from aprank import validation
 from aprank.inference import RankingProblem
 from aprank.losses import NDCG, ZeroOne
-from synthetic import one_query
+from aprank_support.synthetic import one_query
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 

@@ -158,7 +158,7 @@ def greedy_by_patterns(problem, scores, tol=1e-12):
     Hungarian assignments (the reference of latent-greedy's augmenting-path scan), with its
     tie rule: a slot moves unless every rank loses more than ``tol``, to the highest place
     within ``tol`` of the best."""
-    from latent_greedy_reference import _pattern_value
+    from aprank_support.latent_greedy_reference import _pattern_value
     bags = problem.bags
     amax, amin = bags.best_rows(scores), bags.best_rows(scores, lowest=True)
     pos, neg = np.flatnonzero(bags.is_pos), np.flatnonzero(~bags.is_pos)
@@ -219,7 +219,7 @@ def test_latent_ap_second_step_by_every_exact_ap_algorithm():
 def _reference_greedy(problem, scores):
     """The greedy as it was before its compiled kernel (scipy assignments)."""
     from aprank.inference.latent._problem import LatentCall
-    from latent_greedy_reference import run_reference_greedy
+    from aprank_support.latent_greedy_reference import run_reference_greedy
     s = problem._scores(np.asarray(scores, dtype=float))
     call = LatentCall(problem, s)
     run_reference_greedy(call)

@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 
 import aprank
-from oracle import best_over_labellings, best_over_permutations, recompute, zero_one_weights
+from aprank_support.oracle import (
+    best_over_labellings,
+    best_over_permutations,
+    recompute,
+    zero_one_weights,
+)
 
 N_CASES = 2000
 TOL = 1e-12

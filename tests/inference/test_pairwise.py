@@ -13,7 +13,7 @@ from aprank.inference import PairwiseGraph, PairwiseProblem, group_pairs, max_ma
 from aprank.learn import APSVM, HOAPSVM, HOBSVM, BinarySVM
 from aprank.losses import PairwiseZeroOne, ZeroOne
 from aprank.models import HOBModel, RankingModel, pair_features
-from synthetic import grouped
+from aprank_support.synthetic import grouped
 
 EXACT = ("graphcut", "graphcut-dynamic", "graphcut-static")
 

@@ -14,7 +14,7 @@ import pytest
 
 import aprank
 from aprank.inference import SIMD_LEVELS
-from oracle import best_over_permutations
+from aprank_support.oracle import best_over_permutations
 
 VECTOR_LEVELS = ["avx512", "avx2"]
 ORACLE = "numpy-greedy-oracle"

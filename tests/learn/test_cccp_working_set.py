@@ -23,7 +23,7 @@ from aprank.models import (
     StructuredModel,
     pair_features,
 )
-from synthetic import grouped, mil
+from aprank_support.synthetic import grouped, mil
 
 
 def _latent_data(seed=1):

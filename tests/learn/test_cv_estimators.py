@@ -22,7 +22,7 @@ from aprank.learn import (
     EmptyQueryWarning,
     OneQueryWarning,
 )
-from estimator_checks import expected_failed_checks
+from aprank_support.estimator_checks import expected_failed_checks
 
 # the grids here are the subject of agreement with GridSearchCV, pickling and the checks,
 # many of two C where every choice is an edge: tests/learn/test_grid_edge.py tests the edge
@@ -47,7 +47,7 @@ def test_sklearn_conventions(estimator, check):
 
 
 @pytest.fixture(scope="module")
-def digits(unit_digits):
+def digit3_in_12_queries(unit_digits):
     """600 digits, 3 against the rest, in 12 queries of 50."""
     images, digit = unit_digits
     return images[:600], digit[:600] == 3, np.arange(600) // 50
@@ -77,10 +77,10 @@ def assert_same_search(cv, gs):
 
 
 @pytest.mark.parametrize("cv_class, base", PAIRS, ids=["APSVMCV", "NDCGSVMCV", "BinarySVMCV"])
-def test_equals_a_routed_grid_search_over_group_folds(cv_class, base, digits):
+def test_equals_a_routed_grid_search_over_group_folds(cv_class, base, digit3_in_12_queries):
     """An int cv with qid is GroupKFold over the queries: the same folds, fits and scores as
     GridSearchCV(base, {"C": Cs}, cv=GroupKFold(4)) with qid routed, and the same C."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     cv = cv_class(Cs=CS, cv=4).fit(X, y, qid=qid)
     gs = routed_search(base, GroupKFold(4), X, y, qid)
     assert cv.n_splits_ == 4 and cv.scores_.shape == (4, len(CS))
@@ -90,8 +90,8 @@ def test_equals_a_routed_grid_search_over_group_folds(cv_class, base, digits):
     assert cv.score(X, y, qid=qid) == gs.best_estimator_.score(X, y, qid=qid)
 
 
-def test_query_weights_weigh_the_folds_as_a_routed_search(digits):
-    X, y, qid = digits
+def test_query_weights_weigh_the_folds_as_a_routed_search(digit3_in_12_queries):
+    X, y, qid = digit3_in_12_queries
     weight = np.where(qid % 3 == 0, 2.0, 1.0)
     kept = weight.copy()
     cv = APSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid, sample_weight=weight)
@@ -117,11 +117,11 @@ def test_a_flat_curve_chooses_the_smallest_C_as_grid_search_does():
     assert_same_search(cv, gs)
 
 
-def test_the_warm_path_reaches_the_cold_objectives(digits):
+def test_the_warm_path_reaches_the_cold_objectives(digit3_in_12_queries):
     """warm_path=True: each fold's fit at each C, started from the working set of the C before,
     has the primal objective of a fit from nothing within tol (both are within tol above the
     optimum: gap <= tol), in fewer iterations over the path; warm_path=False is the cold fits."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     tol = 1e-3
     warm = APSVMCV(Cs=CS, cv=3, tol=tol, warm_path=True).fit(X, y, qid=qid)
     cold = APSVMCV(Cs=CS, cv=3, tol=tol).fit(X, y, qid=qid)
@@ -136,20 +136,20 @@ def test_the_warm_path_reaches_the_cold_objectives(digits):
     assert warm.n_iter_.sum() < cold.n_iter_.sum()
 
 
-def test_a_grouped_splitter_gets_the_queries(digits):
+def test_a_grouped_splitter_gets_the_queries(digit3_in_12_queries):
     """A splitter is given groups=qid: LeaveOneGroupOut makes one fold per query, and the
     result is a routed search's over the same splitter."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     X, y, qid = X[:300], y[:300], qid[:300]
     cv = APSVMCV(Cs=CS, cv=LeaveOneGroupOut()).fit(X, y, qid=qid)
     assert cv.n_splits_ == 6
     assert_same_search(cv, routed_search(APSVM, LeaveOneGroupOut(), X, y, qid))
 
 
-def test_without_qid_the_stratified_search_of_one_ranking_quietly(digits):
+def test_without_qid_the_stratified_search_of_one_ranking_quietly(digit3_in_12_queries):
     """No qid: one ranking, said by nothing; the folds are StratifiedKFold's, each fitted and
     scored as one ranking, as a GridSearchCV does them."""
-    X, y, _ = digits
+    X, y, _ = digit3_in_12_queries
     with warnings.catch_warnings():
         warnings.simplefilter("error", OneQueryWarning)
         cv = APSVMCV(Cs=CS, cv=3).fit(X, y)
@@ -158,10 +158,10 @@ def test_without_qid_the_stratified_search_of_one_ranking_quietly(digits):
     assert_same_search(cv, gs)
 
 
-def test_a_scorer_after_fits_on_queries_says_once_that_it_drops_them(digits):
+def test_a_scorer_after_fits_on_queries_says_once_that_it_drops_them(digit3_in_12_queries):
     """A scikit-learn scorer scores each test fold as one set: after fits on queries that drops
     the queries, said once (not per fold and C); without queries there is nothing to drop."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         BinarySVMCV(Cs=CS[:2], cv=3, scoring="average_precision").fit(X, y, qid=qid)
@@ -176,8 +176,8 @@ def test_a_scorer_after_fits_on_queries_says_once_that_it_drops_them(digits):
                     scoring="average_precision").fit(X, y, qid=np.zeros(len(y)))
 
 
-def test_empty_queries_are_said_once_by_the_refit(digits):
-    X, y, qid = digits
+def test_empty_queries_are_said_once_by_the_refit(digit3_in_12_queries):
+    X, y, qid = digit3_in_12_queries
     y = y & (qid != 0)                  # query 0 loses its positives
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
@@ -187,8 +187,8 @@ def test_empty_queries_are_said_once_by_the_refit(digits):
     assert cv.n_skipped_queries_ == 1
 
 
-def test_fitted_estimators_pickle(digits):
-    X, y, qid = digits
+def test_fitted_estimators_pickle(digit3_in_12_queries):
+    X, y, qid = digit3_in_12_queries
     for cv_class, _ in PAIRS:
         cv = cv_class(Cs=[0.1, 1.0], cv=3).fit(sp.csr_matrix(X), y, qid=qid)
         back = pickle.loads(pickle.dumps(cv))
@@ -197,8 +197,8 @@ def test_fitted_estimators_pickle(digits):
         np.testing.assert_array_equal(back.scores_, cv.scores_)
 
 
-def test_refit_false_keeps_only_the_search(digits):
-    X, y, qid = digits
+def test_refit_false_keeps_only_the_search(digit3_in_12_queries):
+    X, y, qid = digit3_in_12_queries
     cv = APSVMCV(Cs=CS, cv=3, refit=False).fit(X, y, qid=qid)
     assert cv.C_ in CS and cv.classes_.tolist() == [False, True]
     for method in ("decision_function", "predict", "score"):
@@ -210,17 +210,17 @@ def test_refit_false_keeps_only_the_search(digits):
         cv.decision_function(X)
 
 
-def test_folds_in_parallel_give_the_same_search(digits):
-    X, y, qid = digits
+def test_folds_in_parallel_give_the_same_search(digit3_in_12_queries):
+    X, y, qid = digit3_in_12_queries
     one = NDCGSVMCV(Cs=CS, cv=3).fit(X, y, qid=qid)
     two = NDCGSVMCV(Cs=CS, cv=3, n_jobs=2).fit(X, y, qid=qid)
     np.testing.assert_array_equal(one.scores_, two.scores_)
     assert one.C_ == two.C_
 
 
-def test_a_scorer_by_name(digits):
+def test_a_scorer_by_name(digit3_in_12_queries):
     """A scikit-learn scorer scores each test fold's samples as one set (no queries)."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     with pytest.warns(OneQueryWarning, match="scoring='roc_auc'"):
         cv = BinarySVMCV(Cs=CS, cv=3, scoring="roc_auc").fit(X, y, qid=qid)
     with sklearn.config_context(enable_metadata_routing=True):
@@ -229,10 +229,10 @@ def test_a_scorer_by_name(digits):
     assert_same_search(cv, gs)
 
 
-def test_an_int_grid_spans_logistic_regression_cvs(digits):
+def test_an_int_grid_spans_logistic_regression_cvs(digit3_in_12_queries):
     """An int Cs is that many C log-spaced over [1e-4, 1e4], as LogisticRegressionCV's."""
     from sklearn.linear_model import LogisticRegressionCV
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     X, y, qid = X[:100], y[:100], qid[:100]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)   # scikit-learn's own, on defaults
@@ -243,8 +243,8 @@ def test_an_int_grid_spans_logistic_regression_cvs(digits):
     assert BinarySVMCV().Cs == APSVMCV().Cs == NDCGSVMCV().Cs == 5
 
 
-def test_bad_grids(digits):
-    X, y, qid = digits
+def test_bad_grids(digit3_in_12_queries):
+    X, y, qid = digit3_in_12_queries
     for Cs in ([], [1.0, -1.0], [[1.0]], [np.inf]):
         with pytest.raises(ValueError, match="Cs must be an int or a non-empty 1-D list"):
             APSVMCV(Cs=Cs).fit(X, y, qid=qid)
@@ -294,10 +294,10 @@ def test_groups_go_to_the_splitter_and_the_fits_stay_one_ranking(cv_class, base)
     np.testing.assert_array_equal(by_int.scores_, cv.scores_)
 
 
-def test_groups_and_qid_together(digits):
+def test_groups_and_qid_together(digit3_in_12_queries):
     """groups split, qid ranks: the folds keep the groups whole, the fits and scores are per
     query, as a routed GridSearchCV given both."""
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     groups = np.arange(len(y)) // 25              # two groups per query of 50
     splitter = RecordingGroupKFold(3)
     cv = APSVMCV(Cs=CS[:3], cv=splitter).fit(X, y, qid=qid, groups=groups)
@@ -314,11 +314,11 @@ def test_groups_and_qid_together(digits):
         APSVMCV(Cs=[1.0]).fit(X, y, groups=groups[1:])
 
 
-def test_the_cv_estimator_routes_as_the_base_estimators(digits):
+def test_the_cv_estimator_routes_as_the_base_estimators(digit3_in_12_queries):
     """set_fit_request / set_score_request exist for qid and sample_weight, so the CV
     estimator nests in a routed outer cross-validation."""
     from sklearn.model_selection import cross_val_score
-    X, y, qid = digits
+    X, y, qid = digit3_in_12_queries
     with sklearn.config_context(enable_metadata_routing=True):
         est = APSVMCV(Cs=[0.1, 1.0], cv=2).set_fit_request(qid=True).set_score_request(qid=True)
         scores = cross_val_score(est, X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid})

@@ -24,7 +24,7 @@ from aprank.learn import (
     LatentSVM,
     OneQueryWarning,
 )
-from synthetic import grouped, mil
+from aprank_support.synthetic import grouped, mil
 
 ONE_QUERY = r"score got no qid, so it ranks all \d+ samples as one query, but \w+ was fitted on"
 ONE_QUERY_IN_SEARCH = (r"APSVM\.score got no qid, so it ranks each test fold as one query, "

@@ -15,7 +15,7 @@ ESTIMATORS = [APSVM, NDCGSVM, BinarySVM, APSVMAppx]
 
 
 @pytest.fixture(scope="module")
-def data(unit_digits):
+def queries_with_empty(unit_digits):
     """300 digits in 10 queries of 30; queries 4 and 7 have no relevant sample."""
     X, digit = unit_digits
     X, y = X[:300], digit[:300] == 1
@@ -28,8 +28,8 @@ def _empty_query_warnings(record):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
-def test_default_fit_skips_counts_and_warns_once(cls, data):
-    X, y, qid = data
+def test_default_fit_skips_counts_and_warns_once(cls, queries_with_empty):
+    X, y, qid = queries_with_empty
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         est = cls(C=1.0).fit(X, y, qid=qid)
@@ -47,8 +47,8 @@ def test_default_fit_skips_counts_and_warns_once(cls, data):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
-def test_no_query_left_out_no_warning(cls, data):
-    X, y, qid = data
+def test_no_query_left_out_no_warning(cls, queries_with_empty):
+    X, y, qid = queries_with_empty
     kept = ~np.isin(qid, [4, 7])
     with warnings.catch_warnings():
         warnings.simplefilter("error", EmptyQueryWarning)
@@ -57,16 +57,16 @@ def test_no_query_left_out_no_warning(cls, data):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
-def test_empty_error_refuses_the_fit(cls, data):
-    X, y, qid = data
+def test_empty_error_refuses_the_fit(cls, queries_with_empty):
+    X, y, qid = queries_with_empty
     est = cls(C=1.0, empty="error")
     with pytest.raises(ValueError, match=r"query 4 has none; pass empty='skip'"):
         est.fit(X, y, qid=qid)
     assert not hasattr(est, "coef_") and not hasattr(est, "n_skipped_queries_")
 
 
-def test_default_score_leaves_out_queries_without_a_relevant_sample(data):
-    X, y, qid = data
+def test_default_score_leaves_out_queries_without_a_relevant_sample(queries_with_empty):
+    X, y, qid = queries_with_empty
     kept = ~np.isin(qid, [4, 7])
     est = APSVM(C=1.0).fit(X[kept], y[kept], qid=qid[kept])
     # left out, and said, naming the queries: AP is undefined there
@@ -84,11 +84,11 @@ def test_default_score_leaves_out_queries_without_a_relevant_sample(data):
 
 # --------------------------------------------------------------------------------- Dask
 @pytest.fixture(scope="module")
-def client():
+def local_client():
     distributed = pytest.importorskip("distributed", reason="aprank.dask needs the dask extra")
     # one in-process worker: seconds to start
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=None) as cluster,\
             distributed.Client(cluster) as c:
         yield c
 
@@ -120,7 +120,7 @@ def _on_dask(X, y, qid, rows):
             da.from_array(qid, chunks=rows))
 
 
-def test_dask_empty_error_is_one_error_on_the_client(client, data, monkeypatch, dask_log):
+def test_dask_empty_error_is_one_error_on_the_client(local_client, queries_with_empty, monkeypatch, dask_log):
     import aprank.dask._data as dask_data
     from aprank.dask import DaskAPSVM
 
@@ -128,17 +128,17 @@ def test_dask_empty_error_is_one_error_on_the_client(client, data, monkeypatch, 
         raise AssertionError("blocks were persisted before the queries were checked")
 
     monkeypatch.setattr(dask_data, "spread", no_persisting)
-    X, y, qid = data
+    X, y, qid = queries_with_empty
     with pytest.raises(ValueError, match=r"query 4 has none \(2 of 10 queries have none\); "
                                          r"pass empty='skip'"):
         DaskAPSVM(C=1.0, empty="error").fit(*_on_dask(X, y, qid, 64))
     assert not dask_log
 
 
-def test_dask_default_skips_counts_and_warns_once(client, data):
+def test_dask_default_skips_counts_and_warns_once(local_client, queries_with_empty):
     from aprank.dask import DaskAPSVM
 
-    X, y, qid = data
+    X, y, qid = queries_with_empty
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         got = DaskAPSVM(C=1.0).fit(*_on_dask(X, y, qid, 64))
@@ -151,7 +151,7 @@ def test_dask_default_skips_counts_and_warns_once(client, data):
     assert np.abs(got.coef_ - ref.coef_).max() <= 1e-6 * np.linalg.norm(ref.coef_)
 
 
-def test_dask_grouped_queries_need_no_shuffle(client, data, dask_log):
+def test_dask_grouped_queries_need_no_shuffle(local_client, queries_with_empty, dask_log):
     """Queries of consecutive rows cut by the partitions: the boundaries move to query ends
     (no shuffle, so none of the WARNING lines of Dask's p2p shuffle), w as on one machine."""
     import dask
@@ -159,7 +159,7 @@ def test_dask_grouped_queries_need_no_shuffle(client, data, dask_log):
     from aprank.dask import DaskAPSVM
     from aprank.dask._data import as_dask_data
 
-    X, y, qid = data
+    X, y, qid = queries_with_empty
     got = as_dask_data(*_on_dask(X, y, qid, 64))      # 64 cuts queries of 30 rows
     assert not got.grouped
     blocks = dask.compute(*got.blocks)

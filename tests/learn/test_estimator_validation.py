@@ -21,7 +21,7 @@ from aprank.learn import (
     LatentSVM,
 )
 from aprank.sklearn_compat import InvalidParameterError
-from synthetic import two_classes
+from aprank_support.synthetic import two_classes
 
 CUTTING_PLANE = [BinarySVM, APSVM, NDCGSVM, APSVMAppx]
 

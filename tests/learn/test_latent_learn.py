@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.models import LatentBinaryModel
-from synthetic import mil
+from aprank_support.synthetic import mil
 
 
 def test_cccp_objective_never_increases():

@@ -16,7 +16,7 @@ from sklearn.utils.estimator_checks import (
 import aprank
 from aprank.learn import APSVM, NDCGSVM, APSVMAppx, BinarySVM, EmptyQueryWarning
 from aprank.metrics import average_precision, ndcg
-from estimator_checks import expected_failed_checks
+from aprank_support.estimator_checks import expected_failed_checks
 
 pytestmark = pytest.mark.min_versions   # also run against the declared minimum versions (.ci/run)
 
@@ -29,14 +29,14 @@ ESTIMATORS = [BinarySVM(), BinarySVM(solver="ocas"), APSVM(), NDCGSVM(), APSVMAp
 def test_sklearn_conventions(estimator, check):
     # The estimators are binary classifiers whose predict marks decision_function above 0;
     # apart from the per-sample weights that the rank SVMs refuse and the descent's
-    # tolerance (tests/estimator_checks.py), every check applies.
+    # tolerance (tests/aprank_support/estimator_checks.py), every check applies.
     check(estimator)
 
 
 @pytest.mark.parametrize("check", [check_sample_weight_equivalence_on_dense_data,
                                    check_sample_weight_equivalence_on_sparse_data])
 def test_dual_cd_passes_the_weight_checks_at_a_tight_tol(check):
-    """The descent's exemption (tests/estimator_checks.py) is its stopping rule, not its
+    """The descent's exemption (tests/aprank_support/estimator_checks.py) is its stopping rule, not its
     weighting: at tol 1e-6 weights and repeated samples give the same w to scikit-learn's
     1e-7."""
     check("BinarySVM", BinarySVM(tol=1e-6))

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from aprank.learn import APSVM, APSVMAppx, BinarySVM, LatentAPSVM, cutting_plane
 from aprank.models import RankingModel
-from synthetic import mil
+from aprank_support.synthetic import mil
 
 TOL = 1e-3
 

@@ -23,7 +23,7 @@ from aprank.learn import (
 )
 from aprank.models import RankingModel
 from aprank.sklearn_compat import InvalidParameterError
-from synthetic import grouped, mil
+from aprank_support.synthetic import grouped, mil
 
 TOL = 1e-3
 

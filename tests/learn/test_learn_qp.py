@@ -3,7 +3,7 @@
 On problems of at most 8 samples every ranking (or labelling) can be listed, so the structured
 SVM is an ordinary QP in (w, xi) with one constraint per ranking. It is solved here in the
 primal with quadprog, with joint features and losses written from the definitions in
-tests/oracle.py, sharing nothing with aprank's cutting plane, dual QP or inference.
+tests/aprank_support/oracle.py, sharing nothing with aprank's cutting plane, dual QP or inference.
 """
 from itertools import permutations
 
@@ -12,7 +12,7 @@ import pytest
 import quadprog
 
 from aprank.learn import APSVM, NDCGSVM, BinarySVM
-from oracle import discount, ranking_loss, zero_one_weights
+from aprank_support.oracle import discount, ranking_loss, zero_one_weights
 
 
 def all_ranking_constraints(X, y, kind):

@@ -39,7 +39,7 @@ from aprank.learn import (
     LatentSVM,
     SlowFitWarning,
 )
-from signals import interrupted_after
+from aprank_support.signals import interrupted_after
 
 ROOT = Path(__file__).resolve().parents[2]
 

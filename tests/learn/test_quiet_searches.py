@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, cross_validate
 
 from aprank.learn import APSVM, EmptyQueryWarning, LatentSVM, OneQueryWarning
-from synthetic import mil
+from aprank_support.synthetic import mil
 
 ROOT = Path(__file__).resolve().parents[2]
 SKIPPED_IN_SEARCH = "training queries without a relevant sample were left out of the fits of"

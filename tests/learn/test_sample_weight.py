@@ -27,7 +27,7 @@ from aprank.learn import (
     LatentSVM,
 )
 from aprank.metrics import average_precision, ndcg
-from synthetic import two_classes
+from aprank_support.synthetic import two_classes
 
 RANKERS = [APSVM, NDCGSVM, APSVMAppx]
 CUTTING_PLANE = [BinarySVM, APSVM, NDCGSVM, APSVMAppx]
@@ -155,7 +155,7 @@ def test_rankers_refuse_weights_that_vary_within_a_query(digit_queries, cls):
 # scikit-learn's checks fit on string labels, whose relevant class the estimators say
 @pytest.mark.filterwarnings("ignore::aprank.learn.RelevantClassWarning")
 def test_the_rankers_expected_failures_of_check_estimator_are_the_query_weight_rule(cls):
-    """tests/estimator_checks.py declares the per-sample weight checks as expected failures of
+    """tests/aprank_support/estimator_checks.py declares the per-sample weight checks as expected failures of
     the rank SVMs: this is the reason, and no other."""
     with pytest.raises(ValueError, match="constant within each query"):
         check_sample_weights_not_overwritten(cls.__name__, cls())

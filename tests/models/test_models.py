@@ -19,7 +19,7 @@ pytestmark = pytest.mark.min_versions   # also run against the declared minimum 
 
 
 @pytest.fixture(scope="module")
-def digits(digits):
+def digits_500(digits):
     """The first 500 of the shared digits."""
     X, y = digits
     return X[:500], y[:500]
@@ -37,8 +37,8 @@ def counting(monkeypatch, name):
     return calls
 
 
-def test_labels_and_queries_are_validated_once_per_fit(digits, monkeypatch):
-    X, y = digits
+def test_labels_and_queries_are_validated_once_per_fit(digits_500, monkeypatch):
+    X, y = digits_500
     qid = np.arange(X.shape[0]) % 7
     labels, groups, scores = (counting(monkeypatch, n) for n in
                               ("as_labels", "as_query_groups", "as_scores"))
@@ -50,8 +50,8 @@ def test_labels_and_queries_are_validated_once_per_fit(digits, monkeypatch):
     assert len(scores) == est.n_iter_ + 1
 
 
-def test_the_cut_is_the_mean_joint_feature_difference(digits):
-    X, y = digits
+def test_the_cut_is_the_mean_joint_feature_difference(digits_500):
+    X, y = digits_500
     qid = np.arange(X.shape[0]) % 3
     model = RankingModel(X, y == 1, "ap", qid=qid)
     w = np.random.default_rng(1).standard_normal(X.shape[1])
@@ -66,8 +66,8 @@ def test_the_cut_is_the_mean_joint_feature_difference(digits):
         RankingModel(X, y == 1, "zero-one", algorithm="qs")
 
 
-def test_cutting_plane_takes_a_model_and_reports_through_the_callback(digits):
-    X, y = digits
+def test_cutting_plane_takes_a_model_and_reports_through_the_callback(digits_500):
+    X, y = digits_500
     model = RankingModel(X, y == 0, "ndcg", algorithm="ndcg-greedy")
     seen = []
     res = cutting_plane(model, 1.0, callback=seen.append)
@@ -99,10 +99,10 @@ class CoreOnly:
 
 
 @pytest.mark.parametrize("solver", ["cutting-plane", "ocas", "multi-cut", "dual-cd"])
-def test_a_model_with_the_core_alone_trains_with_every_solver(digits, solver):
+def test_a_model_with_the_core_alone_trains_with_every_solver(digits_500, solver):
     """The capabilities are optional: without them multi-cut and dual-cd are OCAS, from the
     same cuts, and CCCP carries none of the model's cuts (it cannot re-evaluate them)."""
-    X, y = digits
+    X, y = digits_500
     inner = RankingModel(np.c_[X[:300], np.ones(300)], y[:300] == 3, "zero-one",
                          qid=np.arange(300) // 30, algorithm="zero-one")
     assert inner.split_risk(16) is not None and inner.hinge_terms() is not None
@@ -134,8 +134,8 @@ class BestInstanceBags(LatentModel):
         return RankingModel(self.X[rows], self.positive_bag[self.bag[rows]], "ap")
 
 
-def test_cccp_never_increases_the_latent_objective(digits):
-    X, y = digits
+def test_cccp_never_increases_the_latent_objective(digits_500):
+    X, y = digits_500
     rng = np.random.default_rng(0)
     # bags of 4 instances: a positive bag holds one 3 among three other digits
     threes, others = np.flatnonzero(y == 3), rng.permutation(np.flatnonzero(y != 3))
@@ -159,8 +159,8 @@ def test_cccp_never_increases_the_latent_objective(digits):
     assert res.objective == objectives[-1]
 
 
-def test_cccp_without_hidden_choices_is_the_cutting_plane(digits):
-    X, y = digits
+def test_cccp_without_hidden_choices_is_the_cutting_plane(digits_500):
+    X, y = digits_500
     single = BestInstanceBags(X, np.arange(X.shape[0]), y == 5)
     res = cccp(single, 10.0)
     direct = cutting_plane(RankingModel(X, y == 5, "ap"), 10.0)
@@ -192,10 +192,10 @@ def test_the_iteration_split_runs(capsys):
     assert "x inference" in capsys.readouterr().out
 
 
-def test_models_hold_the_resolved_algorithm_and_answer_like_infer_batch(digits):
+def test_models_hold_the_resolved_algorithm_and_answer_like_infer_batch(digits_500):
     """A model resolves its algorithm once (the registry's entry, which pickles by name) and
     every solve of the fit uses that entry."""
-    X, y = digits
+    X, y = digits_500
     qid = np.arange(X.shape[0]) % 5
     model = RankingModel(X, y == 6, "ap", qid=qid, algorithm="select")
     assert model.algorithm is aprank.inference.get_algorithm("select", "ranking")

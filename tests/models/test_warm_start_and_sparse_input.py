@@ -9,16 +9,16 @@ from aprank.learn import APSVM, NDCGSVM, APSVMAppx
 
 
 @pytest.fixture(scope="module")
-def digits(digits):
+def digits_600(digits):
     """The first 600 of the shared digits."""
     X, y = digits
     return X[:600], y[:600]
 
 
-def test_warm_start_sees_a_changed_ndcg_discount(digits):
+def test_warm_start_sees_a_changed_ndcg_discount(digits_600):
     """The working set of one loss is not reused for another: two NDCG discounts of the same
     length are different losses, with different fingerprints."""
-    X, y = digits
+    X, y = digits_600
     n = X.shape[0]
     steep = 1.0 / np.arange(1, n + 1)
     nearly_flat = 1.0 + 1e-3 * (n - np.arange(1, n + 1)) / n     # almost no loss to optimise
@@ -30,10 +30,10 @@ def test_warm_start_sees_a_changed_ndcg_discount(digits):
     assert warm.primal_ == pytest.approx(cold.primal_, abs=2 * cold.tol)
 
 
-def test_warm_start_sees_a_changed_sparsity_pattern(digits):
+def test_warm_start_sees_a_changed_sparsity_pattern(digits_600):
     """Two CSR matrices with the same stored values in other places are different data, with
     different fingerprints."""
-    X, y = digits
+    X, y = digits_600
     X1 = sp.csr_matrix(X)
     assert X1[:, 0].nnz == 0                         # the first pixel of every digit is blank
     # the same stored values, each one column to the left
@@ -47,7 +47,7 @@ def test_warm_start_sees_a_changed_sparsity_pattern(digits):
     np.testing.assert_allclose(warm.coef_, cold.coef_, atol=0.05 * np.abs(cold.coef_).max())
 
 
-def test_appx_keeps_sparse_hard_constraints_sparse(digits, monkeypatch):
+def test_appx_keeps_sparse_hard_constraints_sparse(digits_600, monkeypatch):
     """Sparse input gives APSVMAppx sparse hard constraints (dense ones would be n_easy x d
     floats), and the fit of the dense input."""
     import aprank.learn._estimators as estimators
@@ -60,7 +60,7 @@ def test_appx_keeps_sparse_hard_constraints_sparse(digits, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(estimators, "cutting_plane", spy)
-    X, y = digits
+    X, y = digits_600
     est = APSVMAppx(C=1.0, keep=0.5).fit(sp.csr_matrix(X), y == 1)
     hard = [h for h in seen if h is not None]
     assert est.easy_.any() and hard

@@ -618,3 +618,39 @@ def test_no_cycle_among_the_tools():
     assert edges["figures.fig_nonlinear"] >= {"experiments.nonlinear"}    # the graph was read
     cycle = import_cycle(edges)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# ---------------------------------------------------------------------------- the tests' layout
+TESTS = REPOSITORY / "tests"
+
+
+def test_the_tests_support_modules_are_one_package():
+    """pytest puts tests/ on the import path: a support module at its top level (``oracle``,
+    ``signals``) would be importable by that bare name from anywhere, and shadow an installed
+    module of the same name. They live in one package named after the project instead."""
+    top = sorted(p.name for p in TESTS.glob("*.py"))
+    assert "conftest.py" in top
+    assert [name for name in top if name != "conftest.py" and not name.startswith("test_")] == []
+    support = TESTS / "aprank_support"
+    assert (support / "__init__.py").is_file() and (support / "oracle.py").is_file()
+    assert not list(support.glob("test_*.py"))
+
+
+def fixtures_by_name(files) -> dict:
+    """fixture name -> the files defining a fixture of that name."""
+    found: dict = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any(
+                    "fixture" in ast.unparse(d) for d in node.decorator_list):
+                found.setdefault(node.name, []).append(path.relative_to(REPOSITORY).as_posix())
+    return found
+
+
+def test_every_fixture_name_is_defined_once():
+    """A fixture that one file redefines over conftest's (``digits`` as three different
+    shapes) means a different thing in each file that reads it: each name has one meaning."""
+    found = fixtures_by_name(sorted(TESTS.rglob("*.py")))
+    assert "digits" in found and "real_data_home" in found      # the files were read
+    repeated = {name: files for name, files in found.items() if len(files) > 1}
+    assert not repeated, repeated
