@@ -54,12 +54,13 @@ from aprank.learn._checks import (
     relevance,
     say_relevant_class,
 )
-from aprank.learn._cutting_plane import SOLVERS, cutting_plane
+from aprank.learn._cutting_plane import cutting_plane
 from aprank.learn._query_warnings import (
     say_score_skipped,
     say_scored_as_one_query,
     say_skipped,
 )
+from aprank.learn._solvers import SOLVER_NAMES
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
 from aprank.models import Constraint, RankingModel, StructuredModel, digest, query_weights
@@ -184,7 +185,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         "tol": [POSITIVE],
         "max_iter": [POSITIVE_INT],
         "prune_after": [NON_NEGATIVE_INT],
-        "solver": [StrOptions(set(SOLVERS))],
+        "solver": [StrOptions(SOLVER_NAMES)],
         "empty": [StrOptions({"error", "skip"})],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
@@ -502,7 +503,8 @@ _COMMON_DOC: str = """
         risk splits; as OCAS on one query), or, for the 0-1 loss, dual coordinate descent
         over one multiplier per sample (liblinear's algorithm, the same objective, tol and
         gap), handing over to OCAS where it converges slowly (large C); for the other losses
-        "dual-cd" is OCAS. See :func:`aprank.learn.cutting_plane`.
+        "dual-cd" is OCAS. Or a solver of yours, registered with
+        :func:`aprank.learn.register_solver`. See :func:`aprank.learn.cutting_plane`.
 """ + _EMPTY_DOC + """    verbose : bool
         Show a tqdm progress bar with the gap.
     warm_start : bool
