@@ -39,7 +39,7 @@ from aprank.models import (
     digest,
     pair_features,
 )
-from synthetic import grouped, mil
+from aprank_support.synthetic import grouped, mil
 
 LEARNING = Path(__file__).resolve().parents[2] / "docs" / "learning.md"
 NAME = "damped-from-the-docs"

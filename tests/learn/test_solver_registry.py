@@ -7,7 +7,6 @@ import pickle
 import cloudpickle
 import numpy as np
 import pytest
-from sklearn.utils._param_validation import InvalidParameterError
 
 from aprank.learn import (
     APSVM,
@@ -21,7 +20,8 @@ from aprank.learn import (
     unregister_solver,
 )
 from aprank.models import RankingModel
-from synthetic import grouped
+from aprank.sklearn_compat import InvalidParameterError
+from aprank_support.synthetic import grouped
 
 #: the solvers registered when the tests are collected (aprank's own)
 REGISTERED = solvers()
@@ -46,7 +46,7 @@ def _hard():
 
 
 @pytest.fixture
-def registered():
+def register_for_one_test():
     """Register solvers for one test; they are forgotten after it."""
     names = []
 
@@ -91,7 +91,7 @@ def test_entries_pickle_by_name(name, pickler):
 
 
 @pytest.mark.parametrize("name", list(REGISTERED))
-def test_each_solver_sets_its_state_in_init(name, registered, monkeypatch):
+def test_each_solver_sets_its_state_in_init(name, register_for_one_test, monkeypatch):
     """No attribute appears outside ``__init__``: the state a solver keeps is declared there
     (with hard constraints, and dual-cd's descent out of budget after 3 epochs, so that it
     hands over to multi-cut, every step runs)."""
@@ -104,7 +104,7 @@ def test_each_solver_sets_its_state_in_init(name, registered, monkeypatch):
         made.append((solver, set(vars(solver))))
         return solver
 
-    registered(f"spy-{name}", spy, hard=info.hard, upper=info.upper, fallback=info.fallback)
+    register_for_one_test(f"spy-{name}", spy, hard=info.hard, upper=info.upper, fallback=info.fallback)
     model = _model()
     res = cutting_plane(model, 100.0, solver=f"spy-{name}", max_iter=50)
     if name == "dual-cd":
@@ -151,9 +151,9 @@ def test_dual_cd_declares_ocas_as_its_fallback():
     assert all(REGISTERED[n].hard and REGISTERED[n].upper for n in BUILT_IN if n != "dual-cd")
 
 
-def test_a_solver_without_a_capability_or_fallback_is_refused(registered):
+def test_a_solver_without_a_capability_or_fallback_is_refused(register_for_one_test):
     # OCAS registered again, declaring nothing: the fit with bounds is refused before any work
-    registered("bare", REGISTERED["ocas"].factory)
+    register_for_one_test("bare", REGISTERED["ocas"].factory)
     model = _model()
     upper = np.zeros(model.size_joint_feature)
     with pytest.raises(NotImplementedError, match=r"'bare' does not enforce upper bounds.*'ocas'"):
@@ -165,19 +165,19 @@ def test_a_solver_without_a_capability_or_fallback_is_refused(registered):
                                   cutting_plane(model, 10.0, solver="ocas").w)
 
 
-def test_solver_names_are_checked_against_the_registry_at_each_fit(registered):
+def test_solver_names_are_checked_against_the_registry_at_each_fit(register_for_one_test):
     model = _model()
     X, y, groups = grouped(n_groups=12, size=8, d=4, seed=3)
     for fit in (lambda: cutting_plane(model, 1.0, solver="later"),
                 lambda: APSVM(solver="later").fit(X, y, qid=groups % 3)):
         with pytest.raises(InvalidParameterError, match="'ocas'"):
             fit()
-    registered("later", REGISTERED["cutting-plane"].factory, hard=True, upper=True)
+    register_for_one_test("later", REGISTERED["cutting-plane"].factory, hard=True, upper=True)
     assert cutting_plane(model, 1.0, solver="later").converged
     assert APSVM(solver="later").fit(X, y, qid=groups % 3).converged_
 
 
-def test_registration_refuses_what_it_cannot_keep(registered):
+def test_registration_refuses_what_it_cannot_keep(register_for_one_test):
     factory = REGISTERED["ocas"].factory
     with pytest.raises(ValueError, match="already registered"):
         register_solver("ocas", factory)
@@ -195,13 +195,13 @@ def test_registration_refuses_what_it_cannot_keep(registered):
         register_solver("x", factory, fallback="dual-cd")
     assert "x" not in solvers()
     # a user solver is replaced only when asked, and not removed while another relies on it
-    registered("mine", factory, hard=True, upper=True)
+    register_for_one_test("mine", factory, hard=True, upper=True)
     with pytest.raises(ValueError, match="replace=True"):
         register_solver("mine", factory)
-    again = registered("mine", REGISTERED["cutting-plane"].factory, hard=True, upper=True,
+    again = register_for_one_test("mine", REGISTERED["cutting-plane"].factory, hard=True, upper=True,
                        replace=True)
     assert solvers()["mine"] is again
-    registered("leaning", factory, fallback="mine")
+    register_for_one_test("leaning", factory, fallback="mine")
     with pytest.raises(ValueError, match="fall back on 'mine'"):
         unregister_solver("mine")
     with pytest.raises(ValueError, match="built-in"):
@@ -210,7 +210,7 @@ def test_registration_refuses_what_it_cannot_keep(registered):
         unregister_solver("nowhere")
 
 
-def test_a_run_is_what_the_solver_receives(registered):
+def test_a_run_is_what_the_solver_receives(register_for_one_test):
     seen = []
 
     class Recording(Solver):
@@ -230,7 +230,7 @@ def test_a_run_is_what_the_solver_receives(registered):
         def finish(self, run):
             return self.inner.finish(run)
 
-    registered("recording", Recording)
+    register_for_one_test("recording", Recording)
     res = cutting_plane(_model(), 10.0, solver="recording")
     run, = seen
     assert isinstance(run, CuttingPlaneRun)
