@@ -8,7 +8,9 @@ where a C beyond it may score higher). A fit that leaves out queries without a r
 ranking, and a score that drops the queries of the fit says so in a :class:`OneQueryWarning`.
 A fit estimated to take over a minute
 says so before its work in a :class:`SlowFitWarning`, and Ctrl-C stops any fit within about a
-second, leaving the estimator as it was."""
+second, leaving the estimator as it was. :class:`BaseRanker` is what the rank SVMs and the boosted
+rankers of :mod:`aprank.boost` share: the training ranking's break-even threshold, the refused
+keywords, the state-restoring fit and these warnings."""
 from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._checks import RelevantClassWarning
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
@@ -18,9 +20,11 @@ from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.learn._query_warnings import EmptyQueryWarning, OneQueryWarning
+from aprank.learn._ranker import BaseRanker
 from aprank.learn._slow_fits import SlowFitWarning
 
 __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV", "BinarySVMCV",
            "cutting_plane", "CuttingPlaneResult", "WorkingSet", "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
-           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning", "RelevantClassWarning"]
+           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning", "RelevantClassWarning",
+           "BaseRanker"]
