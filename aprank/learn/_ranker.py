@@ -156,10 +156,12 @@ class BaseRanker(ClassifierMixin, BaseEstimator):
     #: ``threshold_`` of the training scores (for subclasses that score elsewhere)
     _break_even = staticmethod(break_even_threshold)
 
-    def _relevance(self, y, n: int) -> np.ndarray:
-        """Labels y of n scored samples as booleans (relevant: ``classes_[1]``); ValueError for
-        a label outside ``classes_``."""
-        return relevance(y, self.classes_, n, type(self).__name__)
+    def _relevance(self, y, n: int, classes=None) -> np.ndarray:
+        """Labels y of n scored samples as booleans (relevant: ``classes[1]``); ValueError for
+        a label outside ``classes`` (by default ``classes_``; a fit's own before it sets
+        them)."""
+        return relevance(y, self.classes_ if classes is None else classes, n,
+                         type(self).__name__)
 
     def _scored(self, X, y, qid):
         """(scores, relevance, qid) of a ``score``, checked, with its warnings said."""

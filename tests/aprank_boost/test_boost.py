@@ -226,11 +226,9 @@ def test_clear_errors(digits):
         est.fit(X, y == 3, qid=qid[:10])
     with pytest.raises(InvalidParameterError, match="hessian"):
         APBoostRanker(hessian="unit").fit(X, y == 3)
-    with pytest.raises(ValueError, match="n_jobs == 0"):
-        APBoostRanker(n_jobs=0).fit(X, y == 3)
     assert not hasattr(est, "n_features_in_")     # a failed fit leaves nothing behind
     est.fit(X, y == 3)
-    with pytest.raises(ValueError, match="labels outside classes_"):
+    with pytest.raises(ValueError, match="labels that APBoostRanker was not fitted on"):
         est.score(X, y)
     with pytest.raises(TypeError):
         est.score(X, y == 3, sample_weight=np.ones(600))
