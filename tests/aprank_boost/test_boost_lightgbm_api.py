@@ -81,7 +81,10 @@ def test_threshold_is_the_break_even_point_of_the_best_round(split):
     (X, y, qid), _ = split
     est = _early_stopped(APBoostRanker, split)
     raw = est.booster_.predict(X, raw_score=True, num_iteration=est.best_iteration_)
-    assert np.count_nonzero(raw > est.threshold_) == np.count_nonzero(y)
+    # midway between the P-th and the (P+1)-th highest training score, P the positives
+    ranked = np.sort(raw)[::-1]
+    P = np.count_nonzero(y)
+    assert est.threshold_ == 0.5 * (ranked[P - 1] + ranked[P])
     assert np.count_nonzero(est.predict(X)) == np.count_nonzero(y)
 
 
