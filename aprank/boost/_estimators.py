@@ -283,7 +283,7 @@ class _BoostRanker(BaseRanker):
             if extra is not None and len(extra) != len(sets):
                 raise ValueError(f"{name} has {len(extra)} entries for the {len(sets)} sets of "
                                  "eval_set: one per set")
-        out = []
+        out: list[tuple] = []
         for i, pair in enumerate(sets):
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise ValueError(f"eval_set[{i}] must be an (X, y) pair")
