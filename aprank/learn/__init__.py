@@ -9,7 +9,9 @@ is one ranking, and a score that drops the queries of the fit says so in a
 :class:`OneQueryWarning`. A fit estimated to take over a minute says so before its work in a
 :class:`SlowFitWarning`, and Ctrl-C stops any fit within about a second, leaving the estimator
 as it was. The cutting plane's solvers are named in a registry (:func:`solvers`); a
-:class:`Solver` of your own joins it by :func:`register_solver`."""
+:class:`Solver` of your own joins it by :func:`register_solver`. :class:`BaseRanker` is what
+the rank SVMs and the boosted rankers of :mod:`aprank.boost` share: the training ranking's
+break-even threshold, the refused keywords, the state-restoring fit and these warnings."""
 from aprank.learn._cccp import CCCPResult, cccp
 from aprank.learn._checks import RelevantClassWarning
 from aprank.learn._cstar import CStarPrecisionAtK, break_even_precision
@@ -19,6 +21,7 @@ from aprank.learn._estimators import APSVM, NDCGSVM, APSVMAppx, BinarySVM
 from aprank.learn._high_order import HOAPSVM, HOBSVM
 from aprank.learn._latent import LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.learn._query_warnings import EmptyQueryWarning, OneQueryWarning
+from aprank.learn._ranker import BaseRanker
 from aprank.learn._slow_fits import SlowFitWarning
 from aprank.learn._solvers import (
     CuttingPlaneRun,
@@ -35,4 +38,5 @@ __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV",
            "EvaluatedPoint", "SolverInfo", "register_solver", "unregister_solver", "solvers",
            "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
-           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning", "RelevantClassWarning"]
+           "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning", "RelevantClassWarning",
+           "BaseRanker"]

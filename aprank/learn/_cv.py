@@ -25,15 +25,10 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from aprank.learn._checks import POSITIVE_INT, StrOptions, atomic_fit, say_relevant_class
-from aprank.learn._estimators import (
-    APSVM,
-    NDCGSVM,
-    BinarySVM,
-    _refuse_keywords,
-    _StructuredSVM,
-)
+from aprank.learn._estimators import APSVM, NDCGSVM, BinarySVM, _StructuredSVM
 from aprank.learn._once import say_once
 from aprank.learn._query_warnings import EmptyQueryWarning, say_scorer_drops_queries
+from aprank.learn._ranker import refuse_keywords
 from aprank.sklearn_compat import check_sample_weight
 from aprank.validation import as_query_groups, check_frame_columns, check_qid
 
@@ -200,7 +195,7 @@ class _SVMCV(ClassifierMixin, BaseEstimator):
             When ``C_`` is the highest C of ``Cs``, or the lowest scoring above the next:
             the best C may lie beyond the grid.
         """
-        _refuse_keywords(self, unexpected)
+        refuse_keywords(self, unexpected)
         Cs = self._grid()
         template = self._base(Cs[0])
         template._check_params()

@@ -13,8 +13,10 @@ and inference times are comparable across them:
 
 The rank SVMs score samples by w'x: the ranking is what they learn (a bias would cancel in
 their joint feature), so their ``decision_function`` is w'x less ``threshold_``, a threshold
-chosen on the training scores (:func:`break_even_threshold`), and ``predict`` marks it above
-0; ``score`` is the mean AP (the mean NDCG for NDCGSVM).
+chosen on the training scores (``_ranker.break_even_threshold``), and ``predict`` marks it
+above 0; ``score`` is the mean AP (the mean NDCG for NDCGSVM). The threshold, the refused
+keywords, the state-restoring fit and the warnings are those of every ranker
+(:class:`~aprank.learn.BaseRanker`, ``_ranker.py``).
 
 Parameters are declared (``_parameter_constraints``) and checked before ``fit`` reads data; a
 fit that fails or is interrupted leaves the estimator as it was (``_checks.atomic_fit``).
@@ -34,7 +36,6 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import average_precision_score
 from sklearn.utils.multiclass import check_classification_targets
@@ -51,15 +52,9 @@ from aprank.learn._checks import (
     StrOptions,
     atomic_fit,
     positive_weights,
-    relevance,
-    say_relevant_class,
 )
 from aprank.learn._cutting_plane import cutting_plane
-from aprank.learn._query_warnings import (
-    say_score_skipped,
-    say_scored_as_one_query,
-    say_skipped,
-)
+from aprank.learn._ranker import BaseRanker, break_even_threshold
 from aprank.learn._solvers import SOLVER_NAMES
 from aprank.losses import NDCG, AveragePrecision, ZeroOne
 from aprank.metrics import average_precision, ndcg
@@ -86,21 +81,6 @@ def _check_scale(X) -> None:
                          "StandardScaler)")
 
 
-#: what other libraries call query ids (scikit-learn's splitters, LightGBM, XGBoost)
-_QUERY_WORDS = frozenset({"groups", "group", "query", "query_id", "qids"})
-
-
-def _refuse_keywords(estimator, unexpected: dict) -> None:
-    """TypeError naming the estimator's ``fit`` for a keyword it does not take (``fit`` takes
-    ``**unexpected`` so that the message, not Python's, names the public class and, for the
-    query ids under another library's name, says which keyword this one uses)."""
-    if not unexpected:
-        return
-    name = next(iter(unexpected))
-    raise TypeError(f"{type(estimator).__name__}.fit() got an unexpected keyword argument "
-                    f"{name!r}" + ("; use qid= for queries" if name in _QUERY_WORDS else ""))
-
-
 def _n_with_positives(is_pos, qid, sample_weight) -> float:
     """The samples of the queries with a relevant sample, weighted: BinarySVM's n (the other
     queries are left out, or refused under ``empty="error"``)."""
@@ -111,31 +91,6 @@ def _n_with_positives(is_pos, qid, sample_weight) -> float:
     if order is not None:
         keep = keep[np.argsort(order)]
     return float(keep.sum() if sample_weight is None else sample_weight[keep].sum())
-
-
-def break_even_threshold(scores, is_pos, sample_weight=None) -> float:
-    """The rank SVMs' ``threshold_``: the score above which as many training samples are as
-    there are positives (weighted), the break-even point of the training ranking, where its
-    precision equals its recall; midway between the last sample above and the first below.
-
-    Parameters
-    ----------
-    scores : ndarray of shape (n,)
-        The training samples' ``decision_function``.
-    is_pos : ndarray of bool, shape (n,)
-        Whether each is relevant (``classes_[1]``); both classes present.
-    sample_weight : ndarray of shape (n,), optional
-        Positive weights, counted as copies.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    weight = np.ones(scores.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
-    order = np.argsort(-scores, kind="stable")
-    mass = np.cumsum(weight[order])
-    # the first rank whose samples above weigh as much as the positives (rounding allowed)
-    k = int(np.searchsorted(mass, weight[is_pos].sum() * (1 - 1e-12)))
-    k = min(k, scores.shape[0] - 1)
-    below = scores[order[k + 1]] if k + 1 < scores.shape[0] else scores[order[k]] - 1.0
-    return float(0.5 * (scores[order[k]] + below))
 
 
 class _HardOnly(StructuredModel):
@@ -167,7 +122,7 @@ class _FitData(NamedTuple):
     kept: np.ndarray | None    # mask of the samples kept among those given (None: all)
 
 
-class _StructuredSVM(ClassifierMixin, BaseEstimator):
+class _StructuredSVM(BaseRanker):
     """Shared fit / decision_function / score. Subclasses define the loss and the algorithm.
 
     ``fit`` and ``score`` take ``sample_weight``: for the ranking losses a query weight (one
@@ -179,6 +134,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
     #: on the training scores, so that ``predict`` (above 0) means something (BinarySVM's
     #: bias makes its threshold 0)
     _learns_threshold = True
+    _takes_empty = True
 
     _parameter_constraints: dict = {
         "C": [POSITIVE],
@@ -212,28 +168,11 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         return self.algorithm
 
     # --------------------------------------------------------------------------- validation
-    def _fit_atomically(self, fit, *args, **kwargs):
-        """Run ``fit(self, *args, **kwargs)`` as :func:`atomic_fit` runs a ``fit``: parameters
-        checked first, every attribute put back if it raises. For subclasses whose ``fit``
-        takes other data (``aprank.dask``'s estimators)."""
-        return atomic_fit(fit)(self, *args, **kwargs)
-
-    def _relevance(self, y, n: int) -> np.ndarray:
-        """Labels y of n scored samples as booleans (relevant: ``classes_[1]``); ValueError for
-        a label outside ``classes_``."""
-        return relevance(y, self.classes_, n, type(self).__name__)
-
     def _check_params(self):
         """What ``_parameter_constraints`` cannot say: the loss's own parameters, and whether
         the algorithm exists (ValueError) and serves the loss (NotImplementedError). Returns
         the resolved registry entry, which the fit's model then holds (resolved once)."""
         return resolve(self._loss(), self._algorithm())
-
-    def _check_classes(self, classes):
-        if classes.shape[0] != 2:
-            raise ValueError(f"Only binary classification is supported. {type(self).__name__} "
-                             f"needs samples of exactly 2 classes (relevant and not); got "
-                             f"{classes.shape[0]} class(es): {classes.tolist()}")
 
     def _validate_fit(self, X, y, qid, sample_weight=None) -> _FitData:
         """Validate the training data; only ``validate_data``'s ``n_features_in_`` (and feature
@@ -311,16 +250,6 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
                           ConvergenceWarning)
         return res, {"_working_set": res.working_set, "_fingerprint": fingerprint, "_w": res.w}
 
-    @staticmethod
-    def _say_skipped(n_skipped: int, n_queries: int) -> int:
-        """``n_skipped`` (training queries without a relevant sample, left out of n_queries
-        under ``empty="skip"``), said in an EmptyQueryWarning before the training starts."""
-        say_skipped(n_skipped, n_queries)
-        return n_skipped
-
-    #: the rank SVMs' ``threshold_`` of training scores (for subclasses that score elsewhere)
-    _break_even = staticmethod(break_even_threshold)
-
     def _fitted(self, res, n_features, classes, X=None, is_pos=None, sample_weight=None) -> dict:
         """The fitted attributes of a cutting-plane result (assigned by the caller, at the end
         of its fit); the training samples X (without bias column), is_pos and sample_weight
@@ -359,7 +288,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         self
             The fitted estimator.
         """
-        _refuse_keywords(self, unexpected)
+        self._refuse_keywords(unexpected)
         algorithm = self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         model = self._model(self._design(data.X), data.is_pos, data.qid,
@@ -386,14 +315,6 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         # a constant shift: the ranking (and every metric of it) is w'x's
         return scores - self.threshold_ if self._learns_threshold else scores
 
-    def predict(self, X):
-        """The second class where ``decision_function`` is above 0: for the rank SVMs, which
-        learn a ranking and not a bias, where w'x (+ b) is above ``threshold_``, the training
-        ranking's break-even point (see :func:`break_even_threshold`); for BinarySVM, where
-        w'x + b is, its bias learnt."""
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
-
     def _metric(self, relevant, scores, qid, per_query=False):
         """The metric ``score`` reports (per query with ``per_query``: (ids, values))."""
         return average_precision(relevant, scores, qid=qid, empty=self.empty,
@@ -406,22 +327,6 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         got, values = self._metric(relevant, scores, qid, per_query=True)
         position = {q: k for k, q in enumerate([0] if ids is None else ids.tolist())}
         return float(np.average(values, weights=weights[[position[q] for q in got.tolist()]]))
-
-    def _say_relevant_class(self, classes) -> None:
-        """The RelevantClassWarning of a fit on labels that do not say which class is
-        relevant (the Dask estimators' fits say it too)."""
-        say_relevant_class(classes, type(self).__name__)
-
-    def _say_score_skipped(self, relevant, qid) -> None:
-        """The EmptyQueryWarning of a score that leaves out queries without a relevant sample
-        (``empty="skip"``), naming them."""
-        if self.empty == "skip":
-            say_score_skipped(type(self).__name__, relevant, qid)
-
-    def _say_if_scored_as_one_query(self, qid, n_samples: int) -> None:
-        """The OneQueryWarning of a score without qid after a fit on several queries."""
-        if qid is None and getattr(self, "_n_fit_queries", 1) > 1:
-            say_scored_as_one_query(type(self).__name__, n_samples, self._n_fit_queries)
 
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean average precision (NDCGSVM: mean NDCG), per query; ties as scikit-learn.
@@ -450,12 +355,7 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         float
             The mean metric.
         """
-        check_is_fitted(self)
-        scores = self.decision_function(X)
-        relevant = self._relevance(y, scores.shape[0])
-        qid = check_qid(qid, scores.shape[0])
-        self._say_if_scored_as_one_query(qid, scores.shape[0])
-        self._say_score_skipped(relevant, qid)
+        scores, relevant, qid = self._scored(X, y, qid)
         sample_weight, kept = positive_weights(sample_weight, scores)
         if kept is not None:
             relevant, scores = relevant[kept], scores[kept]
@@ -463,12 +363,6 @@ class _StructuredSVM(ClassifierMixin, BaseEstimator):
         if sample_weight is None:
             return self._metric(relevant, scores, qid)
         return self._weighted_metric(relevant, scores, qid, sample_weight)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 #: the ``empty`` parameter of the estimators that take qid (the others remove it)
@@ -762,7 +656,7 @@ class APSVMAppx(_StructuredSVM):
     def fit(self, X, y, qid=None, sample_weight=None, **unexpected):
         """Learn w from samples X, binary labels y, optional query ids and query weights
         ``sample_weight`` (as :class:`APSVM`; the first stage gets them too)."""
-        _refuse_keywords(self, unexpected)
+        self._refuse_keywords(unexpected)
         self._check_params()
         data = self._validate_fit(X, y, qid, sample_weight)
         X, is_pos, qid, sw = data.X, data.is_pos, data.qid, data.sample_weight

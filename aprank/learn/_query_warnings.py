@@ -26,6 +26,7 @@ from aprank.learn._once import say_once
 from aprank.validation import queries_without_relevant
 
 __all__ = ["EmptyQueryWarning", "OneQueryWarning", "QUERIES_DOCS", "SKIPPED_IN_SEARCH",
+           "REFUSE_IN_FIT", "REFUSE_IN_SCORE",
            "ONE_QUERY_IN_SEARCH", "SCORE_SKIPPED_IN_SEARCH", "say_skipped",
            "say_scored_as_one_query", "say_scorer_drops_queries", "say_score_skipped"]
 
@@ -43,31 +44,35 @@ class EmptyQueryWarning(UserWarning):
     """
 
 
-def say_skipped(n_skipped: int, n_queries: int) -> None:
+def say_skipped(n_skipped: int, n_queries: int, refusable: bool = True) -> None:
     """Issue the :class:`EmptyQueryWarning` of a fit that left out ``n_skipped`` of its
-    ``n_queries`` training queries (nothing when it left out none)."""
+    ``n_queries`` training queries (nothing when it left out none); ``refusable``: the
+    estimator takes ``empty``, which the warning offers."""
     if n_skipped:
+        advice = REFUSE_IN_FIT if refusable else ""
         say_once(f"{n_skipped} of {n_queries} training queries have no relevant sample and were "
                  "left out of the fit, as LightGBM and XGBoost do (n_skipped_queries_ counts "
-                 "them); pass empty='error' to refuse such queries", EmptyQueryWarning,
-                 ("skipped",), in_search=SKIPPED_IN_SEARCH)
+                 "them)" + advice, EmptyQueryWarning, ("skipped",),
+                 in_search=SKIPPED_IN_SEARCH + advice)
 
 
-def say_score_skipped(name: str, relevant, qid) -> None:
+def say_score_skipped(name: str, relevant, qid, refusable: bool = True) -> None:
     """Issue the :class:`EmptyQueryWarning` of a ``score`` (under ``empty="skip"``) whose
     queries include some without a relevant sample, naming them: they are left out of the
-    mean, where :mod:`aprank.metrics` raises unless given ``empty="skip"``."""
+    mean, where :mod:`aprank.metrics` raises unless given ``empty="skip"``; ``refusable``: the
+    estimator takes ``empty``, which the warning offers."""
     if qid is None:
         return
     empty, n_queries = queries_without_relevant(relevant, qid)
     if not empty:
         return
     shown = ", ".join(repr(q) for q in empty[:5]) + (", ..." if len(empty) > 5 else "")
+    advice = REFUSE_IN_SCORE if refusable else ""
     say_once(f"{name}.score left out {len(empty)} of {n_queries} queries that have no "
              f"relevant sample ({shown}): the metric is undefined there. aprank.metrics gives "
-             "the same number with empty='skip' (by default it raises); pass empty='error' to "
-             "the estimator to refuse such queries", EmptyQueryWarning, ("score skipped", name),
-             in_search=SCORE_SKIPPED_IN_SEARCH.format(name=name))
+             "the same number with empty='skip' (by default it raises)" + advice,
+             EmptyQueryWarning, ("score skipped", name),
+             in_search=SCORE_SKIPPED_IN_SEARCH.format(name=name) + advice)
 
 
 class OneQueryWarning(UserWarning):
@@ -86,16 +91,20 @@ class OneQueryWarning(UserWarning):
 
 #: the docs section on queries and on passing qid through a scikit-learn search
 QUERIES_DOCS = "docs/learning.md#queries-qid"
+#: what the EmptyQueryWarning of a fit offers where the estimator takes ``empty``
+REFUSE_IN_FIT = "; pass empty='error' to refuse such queries"
+#: what the EmptyQueryWarning of a score offers where the estimator takes ``empty``
+REFUSE_IN_SCORE = "; pass empty='error' to the estimator to refuse such queries"
 #: the EmptyQueryWarning of the folds of a cross-validation (a search, ``cross_validate``):
-#: one for all of them, without a fold's counts
+#: one for all of them, without a fold's counts (``REFUSE_IN_FIT`` follows where it applies)
 SKIPPED_IN_SEARCH = ("training queries without a relevant sample were left out of the fits of "
                      "the cross-validation's folds, as LightGBM and XGBoost do (each fit's "
-                     "n_skipped_queries_ counts them); pass empty='error' to refuse such queries")
+                     "n_skipped_queries_ counts them)")
 #: the EmptyQueryWarning of the folds' scores, ``format(name=...)``: one for all of them
+#: (``REFUSE_IN_SCORE`` follows where it applies)
 SCORE_SKIPPED_IN_SEARCH = ("{name}.score left out the test folds' queries that have no relevant "
                            "sample: the metric is undefined there. aprank.metrics gives the same "
-                           "numbers with empty='skip' (by default it raises); pass empty='error' "
-                           "to the estimator to refuse such queries")
+                           "numbers with empty='skip' (by default it raises)")
 #: the OneQueryWarning of the folds' scores, ``format(name=...)``: one for all of them
 ONE_QUERY_IN_SEARCH = ("{name}.score got no qid, so it ranks each test fold as one query, but "
                        "{name} was fitted on the fold's training queries; pass qid= (in a "
