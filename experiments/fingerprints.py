@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-__all__ = ["source_fingerprint", "SOURCE_SUFFIXES"]
+__all__ = ["source_fingerprint", "SOURCE_SUFFIXES", "KEPT"]
 
 #: The package's source: Python, Cython and the kernels' shared C++.
 SOURCE_SUFFIXES = (".py", ".pyx", ".pxd", ".hpp")
+#: Where the experiments keep their finished parts unless told otherwise: a cache beside the
+#: code, out of git (.gitignore), never source; the tables made from them are in figures/tables.
+KEPT = Path(__file__).resolve().parent / "_kept"
 
 
 def source_fingerprint(not_run=(), files=(), extra: str = "",

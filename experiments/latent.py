@@ -39,7 +39,7 @@ import numpy as np
 from aprank.datasets import MIL_SETS, load_hja_bags, load_mil
 from aprank.learn import APSVM, LatentAPSVM, LatentSSVM, LatentSVM
 from aprank.models import bag_means
-from experiments.fingerprints import SOURCE_SUFFIXES, source_fingerprint
+from experiments.fingerprints import KEPT, SOURCE_SUFFIXES, source_fingerprint
 
 __all__ = ["latent", "C_GRID", "ROBUST_GRID", "FOLDS", "INNER_FOLDS"]
 
@@ -162,10 +162,11 @@ def _datasets(quick):
 
 def latent(quick=False, log=print, out=None) -> str:
     """The MIL table and the timing table (see the module docstring); finished folds are kept
-    under ``out`` (default: the repository's figures/tables) in ``latent-folds[-quick]/``."""
+    under ``out`` (default: ``experiments/_kept``, a cache out of git) in
+    ``latent-folds[-quick]/``."""
     from joblib import Parallel, delayed
     folds, inner_folds = (2, 2) if quick else (FOLDS, INNER_FOLDS)
-    base = Path(out) if out is not None else Path(__file__).resolve().parents[1] / "figures" / "tables"
+    base = Path(out) if out is not None else KEPT
     code = fingerprint()
     keep = base / f"latent-folds{'-quick' if quick else ''}" / code
     keep.mkdir(parents=True, exist_ok=True)
@@ -183,7 +184,8 @@ def latent(quick=False, log=print, out=None) -> str:
     results = {}
     for name, fold_out, _ in done:
         results.setdefault(name, []).append(fold_out)
-    kept = (f"Folds are kept under `latent-folds/{code}` (the code's fingerprint); "
+    kept = (f"Folds are kept under `experiments/_kept/latent-folds/{code}` (the code's "
+            "fingerprint; a cache, out of git); "
             f"{reused} of the {len(tasks)} were computed by earlier runs of the same code.")
     return kept + " " + _tables(results, shapes, folds, inner_folds)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import wilcoxon
 
+from experiments.fingerprints import KEPT
 from experiments.nonlinear_tasks import INNER_FOLDS, LOADERS, TEST_FRACTION
 from experiments.nonlinear_units import candidates, kept_unit, task
 
@@ -36,8 +37,8 @@ TIE = 1e-3
 #: The models every other is compared with.
 REFERENCES = ("MLP cross-entropy", "LightGBM binary")
 QUICK_TASKS = ("digits", "fox")
-#: Where the units are kept unless told otherwise: beside the experiments' tables.
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "figures" / "tables"
+#: Where the units are kept unless told otherwise: the experiments' cache, out of git.
+DEFAULT_OUT = KEPT
 
 
 def nonlinear_results(quick: bool = False, jobs: int = 1, log=print, out=None) -> dict:
