@@ -391,6 +391,21 @@ cdef inline void _newton_direction(double[::1] grad, const Py_ssize_t[::1] group
             p[j0[g]] -= y[a]
 
 
+cdef inline bint _fix_at_bound(const Py_ssize_t[::1] group, const Py_ssize_t[::1] j0,
+                               double[:, ::1] L, Py_ssize_t[::1] R, Py_ssize_t* mr,
+                               unsigned char[::1] free, Py_ssize_t block) noexcept nogil:
+    """Take variable ``block``, which a step took to 0, out of the free set and the factor of
+    R[:mr]; whether the factor still holds the free set (not where ``block`` was its block's
+    eliminated member j0: then it is factored anew)."""
+    cdef Py_ssize_t g
+    free[block] = 0
+    g = group[block]
+    if g >= 0 and j0[g] == block:
+        return False
+    mr[0] = _remove(L, R, mr[0], block)
+    return True
+
+
 def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t n_groups,
         double[::1] x, unsigned char[::1] free, double kkt_tol, Py_ssize_t max_steps,
         bint newton_first=False):
@@ -417,7 +432,7 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
     cdef double[::1] hi = np.empty(max(n_groups, 1))
     cdef double[::1] nu = np.empty(max(n_groups, 1))
     cdef double[::1] cnt = np.empty(max(n_groups, 1))
-    cdef Py_ssize_t steps = 0, g, m, mr = 0, block
+    cdef Py_ssize_t steps = 0, m, mr = 0, block
     cdef double hmax = 0.0
     cdef bint at_minimum = False, factored = False
     cdef int status = LIMIT, factor
@@ -466,12 +481,7 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
             # the longest step keeping x >= 0, at most 1
             _move(K, x, grad, p, F, m, 1.0, &block, Kp)
             if block >= 0:
-                free[block] = 0
-                g = group[block]
-                if g >= 0 and j0[g] == block:
-                    factored = False
-                else:
-                    mr = _remove(L, R, mr, block)
+                factored = _fix_at_bound(group, j0, L, R, &mr, free, block)
             else:
                 at_minimum = True
     return status, steps
