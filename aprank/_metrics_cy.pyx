@@ -133,6 +133,59 @@ cdef double precision_value(const double* s, const double* r, i64 m, bint blockw
     return acc / k_float
 
 
+cdef inline bint _gather_query(const double[::1] score, const double[::1] gain,
+                               const i64[::1] order, i64 lo, i64 m, double* s, double* g,
+                               i64* x) noexcept nogil:
+    """s, g: the scores and gains of the query's m samples from ``lo`` (through ``order``
+    where given), x their positions 0 .. m-1; whether a gain is non-zero."""
+    cdef i64 j, t
+    cdef bint gathered = order is not None, any_gain = False
+    for j in range(m):
+        t = order[lo + j] if gathered else lo + j
+        s[j] = score[t]
+        g[j] = gain[t]
+        x[j] = j
+        any_gain = any_gain | (g[j] != 0.0)
+    return any_gain
+
+
+cdef inline void _rank_gains(double* s, i64* x, const double* g, double* r, i64 m, int ties,
+                             bint blockwise, int simd) noexcept nogil:
+    """s sorted (x along), r: the gains in rank order; unless ``blockwise``, each tie block's
+    gains ordered by the tie policy (ascending: pessimistic, else descending)."""
+    cdef i64 j, t
+    if m > 1:
+        sort_keys(s, x, 0, m, simd)
+    for j in range(m):
+        r[j] = g[x[j]]
+    if not blockwise:
+        j = 0
+        while j < m:
+            t = block_end(s, j, m, True)
+            if t - j > 1:
+                if ties == PESSIMISTIC:
+                    sort(r + j, r + t)
+                else:
+                    sort(r + j, r + t, greater[double]())
+            j = t
+
+
+cdef inline double _query_value(const double* s, const double* r, double* g, i64 m, int metric,
+                                int ties, bint blockwise, const double* table,
+                                const double* prefix, i64 k, double k_float) noexcept nogil:
+    """The metric's value of one ranked query (g: its gains as gathered, reordered by the
+    ideal DCG)."""
+    cdef double value
+    if metric == AP:
+        value = ap_value(s, r, m, ties)
+    elif metric == NDCG:
+        value = dcg_value(s, r, m, blockwise, table)
+        value = value / ideal_dcg(g, m, table, prefix)
+    else:
+        value = precision_value(s, r, m, blockwise, k, k_float)
+    return value
+
+
 def query_values(const double[::1] score, const double[::1] gain, const i64[::1] order,
                  const i64[::1] offsets, int metric, int ties, const double[::1] table,
                  const double[::1] prefix, i64 k, double k_float, int simd):
@@ -172,10 +225,8 @@ def query_values(const double[::1] score, const double[::1] gain, const i64[::1]
     Everything here is validated by aprank.metrics before the call: the kernel runs without
     bounds checks.
     """
-    cdef i64 n_queries = offsets.shape[0] - 1, q, j, lo, m, longest = 0, t
-    cdef bint gathered = order is not None, blockwise = ties == SKLEARN or ties == EXPECTED
-    cdef bint any_gain
-    cdef double value
+    cdef i64 n_queries = offsets.shape[0] - 1, q, lo, m, longest = 0
+    cdef bint blockwise = ties == SKLEARN or ties == EXPECTED
     for q in range(n_queries):
         if offsets[q + 1] - offsets[q] > longest:
             longest = offsets[q + 1] - offsets[q]
@@ -194,38 +245,11 @@ def query_values(const double[::1] score, const double[::1] gain, const i64[::1]
         for q in range(n_queries):
             lo = offsets[q]
             m = offsets[q + 1] - lo
-            any_gain = False
-            for j in range(m):
-                t = order[lo + j] if gathered else lo + j
-                s[j] = score[t]
-                g[j] = gain[t]
-                x[j] = j
-                any_gain = any_gain | (g[j] != 0.0)
-            nonempty[q] = any_gain
-            if not any_gain:
+            nonempty[q] = _gather_query(score, gain, order, lo, m, &s[0], &g[0], &x[0])
+            if not nonempty[q]:
                 values[q] = NAN         # metrics.py's empty rule decides
                 continue
-            if m > 1:
-                sort_keys(&s[0], &x[0], 0, m, simd)
-            for j in range(m):
-                r[j] = g[x[j]]
-            if not blockwise:
-                # resolve each tie block by gain: ascending (pessimistic) or descending
-                j = 0
-                while j < m:
-                    t = block_end(&s[0], j, m, True)
-                    if t - j > 1:
-                        if ties == PESSIMISTIC:
-                            sort(&r[0] + j, &r[0] + t)
-                        else:
-                            sort(&r[0] + j, &r[0] + t, greater[double]())
-                    j = t
-            if metric == AP:
-                value = ap_value(&s[0], &r[0], m, ties)
-            elif metric == NDCG:
-                value = dcg_value(&s[0], &r[0], m, blockwise, &table[0])
-                value = value / ideal_dcg(&g[0], m, &table[0], &prefix[0])
-            else:
-                value = precision_value(&s[0], &r[0], m, blockwise, k, k_float)
-            values[q] = value
+            _rank_gains(&s[0], &x[0], &g[0], &r[0], m, ties, blockwise, simd)
+            values[q] = _query_value(&s[0], &r[0], &g[0], m, metric, ties, blockwise,
+                                     &table[0], &prefix[0], k, k_float)
     return values_buf, nonempty_buf

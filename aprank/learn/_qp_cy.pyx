@@ -198,6 +198,214 @@ cdef Py_ssize_t _remove(double[:, ::1] L, Py_ssize_t[::1] R, Py_ssize_t mr,
     return mr - 1
 
 
+cdef inline bint _gradient(double[:, ::1] K, double[::1] b, double[::1] x,
+                           double[::1] grad) noexcept nogil:
+    """grad <- Kx - b in full; False (grad written up to the entry) at a non-finite entry."""
+    cdef Py_ssize_t n = b.shape[0], i, j
+    cdef double s
+    for i in range(n):
+        s = -b[i]
+        for j in range(n):
+            s += K[i, j] * x[j]
+        if not isfinite(s):
+            return False
+        grad[i] = s
+    return True
+
+
+cdef inline bint _stationary(double[::1] grad, const unsigned char[::1] free,
+                             const Py_ssize_t[::1] group, Py_ssize_t n_groups, double kkt_tol,
+                             double[::1] lo, double[::1] hi) noexcept nogil:
+    """Whether grad is stationary on the free set to kkt_tol: equal over each block's free
+    members, 0 over the others. lo, hi: scratch of n_groups entries."""
+    cdef Py_ssize_t n = grad.shape[0], i, g
+    cdef double s = 0.0
+    cdef bint stationary
+    for g in range(n_groups):
+        lo[g] = INFINITY
+        hi[g] = -INFINITY
+    for i in range(n):
+        if free[i]:
+            g = group[i]
+            if g >= 0:
+                lo[g] = grad[i] if grad[i] < lo[g] else lo[g]
+                hi[g] = grad[i] if grad[i] > hi[g] else hi[g]
+            elif fabs(grad[i]) > s:
+                s = fabs(grad[i])
+    stationary = s <= kkt_tol
+    for g in range(n_groups):
+        if hi[g] >= lo[g] and hi[g] - lo[g] > kkt_tol:
+            stationary = False
+    return stationary
+
+
+cdef inline Py_ssize_t _free_list(const unsigned char[::1] free,
+                                  Py_ssize_t[::1] F) noexcept nogil:
+    """F <- the free variables in order; their number."""
+    cdef Py_ssize_t n = free.shape[0], i, m = 0
+    for i in range(n):
+        if free[i]:
+            F[m] = i
+            m += 1
+    return m
+
+
+cdef inline Py_ssize_t _most_negative_bound(double[::1] grad, const unsigned char[::1] free,
+                                            const Py_ssize_t[::1] group, Py_ssize_t n_groups,
+                                            const Py_ssize_t[::1] F, Py_ssize_t m,
+                                            double kkt_tol, double[::1] nu,
+                                            double[::1] cnt) noexcept nogil:
+    """The variable at its bound whose multiplier is most negative, below -kkt_tol (-1: none).
+
+    The multipliers of the bounds x_i = 0 at a minimum on the free set F (m entries): mu_i =
+    grad_i + nu_g(i), nu_g minus the mean gradient over block g's free members. nu, cnt:
+    scratch of n_groups entries."""
+    cdef Py_ssize_t n = grad.shape[0], a, i, g, block = -1
+    cdef double s, best = -kkt_tol
+    for g in range(n_groups):
+        nu[g] = 0.0
+        cnt[g] = 0.0
+    for a in range(m):
+        g = group[F[a]]
+        if g >= 0:
+            nu[g] -= grad[F[a]]
+            cnt[g] += 1.0
+    for g in range(n_groups):
+        if cnt[g] > 0.0:
+            nu[g] /= cnt[g]
+    for i in range(n):
+        if not free[i]:
+            s = grad[i] + (nu[group[i]] if group[i] >= 0 else 0.0)
+            if s < best:
+                best = s
+                block = i
+    return block
+
+
+cdef enum:
+    # How the factor of the free set ends (_release, _factor_free)
+    KEPT = 0          # the factor holds the free set
+    REFACTOR = 1      # a block's eliminated member j0 left the free set: factor anew
+    UNBOUNDED = 2     # f unbounded below along a null direction: the primal is infeasible
+
+
+cdef inline int _release(double[:, ::1] K, const Py_ssize_t[::1] group,
+                         const Py_ssize_t[::1] j0, double[:, ::1] L, Py_ssize_t[::1] R,
+                         Py_ssize_t* mr, double* hmax, Py_ssize_t block, double[::1] y,
+                         double[::1] u, double[::1] p, double[::1] x, double[::1] grad,
+                         unsigned char[::1] free, Py_ssize_t[::1] F, Py_ssize_t m,
+                         double[::1] Kp) noexcept nogil:
+    """Append the released variable ``block`` to the factor of R[:mr] (F: the m free variables
+    before it); KEPT, REFACTOR or UNBOUNDED.
+
+    Where its column is a combination of the free ones' (more cuts than features, say), x
+    moves along the null direction, on which f falls at the rate of its negative multiplier,
+    to the first bound, which leaves the free set and H definite again."""
+    cdef Py_ssize_t a, g, q
+    F[m] = block
+    m += 1
+    while True:
+        a = _append(K, group, j0, L, R, mr[0], block, y, hmax)
+        if a >= 0:
+            mr[0] = a
+            return KEPT
+        q = _null_step(K, group, j0, L, R, mr[0], block, y, u, p, x, grad, F, m, Kp)
+        if q < 0:
+            return UNBOUNDED
+        free[q] = 0
+        g = group[q]
+        if q == block:
+            return KEPT
+        if g >= 0 and j0[g] == q:
+            return REFACTOR               # factored anew, the released one free
+        mr[0] = _remove(L, R, mr[0], q)
+
+
+cdef inline int _factor_free(double[:, ::1] K, const Py_ssize_t[::1] group,
+                             Py_ssize_t n_groups, Py_ssize_t[::1] j0, double[:, ::1] L,
+                             Py_ssize_t[::1] R, Py_ssize_t* mr, double* hmax, double[::1] y,
+                             double[::1] u, double[::1] p, double[::1] x, double[::1] grad,
+                             unsigned char[::1] free, Py_ssize_t[::1] F, Py_ssize_t m,
+                             double[::1] Kp) noexcept nogil:
+    """The factor of the free set F (m entries) from scratch; KEPT, REFACTOR or UNBOUNDED.
+
+    j0[g]: the first free member of block g (none: the block has no free member); the other
+    free variables join the factor one by one, and one whose column is a combination of those
+    before it moves x to a bound first (_null_step)."""
+    cdef Py_ssize_t a, c, g, i, q
+    for g in range(n_groups):
+        j0[g] = -1
+    for a in range(m):
+        g = group[F[a]]
+        if g >= 0 and j0[g] < 0:
+            j0[g] = F[a]
+    mr[0] = 0
+    hmax[0] = 0.0
+    c = 0
+    while c < m:
+        i = F[c]
+        g = group[i]
+        if not free[i] or (g >= 0 and j0[g] == i):
+            c += 1
+            continue
+        a = _append(K, group, j0, L, R, mr[0], i, y, hmax)
+        if a >= 0:
+            mr[0] = a
+            c += 1
+            continue
+        q = _null_step(K, group, j0, L, R, mr[0], i, y, u, p, x, grad, F, m, Kp)
+        if q < 0:
+            return UNBOUNDED
+        free[q] = 0
+        g = group[q]
+        if q == i:
+            c += 1
+        elif g >= 0 and j0[g] == q:
+            return REFACTOR               # a block's eliminated member left
+        else:
+            mr[0] = _remove(L, R, mr[0], q)
+    return KEPT
+
+
+cdef inline void _newton_direction(double[::1] grad, const Py_ssize_t[::1] group,
+                                   const Py_ssize_t[::1] j0, double[:, ::1] L,
+                                   const Py_ssize_t[::1] R, Py_ssize_t mr, double[::1] y,
+                                   double[::1] p, const Py_ssize_t[::1] F,
+                                   Py_ssize_t m) noexcept nogil:
+    """p <- the Newton step on the free set F (m entries): H y = -(reduced gradient) solved
+    by the factor of R[:mr], lifted to p (each block's p_j0 = -sum of its other free p)."""
+    cdef Py_ssize_t a, i, g
+    for a in range(mr):
+        i = R[a]
+        g = group[i]
+        y[a] = -(grad[i] - (grad[j0[g]] if g >= 0 else 0.0))
+    if mr > 0:
+        _cho_solve(L, y, mr)
+    for a in range(m):
+        p[F[a]] = 0.0
+    for a in range(mr):
+        i = R[a]
+        p[i] = y[a]
+        g = group[i]
+        if g >= 0:
+            p[j0[g]] -= y[a]
+
+
+cdef inline bint _fix_at_bound(const Py_ssize_t[::1] group, const Py_ssize_t[::1] j0,
+                               double[:, ::1] L, Py_ssize_t[::1] R, Py_ssize_t* mr,
+                               unsigned char[::1] free, Py_ssize_t block) noexcept nogil:
+    """Take variable ``block``, which a step took to 0, out of the free set and the factor of
+    R[:mr]; whether the factor still holds the free set (not where ``block`` was its block's
+    eliminated member j0: then it is factored anew)."""
+    cdef Py_ssize_t g
+    free[block] = 0
+    g = group[block]
+    if g >= 0 and j0[g] == block:
+        return False
+    mr[0] = _remove(L, R, mr[0], block)
+    return True
+
+
 def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t n_groups,
         double[::1] x, unsigned char[::1] free, double kkt_tol, Py_ssize_t max_steps,
         bint newton_first=False):
@@ -224,10 +432,10 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
     cdef double[::1] hi = np.empty(max(n_groups, 1))
     cdef double[::1] nu = np.empty(max(n_groups, 1))
     cdef double[::1] cnt = np.empty(max(n_groups, 1))
-    cdef Py_ssize_t steps = 0, i, j, a, c, g, m, mr = 0, block, q
-    cdef double s, alpha, ratio, best, hmax = 0.0, d2
-    cdef bint at_minimum = False, factored = False, restart = False
-    cdef int status = LIMIT
+    cdef Py_ssize_t steps = 0, m, mr = 0, block
+    cdef double hmax = 0.0
+    cdef bint at_minimum = False, factored = False
+    cdef int status = LIMIT, factor
     cdef double next_check = first_check()
     with nogil:
         for steps in range(1, max_steps + 1):
@@ -235,165 +443,45 @@ def run(double[:, ::1] K, double[::1] b, const Py_ssize_t[::1] group, Py_ssize_t
             if steps == 1:
                 # the gradient Kx - b in full once; then, where x moves by alpha p (p 0 off the
                 # free set), by alpha K p over the free columns only
-                for i in range(n):
-                    s = -b[i]
-                    for j in range(n):
-                        s += K[i, j] * x[j]
-                    if not isfinite(s):
-                        status = FAILED
-                        break
-                    grad[i] = s
-                if status == FAILED:
+                if not _gradient(K, b, x, grad):
+                    status = FAILED
                     break
-                for g in range(n_groups):
-                    lo[g] = INFINITY
-                    hi[g] = -INFINITY
-                s = 0.0
-                for i in range(n):
-                    if free[i]:
-                        g = group[i]
-                        if g >= 0:
-                            lo[g] = grad[i] if grad[i] < lo[g] else lo[g]
-                            hi[g] = grad[i] if grad[i] > hi[g] else hi[g]
-                        elif fabs(grad[i]) > s:
-                            s = fabs(grad[i])
-                at_minimum = s <= kkt_tol and not newton_first
-                for g in range(n_groups):
-                    if hi[g] >= lo[g] and hi[g] - lo[g] > kkt_tol:
-                        at_minimum = False
-            m = 0
-            for i in range(n):
-                if free[i]:
-                    F[m] = i
-                    m += 1
+                at_minimum = (_stationary(grad, free, group, n_groups, kkt_tol, lo, hi)
+                              and not newton_first)
+            m = _free_list(free, F)
             if at_minimum:
-                # multipliers of the bounds x_i = 0: mu_i = grad_i + nu_g(i), nu_g minus the
-                # mean gradient over block g's free members
-                for g in range(n_groups):
-                    nu[g] = 0.0
-                    cnt[g] = 0.0
-                for a in range(m):
-                    g = group[F[a]]
-                    if g >= 0:
-                        nu[g] -= grad[F[a]]
-                        cnt[g] += 1.0
-                for g in range(n_groups):
-                    if cnt[g] > 0.0:
-                        nu[g] /= cnt[g]
-                best = -kkt_tol
-                block = -1
-                for i in range(n):
-                    if not free[i]:
-                        s = grad[i] + (nu[group[i]] if group[i] >= 0 else 0.0)
-                        if s < best:
-                            best = s
-                            block = i
+                block = _most_negative_bound(grad, free, group, n_groups, F, m, kkt_tol, nu,
+                                             cnt)
                 if block < 0:
                     status = OPTIMAL
                     break
                 free[block] = 1
                 at_minimum = False
                 if factored:
-                    F[m] = block
-                    m += 1
-                    while True:
-                        # append the released variable to the factor; where its column is
-                        # a combination of the free ones' (more cuts than features, say), x
-                        # moves along the null direction, on which f falls at the rate of its
-                        # negative multiplier, to the first bound, which leaves the free set
-                        # and H definite again
-                        a = _append(K, group, j0, L, R, mr, block, y, &hmax)
-                        if a >= 0:
-                            mr = a
-                            break
-                        q = _null_step(K, group, j0, L, R, mr, block, y, u, p, x, grad, F, m, Kp)
-                        if q < 0:
-                            status = FAILED       # f unbounded below: the primal is infeasible
-                            break
-                        free[q] = 0
-                        g = group[q]
-                        if q == block:
-                            break
-                        if g >= 0 and j0[g] == q:
-                            factored = False      # factored anew, the released one free
-                            break
-                        mr = _remove(L, R, mr, q)
-                    if status == FAILED:
-                        break
-                continue
-            if not factored:
-                # j0[g]: the first free member of block g (none: the block has no free member);
-                # the other free variables join the factor one by one, and one whose column is
-                # a combination of those before it moves x to a bound first (_null_step)
-                for g in range(n_groups):
-                    j0[g] = -1
-                for a in range(m):
-                    g = group[F[a]]
-                    if g >= 0 and j0[g] < 0:
-                        j0[g] = F[a]
-                mr = 0
-                hmax = 0.0
-                restart = False
-                c = 0
-                while c < m:
-                    i = F[c]
-                    g = group[i]
-                    if not free[i] or (g >= 0 and j0[g] == i):
-                        c += 1
-                        continue
-                    a = _append(K, group, j0, L, R, mr, i, y, &hmax)
-                    if a >= 0:
-                        mr = a
-                        c += 1
-                        continue
-                    q = _null_step(K, group, j0, L, R, mr, i, y, u, p, x, grad, F, m, Kp)
-                    if q < 0:
+                    factor = _release(K, group, j0, L, R, &mr, &hmax, block, y, u, p, x, grad,
+                                      free, F, m, Kp)
+                    if factor == UNBOUNDED:
                         status = FAILED
                         break
-                    free[q] = 0
-                    g = group[q]
-                    if q == i:
-                        c += 1
-                    elif g >= 0 and j0[g] == q:
-                        restart = True            # a block's eliminated member left
-                        break
-                    else:
-                        mr = _remove(L, R, mr, q)
-                if status == FAILED:
+                    if factor == REFACTOR:
+                        factored = False
+                continue
+            if not factored:
+                factor = _factor_free(K, group, n_groups, j0, L, R, &mr, &hmax, y, u, p, x,
+                                      grad, free, F, m, Kp)
+                if factor == UNBOUNDED:
+                    status = FAILED
                     break
-                if restart:
+                if factor == REFACTOR:
                     continue
                 factored = True
-                # the loop above may have moved x: the free list again
-                m = 0
-                for i in range(n):
-                    if free[i]:
-                        F[m] = i
-                        m += 1
-            # the step: H y = -(reduced gradient), lifted to p on F
-            for a in range(mr):
-                i = R[a]
-                g = group[i]
-                y[a] = -(grad[i] - (grad[j0[g]] if g >= 0 else 0.0))
-            if mr > 0:
-                _cho_solve(L, y, mr)
-            for a in range(m):
-                p[F[a]] = 0.0
-            for a in range(mr):
-                i = R[a]
-                p[i] = y[a]
-                g = group[i]
-                if g >= 0:
-                    p[j0[g]] -= y[a]
+                # factoring may have moved x: the free list again
+                m = _free_list(free, F)
+            _newton_direction(grad, group, j0, L, R, mr, y, p, F, m)
             # the longest step keeping x >= 0, at most 1
             _move(K, x, grad, p, F, m, 1.0, &block, Kp)
             if block >= 0:
-                free[block] = 0
-                g = group[block]
-                if g >= 0 and j0[g] == block:
-                    factored = False
-                else:
-                    mr = _remove(L, R, mr, block)
+                factored = _fix_at_bound(group, j0, L, R, &mr, free, block)
             else:
                 at_minimum = True
     return status, steps

@@ -21,6 +21,110 @@ cdef inline i64 _root(i64* up, i64 i) noexcept nogil:
     return i
 
 
+cdef i64 _link(const i64[:, ::1] edges, const unsigned char[::1] active, i64[::1] root,
+               double* next_check) except -1 nogil:
+    """Union-find over the active pairs: root[i] leads to the smallest sample of i's
+    component. Returns the number of active pairs."""
+    cdef i64 m = edges.shape[0], e, a, b, n_active = 0
+    for e in range(m):
+        if (e & 0xFFFFF) == 0xFFFFF:
+            check_signals(next_check)
+        if active[e]:
+            n_active += 1
+            a = _root(&root[0], edges[e, 0])
+            b = _root(&root[0], edges[e, 1])
+            # the smaller root stays: every root is its component's smallest sample
+            if a < b:
+                root[b] = a
+            elif b < a:
+                root[a] = b
+    return n_active
+
+
+cdef inline i64 _number_components(i64[::1] root, i64[::1] count, i64[::1] comp,
+                                   i64* n_linked) noexcept nogil:
+    """comp: each sample's component, those of two or more samples first (in the order of
+    their smallest sample), then the single samples; root[i] <- i's component's smallest
+    sample, count[r]: the size of the component of root r. Returns the number of components
+    of two or more, their samples' number in n_linked."""
+    cdef i64 n = root.shape[0], i, n_comp = 0, single
+    for i in range(n):
+        root[i] = _root(&root[0], i)
+        count[root[i]] += 1
+    # scanning samples upwards meets each component first at its root: numbers follow the
+    # smallest samples
+    for i in range(n):
+        if count[root[i]] > 1:
+            n_linked[0] += 1
+            if root[i] == i:
+                comp[i] = n_comp
+                n_comp += 1
+            else:
+                comp[i] = comp[root[i]]
+    single = n_comp
+    for i in range(n):
+        if count[root[i]] == 1:
+            comp[i] = single
+            single += 1
+    return n_comp
+
+
+cdef inline void _order_samples(const i64[::1] comp, i64 n_comp, i64 n_linked,
+                                i64[::1] offsets, i64[::1] count,
+                                i64[::1] order) noexcept nogil:
+    """order and offsets: the samples by component, ascending within one (a stable counting
+    sort), then the single samples. count: scratch of n_comp + 1 entries."""
+    cdef i64 n = comp.shape[0], i, c, at
+    for i in range(n):
+        if comp[i] < n_comp:
+            offsets[comp[i] + 1] += 1
+    for c in range(n_comp):
+        offsets[c + 1] += offsets[c]
+    for c in range(n_comp + 1):
+        count[c] = offsets[c]   # each component's next position
+    at = n_linked
+    for i in range(n):
+        if comp[i] < n_comp:
+            order[count[comp[i]]] = i
+            count[comp[i]] += 1
+        else:
+            order[at] = i
+            at += 1
+
+
+cdef inline void _group_pairs(const i64[:, ::1] edges, const unsigned char[::1] active,
+                              const i64[::1] comp, i64 n_comp, i64[::1] e_off,
+                              i64[::1] count, i64[::1] pairs) noexcept nogil:
+    """pairs and e_off: the active pairs by component, in input order within one (a stable
+    counting sort). count: scratch of n_comp + 1 entries."""
+    cdef i64 m = edges.shape[0], e, c
+    for e in range(m):
+        if active[e]:
+            e_off[comp[edges[e, 0]] + 1] += 1
+    for c in range(n_comp):
+        e_off[c + 1] += e_off[c]
+    for c in range(n_comp + 1):
+        count[c] = e_off[c]
+    for e in range(m):
+        if active[e]:
+            c = comp[edges[e, 0]]
+            pairs[count[c]] = e
+            count[c] += 1
+
+
+cdef inline void _pair_ends(const i64[:, ::1] edges, const i64[::1] pairs,
+                            const i64[::1] order, i64[::1] position,
+                            i64[:, ::1] ends) noexcept nogil:
+    """ends: the positions in ``order`` of the two samples of each pair of ``pairs``.
+    position: scratch of n entries."""
+    cdef i64 n = order.shape[0], i, e
+    for i in range(n):
+        position[order[i]] = i
+    for e in range(pairs.shape[0]):
+        ends[e, 0] = position[edges[pairs[e], 0]]
+        ends[e, 1] = position[edges[pairs[e], 1]]
+
+
 def group(i64 n, const i64[:, ::1] edges, const unsigned char[::1] active):
     """Components of the n samples that the ``active`` pairs of ``edges`` link.
 
@@ -59,78 +163,19 @@ def group(i64 n, const i64[:, ::1] edges, const unsigned char[::1] active):
     order_a = np.empty(n, dtype=np.int64)
     comp_a = np.empty(n, dtype=np.int64)
     cdef i64[::1] root = root_a, count = count_a, order = order_a, comp = comp_a
-    cdef i64 i, e, a, b, c, n_linked = 0, n_comp = 0, n_active = 0, single
+    cdef i64 n_linked = 0, n_comp, n_active
     cdef double next_check = first_check()
     with nogil:
-        for e in range(m):
-            if (e & 0xFFFFF) == 0xFFFFF:
-                check_signals(&next_check)
-            if active[e]:
-                n_active += 1
-                a = _root(&root[0], edges[e, 0])
-                b = _root(&root[0], edges[e, 1])
-                # the smaller root stays: every root is its component's smallest sample
-                if a < b:
-                    root[b] = a
-                elif b < a:
-                    root[a] = b
-        for i in range(n):
-            root[i] = _root(&root[0], i)
-            count[root[i]] += 1
-        # scanning samples upwards meets each component first at its root: numbers follow the
-        # smallest samples
-        for i in range(n):
-            if count[root[i]] > 1:
-                n_linked += 1
-                if root[i] == i:
-                    comp[i] = n_comp
-                    n_comp += 1
-                else:
-                    comp[i] = comp[root[i]]
-        single = n_comp
-        for i in range(n):
-            if count[root[i]] == 1:
-                comp[i] = single
-                single += 1
+        n_active = _link(edges, active, root, &next_check)
+        n_comp = _number_components(root, count, comp, &n_linked)
     offsets_a = np.zeros(n_comp + 1, dtype=np.int64)
     e_off_a = np.zeros(n_comp + 1, dtype=np.int64)
     pairs_a = np.empty(n_active, dtype=np.int64)
     ends_a = np.empty((n_active, 2), dtype=np.int64)
     cdef i64[::1] offsets = offsets_a, e_off = e_off_a, pairs = pairs_a
     cdef i64[:, ::1] ends = ends_a
-    cdef i64 at
     with nogil:
-        # stable counting sorts: samples ascending within a component, pairs in input order
-        for i in range(n):
-            if comp[i] < n_comp:
-                offsets[comp[i] + 1] += 1
-        for c in range(n_comp):
-            offsets[c + 1] += offsets[c]
-        for c in range(n_comp + 1):
-            count[c] = offsets[c]   # reused: each component's next position
-        at = n_linked
-        for i in range(n):
-            if comp[i] < n_comp:
-                order[count[comp[i]]] = i
-                count[comp[i]] += 1
-            else:
-                order[at] = i
-                at += 1
-        for e in range(m):
-            if active[e]:
-                e_off[comp[edges[e, 0]] + 1] += 1
-        for c in range(n_comp):
-            e_off[c + 1] += e_off[c]
-        for c in range(n_comp + 1):
-            count[c] = e_off[c]
-        for e in range(m):
-            if active[e]:
-                c = comp[edges[e, 0]]
-                pairs[count[c]] = e
-                count[c] += 1
-        for i in range(n):
-            root[order[i]] = i      # reused: each sample's position
-        for e in range(n_active):
-            ends[e, 0] = root[edges[pairs[e], 0]]
-            ends[e, 1] = root[edges[pairs[e], 1]]
+        _order_samples(comp, n_comp, n_linked, offsets, count, order)
+        _group_pairs(edges, active, comp, n_comp, e_off, count, pairs)
+        _pair_ends(edges, pairs, order, root, ends)      # root reused: each sample's position
     return order_a, offsets_a, comp_a, pairs_a, e_off_a, ends_a

@@ -189,6 +189,77 @@ cdef void _breadth_first_labels(i64 k, i64 m, const i64* ea, const i64* eb,
         pos[perm[i]] = i
 
 
+cdef int _dynamic_marginal(Graph& g, i64 a, i64 i, const char* y, const double* s, double base,
+                           bint flips, bint one_tree, vector[char]& lab, vector[char]& in_d,
+                           vector[i64]& d_list, double* other, vector[i64]& rows,
+                           vector[i64]& cols) except -1 nogil:
+    """other[i] after the dynamic re-cut of sample i's clamp: the best value ``base`` plus the
+    terms of the samples whose label differs from y; then the clamp is undone (one tree: its
+    sample released, the flow kept). lab: each node's label as of its last tree change, in_d
+    and d_list: the set of the differing samples, both cleared again."""
+    cdef i64 j, q, r, arc
+    cdef double delta, cut_change
+    # the samples whose label differs from y: among those whose tree changed (one tree: those
+    # left in the tree grown from i; the rest keep their labels)
+    d_list.clear()
+    for r in range(<i64>g.log.size()):
+        j = g.log[r]
+        if one_tree:
+            lab[j] = 1 - y[j] if g.tree[j] == g.grow else y[j]
+        else:
+            lab[j] = g.tree[j] == SRC
+        if lab[j] != y[j]:
+            in_d[j] = 1
+            d_list.push_back(j)
+    if one_tree:
+        g.release(i, 1 - y[i])
+    else:
+        g.clear_log()
+    delta = 0.0
+    for r in range(<i64>d_list.size()):
+        j = d_list[r]
+        delta += (lab[j] - y[j]) * s[j]
+        for arc in range(g.first[j], g.first[j + 1]):
+            q = g.head[arc]
+            if in_d[q] and q < j:
+                continue            # the pair is counted from q
+            # integer factor: a pair whose cut does not change adds an exact zero
+            cut_change = (<int>(lab[j] != lab[q])) - (<int>(y[j] != y[q]))
+            delta -= cut_change * g.cap0[arc]
+    other[i] = base + delta
+    for r in range(<i64>d_list.size()):
+        j = d_list[r]
+        in_d[j] = 0
+        lab[j] = y[j]
+        if flips:
+            rows.push_back(a + i)
+            cols.push_back(a + j)
+    if not one_tree:
+        g.unclamp()
+    return 0
+
+
+cdef int _static_marginal(Graph& g, i64 a, i64 i, i64 k, const char* y, const double* s,
+                          bint flips, vector[char]& lab, double* other, vector[i64]& rows,
+                          vector[i64]& cols) except -1 nogil:
+    """other[i] from the cut of sample i's clamp from scratch, its labelling's value summed
+    from its terms; then the naive method cuts the other clamp of the sample too (its
+    max-marginal is best). lab: scratch of k labels."""
+    cdef i64 j
+    for j in range(k):
+        lab[j] = g.tree[j] == SRC
+    other[i] = _value(g, lab.data(), s)
+    if flips:
+        for j in range(k):
+            if lab[j] != y[j]:
+                rows.push_back(a + i)
+                cols.push_back(a + j)
+    g.reset()
+    g.clamp(i, y[i])
+    _solve(g)
+    return 0
+
+
 cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* ea,
                     const i64* eb, const double* w, char* y, double* best, double* other,
                     bint marginals, bint flips, bint dynamic, bint one_tree, vector[i64]& rows,
@@ -196,8 +267,8 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     """One component (nodes a..a+k-1; ea, eb local): y, best[0] and other[0..k-1]."""
     cdef vector[char] lab, in_d
     cdef vector[i64] d_list, order
-    cdef i64 i, j, p, q, r, arc, t
-    cdef double base, delta, cut_change
+    cdef i64 i, t
+    cdef double base
     g.pending = _pending
     g.pending_arg = next_check
     g.build(k, s, m, ea, eb, w)
@@ -225,56 +296,10 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
         g.clamp(i, 1 - y[i])
         _solve(g)
         if dynamic:
-            # the samples whose label differs from y: among those whose tree changed (one
-            # tree: those left in the tree grown from i; the rest keep their labels)
-            d_list.clear()
-            for r in range(<i64>g.log.size()):
-                j = g.log[r]
-                if one_tree:
-                    lab[j] = 1 - y[j] if g.tree[j] == g.grow else y[j]
-                else:
-                    lab[j] = g.tree[j] == SRC
-                if lab[j] != y[j]:
-                    in_d[j] = 1
-                    d_list.push_back(j)
-            if one_tree:
-                g.release(i, 1 - y[i])
-            else:
-                g.clear_log()
-            delta = 0.0
-            for r in range(<i64>d_list.size()):
-                j = d_list[r]
-                delta += (lab[j] - y[j]) * s[j]
-                for arc in range(g.first[j], g.first[j + 1]):
-                    q = g.head[arc]
-                    if in_d[q] and q < j:
-                        continue            # the pair is counted from q
-                    # integer factor: a pair whose cut does not change adds an exact zero
-                    cut_change = (<int>(lab[j] != lab[q])) - (<int>(y[j] != y[q]))
-                    delta -= cut_change * g.cap0[arc]
-            other[i] = base + delta
-            for r in range(<i64>d_list.size()):
-                j = d_list[r]
-                in_d[j] = 0
-                lab[j] = y[j]
-                if flips:
-                    rows.push_back(a + i)
-                    cols.push_back(a + j)
-            if not one_tree:
-                g.unclamp()
+            _dynamic_marginal(g, a, i, y, s, base, flips, one_tree, lab, in_d, d_list, other,
+                              rows, cols)
         else:
-            for j in range(k):
-                lab[j] = g.tree[j] == SRC
-            other[i] = _value(g, lab.data(), s)
-            if flips:
-                for j in range(k):
-                    if lab[j] != y[j]:
-                        rows.push_back(a + i)
-                        cols.push_back(a + j)
-            # the naive method cuts the other clamp of the sample too (its max-marginal is best)
-            g.reset()
-            g.clamp(i, y[i])
-            _solve(g)
+            _static_marginal(g, a, i, k, y, s, flips, lab, other, rows, cols)
     return 0
 
 
@@ -342,6 +367,68 @@ cdef inline void _record(Dense& g, i64 a, i64 i, u64 flipped, double base, const
             flipped &= flipped - 1
 
 
+cdef int _local_pairs(const i64[::1] ea, const i64[::1] eb, const double[::1] c, i64 e0,
+                      i64 e1, i64 a, vector[double]& w, vector[i64]& la,
+                      vector[i64]& lb) except -1 nogil:
+    """w, la, lb: pairs e0 .. e1-1, their weights -c and their nodes numbered from a (the
+    component's first node); returns their number."""
+    cdef i64 e
+    w.resize(e1 - e0 + 1)
+    la.resize(e1 - e0 + 1)
+    lb.resize(e1 - e0 + 1)
+    for e in range(e0, e1):
+        w[e - e0] = -c[e]
+        la[e - e0] = ea[e] - a
+        lb[e - e0] = eb[e] - a
+    return e1 - e0
+
+
+cdef struct _BreadthFirst:
+    # A component in breadth-first numbering: perm[j], the node numbered j; pos, its inverse;
+    # the unary scores, labels and max-marginals in that numbering.
+    vector[i64] perm
+    vector[i64] pos
+    vector[double] s
+    vector[double] other
+    vector[char] y
+
+
+cdef int _one_tree_component(Graph& g, _BreadthFirst& bfs, i64 a, i64 k, const double* s,
+                             i64 m, vector[i64]& la, vector[i64]& lb, const double* w,
+                             signed char* y, double* best, double* other, bint marginals,
+                             bint flips, bint dynamic, vector[i64]& rows, vector[i64]& cols,
+                             double* next_check) except -1 nogil:
+    """One component by one-tree re-cuts (_component), solved in breadth-first numbering and
+    its results (y, best[0], other[0..k-1], its flips) put back in the nodes' own."""
+    cdef i64 e, j, r0
+    _breadth_first_labels(k, m, la.data(), lb.data(), bfs.perm, bfs.pos)
+    for e in range(m):
+        la[e] = bfs.pos[la[e]]
+        lb[e] = bfs.pos[lb[e]]
+    bfs.s.resize(k)
+    bfs.other.resize(k)
+    bfs.y.resize(k)
+    for j in range(k):
+        bfs.s[j] = s[bfs.perm[j]]
+    r0 = rows.size()
+    _component(g, a, k, bfs.s.data(), m, la.data(), lb.data(), w, bfs.y.data(), best,
+               bfs.other.data(), marginals, flips, dynamic, True, rows, cols, next_check)
+    for j in range(k):
+        y[bfs.perm[j]] = bfs.y[j]
+        if marginals:
+            other[bfs.perm[j]] = bfs.other[j]
+    for j in range(r0, <i64>rows.size()):
+        rows[j] = a + bfs.perm[rows[j] - a]
+        cols[j] = a + bfs.perm[cols[j] - a]
+    return 0
+
+
+cdef object _int64_array(vector[i64]& v):
+    """A copy of v as an int64 array."""
+    return np.array(<i64[:v.size()]> v.data(), dtype=np.int64) if v.size() \
+        else np.zeros(0, dtype=np.int64)
+
+
 def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] ea,
                    const i64[::1] eb, const double[::1] c, const i64[::1] e_off,
                    const i64[::1] comps, signed char[::1] y, double[::1] best, double[::1] other,
@@ -389,10 +476,9 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
     cdef Dense dense_g
     cdef vector[i64] rows, cols
     cdef vector[double] w
-    cdef vector[i64] la, lb, perm, pos
-    cdef vector[double] s_bfs, other_bfs
-    cdef vector[char] y_bfs
-    cdef i64 qi, q, a, k, e0, e1, e, j, r0
+    cdef vector[i64] la, lb
+    cdef _BreadthFirst bfs
+    cdef i64 qi, q, a, k, m
     cdef double next_check = first_check()
     if dense_up_to > MAX_NODES:
         raise ValueError(f"dense_up_to must be at most {MAX_NODES}, got {dense_up_to}")
@@ -400,47 +486,18 @@ def cut_components(const double[::1] s, const i64[::1] offsets, const i64[::1] e
         for qi in range(comps.shape[0]):
             q = comps[qi]
             a, k = offsets[q], offsets[q + 1] - offsets[q]
-            e0, e1 = e_off[q], e_off[q + 1]
-            w.resize(e1 - e0 + 1)
-            la.resize(e1 - e0 + 1)
-            lb.resize(e1 - e0 + 1)
-            for e in range(e0, e1):
-                w[e - e0] = -c[e]
-                la[e - e0] = ea[e] - a
-                lb[e - e0] = eb[e] - a
+            m = _local_pairs(ea, eb, c, e_off[q], e_off[q + 1], a, w, la, lb)
             if k <= dense_up_to:
-                _small_component(dense_g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
+                _small_component(dense_g, a, k, &s[a], m, la.data(), lb.data(), w.data(),
                                  <char*>&y[a], &best[q], &other[a], marginals, flips, rows, cols,
                                  &next_check)
             elif one_tree:
-                # solved in breadth-first numbering, the results put back in the samples' own
-                _breadth_first_labels(k, e1 - e0, la.data(), lb.data(), perm, pos)
-                for e in range(e1 - e0):
-                    la[e] = pos[la[e]]
-                    lb[e] = pos[lb[e]]
-                s_bfs.resize(k)
-                other_bfs.resize(k)
-                y_bfs.resize(k)
-                for j in range(k):
-                    s_bfs[j] = s[a + perm[j]]
-                r0 = rows.size()
-                _component(g, a, k, s_bfs.data(), e1 - e0, la.data(), lb.data(), w.data(),
-                           y_bfs.data(), &best[q], other_bfs.data(), marginals, flips, dynamic,
-                           one_tree, rows, cols, &next_check)
-                for j in range(k):
-                    y[a + perm[j]] = y_bfs[j]
-                    if marginals:
-                        other[a + perm[j]] = other_bfs[j]
-                for j in range(r0, <i64>rows.size()):
-                    rows[j] = a + perm[rows[j] - a]
-                    cols[j] = a + perm[cols[j] - a]
+                _one_tree_component(g, bfs, a, k, &s[a], m, la, lb, w.data(), &y[a], &best[q],
+                                    &other[a], marginals, flips, dynamic, rows, cols,
+                                    &next_check)
             else:
-                _component(g, a, k, &s[a], e1 - e0, la.data(), lb.data(), w.data(),
+                _component(g, a, k, &s[a], m, la.data(), lb.data(), w.data(),
                            <char*>&y[a], &best[q], &other[a], marginals, flips, dynamic,
                            one_tree, rows, cols, &next_check)
             check_signals(&next_check)
-    r = np.array(<i64[:rows.size()]> rows.data(), dtype=np.int64) if rows.size() \
-        else np.zeros(0, dtype=np.int64)
-    cc = np.array(<i64[:cols.size()]> cols.data(), dtype=np.int64) if cols.size() \
-        else np.zeros(0, dtype=np.int64)
-    return r, cc
+    return _int64_array(rows), _int64_array(cols)

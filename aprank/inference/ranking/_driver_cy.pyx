@@ -308,6 +308,116 @@ def _scratch(i64 length):
     return pair
 
 
+cdef object _tabulated_discount(const i64[::1] offsets):
+    """The default NDCG discount of ranks 1 .. the largest query's size, by the kernels' own
+    expression (discount_at); None where a query exceeds TABLE_MAX samples."""
+    cdef i64 n_queries = offsets.shape[0] - 1, n_max = 0, m, q
+    cdef double[::1] table
+    cdef LossSpec L
+    for q in range(n_queries):
+        if offsets[q + 1] - offsets[q] > n_max:
+            n_max = offsets[q + 1] - offsets[q]
+    if n_max > TABLE_MAX:
+        return None
+    table = np.empty(max(n_max, 1), dtype=np.float64)
+    make_spec(&L, LOSS_NDCG, 1, 1, NULL, False, NULL)     # L.discount NULL: the formula
+    for m in range(1, n_max + 1):
+        table[m - 1] = discount_at(&L, m)
+    return table
+
+
+cdef inline double _gather_query(const double[:] scores, const uint8_t[:] is_pos,
+                                 const i64* order, i64 a, i64 b, double* pos_s, i64* pos_x,
+                                 i64* P, double* neg_s, i64* neg_x, i64* N) noexcept nogil:
+    """The scores and indices of samples a .. b-1 (through ``order``) split into positives
+    and negatives, their counts in P and N; returns the largest |score|."""
+    cdef i64 t, k
+    cdef double amax = 0.0
+    P[0] = 0
+    N[0] = 0
+    for t in range(a, b):
+        k = order[t] if order != NULL else t
+        if fabs(scores[k]) > amax:
+            amax = fabs(scores[k])
+        if is_pos[k]:
+            pos_s[P[0]] = scores[k]
+            pos_x[P[0]] = k
+            P[0] += 1
+        else:
+            neg_s[N[0]] = scores[k]
+            neg_x[N[0]] = k
+            N[0] += 1
+    return amax
+
+
+cdef inline void _one_class_query(const i64* order, i64 a, i64 b, i64* ranks, double* coef,
+                                  double* truth) noexcept nogil:
+    """The outputs of a query lacking a class: nothing can be inverted, so the only ranking
+    is the ground truth (rank 1, coefficients 0)."""
+    cdef i64 t, k
+    for t in range(a, b):
+        k = order[t] if order != NULL else t
+        ranks[k] = 1
+        coef[k] = 0.0
+        if truth != NULL:
+            truth[k] = 0.0
+
+
+cdef inline int _solve_query(solve_fn fn, int kind, const double* discount, int simd,
+                             Poll* poll, const double[:] scores, const uint8_t[:] is_pos,
+                             const i64* order, i64 a, i64 b, double* pos_s, i64* pos_x, i64 P,
+                             double* neg_s, i64* neg_x, i64 N, double amax, i64* ranks,
+                             double* coef, double* truth, i64* count, double* suffix,
+                             double* loss, double* objective) noexcept nogil:
+    """The outputs of one query of P >= 1 positives and N >= 1 negatives, gathered by
+    _gather_query; QUERY_OK, or the outcome that refuses it. A kernel the poll stopped
+    returns QUERY_OK with poll.stopped set, its outputs unwritten."""
+    cdef LossSpec L
+    cdef i64 t
+    cdef int status
+    cdef double tp, tn
+    if fn != NULL:
+        for t in range(N):
+            ranks[neg_x[t]] = P + 1
+    sort_keys(pos_s, pos_x, 0, P, simd)
+    make_spec(&L, kind, P, N, discount, simd, poll)
+    status = scale_query(&L, amax, pos_s, P, neg_s, N)
+    if status != QUERY_OK:
+        return status
+    if fn != NULL:
+        fn(&L, pos_s, neg_s, neg_x, N, ranks)
+        if poll.stopped:
+            return QUERY_OK
+    status = finish(&L, pos_s, pos_x, scores, is_pos, order, a, b, ranks, coef, count, suffix,
+                    amax * L.loss_weight, loss, objective)
+    if status != QUERY_OK:
+        return status
+    if truth != NULL:
+        tp = 1.0 / <double>P
+        tn = -1.0 / <double>N
+        for t in range(P):
+            truth[pos_x[t]] = tp
+        for t in range(N):
+            truth[neg_x[t]] = tn
+    return QUERY_OK
+
+
+cdef int _refuse_query(int status, i64 bad_query, double amax) except -1:
+    """Raise the ValueError of a query that ``status`` refuses (0 where it refuses none)."""
+    if status == QUERY_INEXACT:
+        raise ValueError(
+            f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "
+            f"2^1020 where score differences overflow float64, beside scores so small that no "
+            f"power-of-two scaling keeps them all exact; rescale the scores (e.g. divide them by "
+            f"their largest magnitude) before inference")
+    if status == QUERY_OVERFLOW:
+        raise ValueError(
+            f"the objective of query {bad_query} (in the order of the groups) overflows float64: "
+            f"its most violated ranking inverts pairs whose score differences add up beyond "
+            f"1.8e308 (largest |score| {amax!r}); rescale the scores before inference")
+    return 0
+
+
 def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
                  const i64[::1] order, const i64[::1] offsets, object loss_code,
                  const double[::1] discount, i64 n_pos,
@@ -339,20 +449,8 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef i64 n_queries = offsets.shape[0] - 1
     cdef const i64* order_p = &order[0] if order is not None and order.shape[0] > 0 else NULL
     cdef double* truth_p = &truth[0] if truth is not None else NULL
-    cdef i64 n_max = 0, m, q
-    cdef double[::1] table
-    cdef LossSpec L
     if kind == LOSS_NDCG and discount is None:
-        for q in range(n_queries):
-            if offsets[q + 1] - offsets[q] > n_max:
-                n_max = offsets[q + 1] - offsets[q]
-    if kind == LOSS_NDCG and discount is None and n_max <= TABLE_MAX:
-        table = np.empty(max(n_max, 1), dtype=np.float64)
-        make_spec(&L, LOSS_NDCG, 1, 1, NULL, False, NULL)     # L.discount NULL: the formula
-        for m in range(1, n_max + 1):
-            table[m - 1] = discount_at(&L, m)
-        discount = table
-    cdef double tp, tn
+        discount = _tabulated_discount(offsets)
     if solve is not None:
         fn = capsule_solve(solve)
     cdef int simd = _simd
@@ -368,7 +466,7 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
     cdef i64* pos_x = &iwork[0]
     cdef i64* neg_x = pos_x + n_p
     cdef i64* count = neg_x + n_n
-    cdef i64 t, k, a, b, P, N
+    cdef i64 a, b, P, N, q
     cdef i64 bad_query = -1
     cdef int status = QUERY_OK
     cdef double amax = 0.0
@@ -381,72 +479,24 @@ def rank_queries(object solve, const double[:] scores, const uint8_t[:] is_pos,
             b = offsets[q + 1]
             if poll_stop(&poll, b - a):
                 break
-            P = 0
-            N = 0
-            amax = 0.0
-            for t in range(a, b):
-                k = order_p[t] if order_p != NULL else t
-                if fabs(scores[k]) > amax:
-                    amax = fabs(scores[k])
-                if is_pos[k]:
-                    pos_s[P] = scores[k]
-                    pos_x[P] = k
-                    P += 1
-                else:
-                    neg_s[N] = scores[k]
-                    neg_x[N] = k
-                    N += 1
+            amax = _gather_query(scores, is_pos, order_p, a, b, pos_s, pos_x, &P, neg_s,
+                                 neg_x, &N)
             if P == 0 or N == 0:
-                # Nothing can be inverted: the only ranking is the ground truth.
-                for t in range(a, b):
-                    k = order_p[t] if order_p != NULL else t
-                    ranks[k] = 1
-                    coef[k] = 0.0
-                    if truth_p != NULL:
-                        truth_p[k] = 0.0
+                _one_class_query(order_p, a, b, &ranks[0], &coef[0], truth_p)
                 loss[q] = 0.0
                 objective[q] = 0.0
                 continue
-            if fn != NULL:
-                for t in range(N):
-                    ranks[neg_x[t]] = P + 1
-            sort_keys(pos_s, pos_x, 0, P, simd)
-            make_spec(&L, kind, P, N, discount_p, simd, &poll)
-            status = scale_query(&L, amax, pos_s, P, neg_s, N)
+            status = _solve_query(fn, kind, discount_p, simd, &poll, scores, is_pos, order_p,
+                                  a, b, pos_s, pos_x, P, neg_s, neg_x, N, amax, &ranks[0],
+                                  &coef[0], truth_p, count, suffix, &loss[q], &objective[q])
             if status != QUERY_OK:
                 bad_query = q
                 break
-            if fn != NULL:
-                fn(&L, pos_s, neg_s, neg_x, N, &ranks[0])
-                if poll.stopped:
-                    break
-            status = finish(&L, pos_s, pos_x, scores, is_pos, order_p, a, b, &ranks[0],
-                            &coef[0], count, suffix, amax * L.loss_weight, &loss[q],
-                            &objective[q])
-            if status != QUERY_OK:
-                bad_query = q
+            if poll.stopped:
                 break
-            if truth_p != NULL:
-                tp = 1.0 / <double>P
-                tn = -1.0 / <double>N
-                for t in range(P):
-                    truth_p[pos_x[t]] = tp
-                for t in range(N):
-                    truth_p[neg_x[t]] = tn
     if poll.stopped:
         raise_pending()
-    if status == QUERY_INEXACT:
-        raise ValueError(
-            f"query {bad_query} (in the order of the groups) holds scores up to {amax!r}, beyond "
-            f"2^1020 where score differences overflow float64, beside scores so small that no "
-            f"power-of-two scaling keeps them all exact; rescale the scores (e.g. divide them by "
-            f"their largest magnitude) before inference")
-    if status == QUERY_OVERFLOW:
-        raise ValueError(
-            f"the objective of query {bad_query} (in the order of the groups) overflows float64: "
-            f"its most violated ranking inverts pairs whose score differences add up beyond "
-            f"1.8e308 (largest |score| {amax!r}); rescale the scores before inference")
-
+    _refuse_query(status, bad_query, amax)
 
 
 cdef enum:
