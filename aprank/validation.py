@@ -7,9 +7,9 @@ modifies the caller's arrays; a copy is made only where a dtype must change.
 Refused with ValueError: masked arrays with masked entries (a mask would otherwise be dropped
 silently: remove the masked samples, or fill them, first), query ids holding NaN (NaN equals
 nothing, so each such sample would be a query of its own), complex query ids, or ids mixing
-types that do not order (e.g. str and int). Integer scores beyond 2^53 in magnitude that float64 rounds (distinct
-values may become ties) raise a :class:`PrecisionWarning`. Boolean labels are read by truth
-value, whatever bytes they hold.
+types that do not order (e.g. str and int). Integer scores beyond 2^53 in magnitude that
+float64 rounds (distinct values may become ties) raise a :class:`PrecisionWarning`. Boolean
+labels are read by truth value, whatever bytes they hold.
 """
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def _one_dimensional(x, name: str) -> np.ndarray:
         if mask.any():
             raise ValueError(
                 f"{name} is a masked array with {int(mask.sum())} masked entries (the first at "
-                f"index {int(np.argmax(mask.ravel()))}); aprank does not guess what a masked sample "
-                "means: drop those samples (from every array) or fill them first")
+                f"index {int(np.argmax(mask.ravel()))}); aprank does not guess what a masked "
+                "sample means: drop those samples (from every array) or fill them first")
         x = np.ma.getdata(x)
     arr = np.asarray(x)
     if arr.ndim != 1:
@@ -86,8 +86,8 @@ def as_scores(scores, name: str = "scores") -> np.ndarray:
         if bad is not None:
             warnings.warn(
                 f"{name}[{bad}] = {int(original[bad])} is an integer beyond 2^53 that float64 "
-                f"rounds to {float(arr[bad])!r}: distinct integer scores may become ties; divide the "
-                "scores by a common factor (or cast them to float64 yourself) to silence this",
+                f"rounds to {float(arr[bad])!r}: distinct integer scores may become ties; divide "
+                "the scores by a common factor (or cast them to float64 yourself) to silence this",
                 PrecisionWarning, stacklevel=2)
     finite = np.isfinite(arr)
     if not finite.all():
@@ -147,7 +147,8 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
     allowed = positive | (arr == 0) | (arr == -1)
     if not allowed.all():
         bad = int(np.argmin(allowed))
-        raise ValueError(f"{name}[{bad}] = {arr[bad].item()!r}: labels must be bool, {{0, 1}} or {{-1, +1}}")
+        raise ValueError(f"{name}[{bad}] = {arr[bad].item()!r}: labels must be bool, {{0, 1}} "
+                         "or {-1, +1}")
     raise ValueError(f"{name} mix 0 and -1 as the negative label; use {{0, 1}} or {{-1, +1}}")
 
 
@@ -184,7 +185,8 @@ def as_query_groups(qid, n: int):
         raise ValueError(f"qid has {arr.shape[0]} entries but there are {n} scores")
     if arr.dtype.kind == "c":
         # complex numbers have no order of their own (NumPy's is lexicographic, a convention)
-        raise ValueError(f"qid must hold real numbers or strings, got complex ids (dtype {arr.dtype})")
+        raise ValueError("qid must hold real numbers or strings, got complex ids (dtype "
+                         f"{arr.dtype})")
     if arr.dtype.kind in "fcO":
         # x != x holds for NaN only (also inside an object array), in one vectorised pass
         nan = np.asarray(arr != arr, dtype=bool)
@@ -269,7 +271,8 @@ def check_summable(what: str, *terms) -> None:
     for values, count in terms:
         values = np.asarray(values)
         if values.size:
-            bound += float(np.max(np.abs(values))) * float(count)     # Python floats: inf, no warning
+            # Python floats: inf, no warning
+            bound += float(np.max(np.abs(values))) * float(count)
     if not bound <= SUM_LIMIT:
         reach = f"{bound:.3g}" if bound < float("inf") else "more than 1.8e308"
         raise ValueError(

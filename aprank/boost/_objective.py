@@ -6,8 +6,9 @@ used. Its gradient is the subgradient of :func:`aprank.infer_batch`, ``coef - tr
 the most violated ranking of each query. The hinge is piecewise linear and has no second
 derivative, so the second-order term that a booster's Newton step divides by is a choice
 (``hessian``), and both are multiplied by one constant, ``n / 2``, which makes the balanced
-term sum to the number of samples (where every query has both classes), the scale that the boosters' regularisers
-(``min_sum_hessian_in_leaf``, ``reg_lambda``) expect; a leaf's Newton step is unchanged by it.
+term sum to the number of samples (where every query has both classes), the scale that the
+boosters' regularisers (``min_sum_hessian_in_leaf``, ``reg_lambda``) expect; a leaf's Newton
+step is unchanged by it.
 """
 from __future__ import annotations
 

@@ -5,8 +5,9 @@ paths and with the relations that must hold: :func:`deep_check` and ``python -m 
 
 Algorithms are grouped by (problem kind, loss). Every exact algorithm of a loss (built-in or
 registered by a user) is run on seeded random instances of its kind (the kind's
-:class:`~aprank.inference.Instances` make them: sizes, tie densities, score regimes) and compared with the kind's brute-force oracle
-where the instance is small enough for it, else with the first exact algorithm. Approximate
+:class:`~aprank.inference.Instances` make them: sizes, tie densities, score regimes) and
+compared with the kind's brute-force oracle where the instance is small enough for it, else
+with the first exact algorithm. Approximate
 algorithms are checked for what they guarantee: an objective never above the exact optimum.
 
 An algorithm that raises (e.g. a user algorithm returning ranks of the wrong shape) is reported

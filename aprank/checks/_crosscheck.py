@@ -238,7 +238,9 @@ def crosscheck(losses=None, *, n_trials: int = 200, max_n: int = 2000, seed: int
         ``report.ok`` is False when anything disagreed, and each disagreement carries a
         reproducer.
     """
-    losses = tuple(LOSSES) if losses is None else (losses,) if isinstance(losses, str) else tuple(losses)
+    if losses is None:
+        losses = tuple(LOSSES)
+    losses = (losses,) if isinstance(losses, str) else tuple(losses)
     for loss_name in losses:
         get_loss(loss_name)       # ValueError naming the valid losses, before any work
     report = CrosscheckReport(n_trials)

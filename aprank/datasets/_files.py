@@ -396,7 +396,8 @@ def _download(url: str, path: Path, rel: str, progress: bool) -> None:
         _remove_stale_parts(path)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".part",
                                    prefix=f"{_part_prefix(path)}{os.getpid()}@{_HOST}.")
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as resp:
+        with os.fdopen(fd, "wb") as out, \
+                urllib.request.urlopen(url, timeout=TIMEOUT_SECONDS) as resp:
             size = int(resp.headers.get("Content-Length") or 0) or None
             with tqdm(total=size, unit="B", unit_scale=True, desc=f"downloading {path.name}",
                       disable=not progress, leave=False) as bar:

@@ -124,7 +124,8 @@ def _hja_paths(names, data_home, download_if_missing: bool, verify: bool) -> lis
                   verify)
 
 
-def load_hja_birdsong(*, data_home=None, download_if_missing: bool = True, verify: bool = False) -> HJABirdsong:
+def load_hja_birdsong(*, data_home=None, download_if_missing: bool = True,
+                      verify: bool = False) -> HJABirdsong:
     """Load the labelled segments of the HJA birdsong data.
 
     Reads ``mil/birds_hja/hja_birdsong_features.txt`` (header, then
@@ -264,7 +265,8 @@ def _check_hja_bag_coverage(recording, bags: dict, feat_path: Path, bag_path: Pa
         )
 
 
-def load_hja_recordings(*, data_home=None, download_if_missing: bool = True, verify: bool = False) -> HJARecordings:
+def load_hja_recordings(*, data_home=None, download_if_missing: bool = True,
+                        verify: bool = False) -> HJARecordings:
     """Load the HJA birdsong data as one multi-label example per recording.
 
     Reads ``mil/birds_hja/hja_birdsong_features.txt`` (header, then
@@ -493,7 +495,8 @@ def _load_musk(path: Path, name: str) -> MILData:
     return MILData(X=X, y=y, bags=bags, name=name)
 
 
-def load_mil(name: str, *, data_home=None, download_if_missing: bool = True, verify: bool = False) -> MILData:
+def load_mil(name: str, *, data_home=None, download_if_missing: bool = True,
+             verify: bool = False) -> MILData:
     """Load a classic binary multiple-instance set by name.
 
     ``"fox"``, ``"tiger"``, ``"elephant"``
@@ -551,7 +554,8 @@ def load_mil(name: str, *, data_home=None, download_if_missing: bool = True, ver
     return _fte_data(_fte_arrays_from_mat(zip_path, name), f"{zip_path.name}:{name}.mat", name)
 
 
-def load_hja_bags(species: int, *, data_home=None, download_if_missing: bool = True, verify: bool = False) -> MILData:
+def load_hja_bags(species: int, *, data_home=None, download_if_missing: bool = True,
+                  verify: bool = False) -> MILData:
     """Load the HJA birdsong data as a binary multiple-instance set for one species.
 
     Every segment (labelled or not) is a row; recordings are bags. A bag is
@@ -638,7 +642,8 @@ class YahooLTR:
         return int(np.unique(self.qid).size)
 
 
-def load_yahoo_ltr(split: str, *, data_home=None, download_if_missing: bool = True, verify: bool = False) -> YahooLTR:
+def load_yahoo_ltr(split: str, *, data_home=None, download_if_missing: bool = True,
+                   verify: bool = False) -> YahooLTR:
     """Load ``split`` ("train" or "test") of the Yahoo! learning-to-rank sample.
 
     Reads ``ltr/yahoo_ltr_sample_lightgbm/rank.<split>`` (svmlight, one-based

@@ -45,9 +45,9 @@ def register(name: str, func: Callable, *, losses, exact: bool, complexity: str 
     built-in algorithms are never replaced or removed, and a user algorithm takes a name of its
     own (not one a built-in algorithm of any kind has). Names are letters, digits and
     ``_.+-`` (no spaces); ``exact`` must be a bool and ``complexity``, ``reference`` strings,
-    or ValueError/TypeError is raised and the registry is left as it was. The registration holds in this process only: a
-    worker process (joblib, Dask, multiprocessing) must register the algorithm itself before
-    it receives anything that names it.
+    or ValueError/TypeError is raised and the registry is left as it was. The registration
+    holds in this process only: a worker process (joblib, Dask, multiprocessing) must
+    register the algorithm itself before it receives anything that names it.
     """
     if not callable(func):
         raise TypeError("func must be callable")

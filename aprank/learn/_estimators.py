@@ -225,9 +225,11 @@ class _StructuredSVM(BaseRanker):
             if getattr(self, "_fingerprint", None) == fingerprint:
                 # a copy: the learner grows it, and an interrupted fit must not change ours
                 working_set = copy.deepcopy(self._working_set)
-            elif getattr(self, "_w", None) is not None and self._w.shape[0] == model.size_joint_feature:
+            elif (getattr(self, "_w", None) is not None
+                  and self._w.shape[0] == model.size_joint_feature):
                 w0 = self._w
-        bar = tqdm(total=self.max_iter, desc=type(self).__name__, leave=False) if self.verbose else None
+        bar = (tqdm(total=self.max_iter, desc=type(self).__name__, leave=False) if self.verbose
+               else None)
         user_callback = self.callback
 
         def callback(info):
@@ -378,6 +380,9 @@ _SKIPPED_DOC = """    n_skipped_queries_ : int
         Training queries left out for want of a relevant sample (``empty="skip"``).
 """
 
+#: the first line of the primal objective's entry in _COMMON_DOC, which BinarySVM words its own
+_PRIMAL_DOC = ("        Final primal objective 1/2||w||^2 + C xi (xi from exact inference at the "
+               "final w),")
 _COMMON_DOC: str = """
     C : float, default 1.0
         Weight of the slack against 1/2 ||w||^2.
@@ -438,6 +443,8 @@ _THRESHOLD_DOC = """    threshold_ : float
 """
 
 #: the rank SVMs' parameters: their default learner is multi-cut OCAS
+#: _COMMON_DOC without the entries of the estimators with queries (empty=, n_skipped_queries_)
+_COMMON_DOC_NO_QUERIES = _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "")
 _RANK_COMMON_DOC = _COMMON_DOC.replace(
     '"dual-cd"}, default "ocas"', '"dual-cd"}, default "multi-cut"').replace(
     '"dual-cd" is OCAS. See',
@@ -487,9 +494,8 @@ class BinarySVM(_StructuredSVM):
 """, """    C : float, default 1.0
         Weight of the sum of the samples' weighted hinges against 1/2 ||w||^2: a per-sample
         C, LinearSVC's (see above).
-""").replace("""        Final primal objective 1/2||w||^2 + C xi (xi from exact inference at the final w),""",
-             """        Final primal objective 1/2||w||^2 + C sum_i a_i hinge_i (the 0-1 loss's exact
-        slack xi at the final w is that sum over n),""")
+""").replace(_PRIMAL_DOC, """        Final primal objective 1/2||w||^2 + C sum_i a_i hinge_i (the
+        0-1 loss's exact slack xi at the final w is that sum over n),""")
 
     _has_intercept = True
     _learns_threshold = False
@@ -524,7 +530,8 @@ class BinarySVM(_StructuredSVM):
         order, offsets, ids = as_query_groups(qid, scores.shape[0])
         values, weights = [], []
         for q in range(offsets.shape[0] - 1):
-            rows = slice(offsets[q], offsets[q + 1]) if order is None else order[offsets[q]:offsets[q + 1]]
+            rows = (slice(offsets[q], offsets[q + 1]) if order is None
+                    else order[offsets[q]:offsets[q + 1]])
             if relevant[rows].any():
                 values.append(average_precision_score(relevant[rows], scores[rows],
                                                       sample_weight=sample_weight[rows]))

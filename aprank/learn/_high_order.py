@@ -27,7 +27,7 @@ from aprank.learn._checks import (
     relevance,
 )
 from aprank.learn._cutting_plane import cutting_plane
-from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
+from aprank.learn._estimators import _COMMON_DOC_NO_QUERIES, _StructuredSVM
 from aprank.learn._once import say_once
 from aprank.learn._slow_fits import expect_seconds
 from aprank.losses import AveragePrecision, PairwiseZeroOne
@@ -181,7 +181,7 @@ class HOBSVM(_HighOrder):
     ----------
     J : float, optional
         Weight of a positive in the loss; default N / P.
-""" + _PAIR_DOC + _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "") + """    coef_pairs_ : ndarray of shape (d2,)
+""" + _PAIR_DOC + _COMMON_DOC_NO_QUERIES + """    coef_pairs_ : ndarray of shape (d2,)
         The pair weights w2 (all <= 0).
     intercept_ : float
         The bias.
@@ -247,7 +247,7 @@ class HOAPSVM(_HighOrder):
         iterations, the same objectives and stopping rule.
     callback : callable, optional
         Called after each CCCP iteration with its ``cccp_history_`` entry plus ``w``.
-""" + _PAIR_DOC + _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "").replace("""    callback : callable, optional
+""" + _PAIR_DOC + _COMMON_DOC_NO_QUERIES.replace("""    callback : callable, optional
         Called in every cutting-plane iteration with a dict: the iteration's ``history_``
         entry plus ``w`` and ``result`` (the inference result, e.g. its ``ranks``). For
         diagnostics and figures; it must not modify what it receives.

@@ -33,7 +33,7 @@ from aprank.learn._checks import (
     relevance,
 )
 from aprank.learn._cutting_plane import cutting_plane
-from aprank.learn._estimators import _COMMON_DOC, _EMPTY_DOC, _SKIPPED_DOC, _StructuredSVM
+from aprank.learn._estimators import _COMMON_DOC_NO_QUERIES, _StructuredSVM
 from aprank.learn._once import say_once
 from aprank.losses import AveragePrecision, ZeroOne
 from aprank.metrics import average_precision
@@ -240,7 +240,7 @@ _LATENT_ATTRS = """    n_outer_ : int
         Per training bag (sorted ids), the row chosen at the returned w.
 """
 
-_COMMON_LATENT = _COMMON_DOC.replace(_EMPTY_DOC, "").replace(_SKIPPED_DOC, "").replace("""    warm_start : bool
+_COMMON_LATENT = _COMMON_DOC_NO_QUERIES.replace("""    warm_start : bool
         Reuse the previous fit: its working set when the data, queries, loss and constraints
         are the same (e.g. a path over C), else its weights as the starting point.
 """, "").replace("""    callback : callable, optional

@@ -168,7 +168,8 @@ def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float
         if step is None:
             ridge *= 10.0
             if ridge > 1e6 * max(float(np.max(np.diag(K))), 1e-12):
-                raise RuntimeError(f"quadprog failed on the working-set QP even with ridge {ridge:g}")
+                raise RuntimeError("quadprog failed on the working-set QP even with ridge "
+                                   f"{ridge:g}")
             continue
         gained = _dual(K, b, step) - value
         z, value = step, value + gained

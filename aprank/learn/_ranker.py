@@ -85,12 +85,13 @@ class BaseRanker(ClassifierMixin, BaseEstimator):
     the sorted labels relevant. A rank SVM or a boosted ranker has no bias:
     ``decision_function`` is its raw score less ``threshold_``, the break-even point of the
     training ranking (as many training samples score above it as are relevant), and
-    ``predict`` is the second class where ``decision_function`` is above 0. Its ``fit`` leaves the estimator as it was when it
-    raises, refuses keywords it does not take (query ids under another library's name are
-    told to use ``qid=``), and says in one warning per call of the user's what it did with
-    labels that do not name the relevant class (:class:`RelevantClassWarning`), queries
-    without a relevant sample (:class:`EmptyQueryWarning`) and a ``score`` without ``qid``
-    after a fit on several queries (:class:`OneQueryWarning`).
+    ``predict`` is the second class where ``decision_function`` is above 0. Its ``fit`` leaves
+    the estimator as it was when it raises, refuses keywords it does not take (query ids under
+    another library's name are told to use ``qid=``), and says in one warning per call of the
+    user's what it did with labels that do not name the relevant class
+    (:class:`RelevantClassWarning`), queries without a relevant sample
+    (:class:`EmptyQueryWarning`) and a ``score`` without ``qid`` after a fit on several queries
+    (:class:`OneQueryWarning`).
 
     A subclass implements ``fit``, ``decision_function`` and ``score``; one with a learnt bias
     (:class:`BinarySVM`) predicts where its raw score is above 0.

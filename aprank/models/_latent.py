@@ -270,7 +270,8 @@ class LatentBinaryModel(_Bags, LatentModel):
         neg_bag = ~bags.is_pos[bags.inverse]
         known = bags.known[bags.inverse]
         # negative rows: all candidates of negative bags (the known row where there is one)
-        self.negative_rows = np.flatnonzero(neg_bag & ((known < 0) | (known == np.arange(bags.n_rows))))
+        chosen_or_any = (known < 0) | (known == np.arange(bags.n_rows))
+        self.negative_rows = np.flatnonzero(neg_bag & chosen_or_any)
 
     def kept_negatives(self, w) -> np.ndarray:
         """The negative rows used at w: all but the ``robust`` fraction scoring highest, at

@@ -136,8 +136,8 @@ class _Pairwise:
         du = du.toarray() if sp.issparse(du) else np.asarray(du)
         e = self.graph.edges
         m = e.shape[0]
-        incidence = sp.csr_matrix((np.ones(2 * m), (np.r_[e[:, 0], e[:, 1]], np.r_[np.arange(m), np.arange(m)])),
-                                  shape=(self.graph.n, m))
+        ends = (np.r_[e[:, 0], e[:, 1]], np.r_[np.arange(m), np.arange(m)])
+        incidence = sp.csr_matrix((np.ones(2 * m), ends), shape=(self.graph.n, m))
         touched = (F @ incidence).tocsr()
         # a pair changes its cut state when exactly one end flips: uncut -> cut adds Phi
         cut = y[e[:, 0]] != y[e[:, 1]]
@@ -298,11 +298,11 @@ class HOAPLinearised(StructuredModel):
 
     At w, sample k's score is s_k(w) = t_k w'(Psi(Ybar_k) - Psi(Y_k^other(w))), t = +1 for a
     positive and -1 for a negative, Psi restricted to k's component (Proposition 5; the other
-    components cancel): a lower bound of the true score, equal to it at w_t, and concave for a positive (minus the convex
-    m_k^-), convex for a negative (m_k^+ minus a linear term). In a ranking's constraint a
-    positive's score has a coefficient <= 0 and a negative's one >= 0 (Dokania et al. 2014, eq. 15),
-    so the constraint is convex and the rows v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give a
-    subgradient cut at w, tight there.
+    components cancel): a lower bound of the true score, equal to it at w_t, and concave for a
+    positive (minus the convex m_k^-), convex for a negative (m_k^+ minus a linear term). In a
+    ranking's constraint a positive's score has a coefficient <= 0 and a negative's one >= 0
+    (Dokania et al. 2014, eq. 15), so the constraint is convex and the rows
+    v_k = t_k (Psi(Ybar_k) - Psi(Y_k^other(w))) give a subgradient cut at w, tight there.
 
     Parameters
     ----------

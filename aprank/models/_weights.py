@@ -30,7 +30,8 @@ def as_sample_weight(sample_weight, n: int) -> np.ndarray:
     """A private float copy of ``sample_weight``: 1-D, n entries, finite, every one > 0."""
     sw = np.array(sample_weight, dtype=np.float64)
     if sw.shape != (n,):
-        raise ValueError(f"sample_weight must hold one weight per sample ({n}), got shape {sw.shape}")
+        raise ValueError(f"sample_weight must hold one weight per sample ({n}), got shape "
+                         f"{sw.shape}")
     bad = np.flatnonzero(~np.isfinite(sw) | (sw <= 0))
     if bad.size:
         raise ValueError(f"sample_weight must be finite and > 0 (drop samples of weight 0): "
@@ -39,7 +40,8 @@ def as_sample_weight(sample_weight, n: int) -> np.ndarray:
     return sw
 
 
-def query_weights(sample_weight: np.ndarray, order, offsets: np.ndarray, query_ids=None) -> np.ndarray:
+def query_weights(sample_weight: np.ndarray, order, offsets: np.ndarray,
+                  query_ids=None) -> np.ndarray:
     """The weight of each query: the weight its samples share.
 
     A query whose samples' weights differ is a ValueError naming it.

@@ -116,7 +116,8 @@ def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> int:
     if n_used == n_groups:
         return n_used
     if ids is None:
-        raise ValueError("AP and NDCG are undefined without positive samples, and the batch has none")
+        raise ValueError("AP and NDCG are undefined without positive samples, and the batch has "
+                         "none")
     first = ids[int(torch.argmin(used.to(torch.uint8)))].item()
     if empty == "error" or not n_used:
         raise ValueError(
@@ -273,7 +274,8 @@ _REDUCE = {
     "sum": (lambda objective, n_used: objective.sum(),
             lambda grad_output, scores, group, n_used: grad_output.expand(scores.shape)),
     "mean": (lambda objective, n_used: objective.sum() / n_used,
-             lambda grad_output, scores, group, n_used: (grad_output / n_used).expand(scores.shape)),
+             lambda grad_output, scores, group, n_used:
+             (grad_output / n_used).expand(scores.shape)),
 }
 
 
@@ -595,7 +597,8 @@ class _HingeModule(torch.nn.Module):
             raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
         if backend not in BACKENDS:
             raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
-        self.reduction, self.backend, self.empty, self.n_threads = reduction, backend, empty, n_threads
+        self.reduction, self.backend = reduction, backend
+        self.empty, self.n_threads = empty, n_threads
         self.process_group = process_group
 
     def _options(self):

@@ -157,7 +157,8 @@ def run_graphcut_static(call) -> None:
 
 
 def _graphcut_cost(P, N):
-    return P + N      # the benchmark's graphs: a bounded number of cuts per sample of bounded components
+    # the benchmark's graphs: a bounded number of cuts per sample of bounded components
+    return P + N
 
 
 def _brute_labelling_cost(P, N):

@@ -75,7 +75,8 @@ class PairwiseGraph:
             pairs = np.zeros((0, 2), dtype=np.int64)
         elif sp.issparse(edges):
             if edges.shape != (self.n, self.n):
-                raise ValueError(f"the adjacency matrix must be ({self.n}, {self.n}), got {edges.shape}")
+                raise ValueError(f"the adjacency matrix must be ({self.n}, {self.n}), "
+                                 f"got {edges.shape}")
             A = sp.csr_matrix(edges)
             A.sum_duplicates()
             _check_pattern(A)
@@ -202,7 +203,8 @@ ENUMERATE_UP_TO = 3
 def _as_enumerate_up_to(k) -> int:
     if k is None:
         return ENUMERATE_UP_TO
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= _enumerate_cy.MAX_SIZE:
+    if (not isinstance(k, (int, np.integer)) or isinstance(k, bool)
+            or not 0 <= k <= _enumerate_cy.MAX_SIZE):
         raise ValueError(f"enumerate_up_to must be an integer in [0, {_enumerate_cy.MAX_SIZE}], "
                          f"got {k!r}")
     return int(k)
@@ -396,7 +398,8 @@ class PairwiseProblem(QueryProblem):
     def score(self, labelling, scores, edge_scores=None) -> float:
         """score(Y) = sum_i y_i s_i + sum over cut pairs of their score."""
         y = np.asarray(labelling).astype(bool)
-        c = self.edge_scores if edge_scores is None else _as_pair_scores(edge_scores, self.graph.n_edges)
+        c = (self.edge_scores if edge_scores is None
+             else _as_pair_scores(edge_scores, self.graph.n_edges))
         e = self.graph.edges
         return float(np.asarray(scores, float)[y].sum() + c[y[e[:, 0]] != y[e[:, 1]]].sum())
 
@@ -469,7 +472,8 @@ class PairwiseProblem(QueryProblem):
             raise ValueError(f"scores has {s.shape[0]} entries but the problem has "
                              f"{self.n_samples} samples")
         _check_size(self.graph, algo)
-        c = self.edge_scores if edge_scores is None else _as_pair_scores(edge_scores, self.graph.n_edges)
+        c = (self.edge_scores if edge_scores is None
+             else _as_pair_scores(edge_scores, self.graph.n_edges))
         _check_summable(self.graph, s, c, augmented)
         unary = s + self.loss_unary if augmented else s
         call = PairwiseCall(self.graph, np.ascontiguousarray(unary), c, flips, marginals)

@@ -102,8 +102,8 @@ class UserRanking:
                 continue  # the driver handles queries where nothing can be inverted
             ranks = np.asarray(self.func(call.scores[idx[pos]], call.scores[neg_idx], call.loss))
             if ranks.shape != (N,) or ranks.dtype.kind not in "iu":
-                raise ValueError(f"a user algorithm must return {N} integer ranks, got {ranks.shape} "
-                                 f"of dtype {ranks.dtype}")
+                raise ValueError(f"a user algorithm must return {N} integer ranks, got "
+                                 f"{ranks.shape} of dtype {ranks.dtype}")
             if N and (ranks.min() < 1 or ranks.max() > P + 1):
                 raise ValueError(f"a user algorithm returned ranks outside 1..{P + 1}")
             call.ranks[neg_idx] = ranks
@@ -148,22 +148,26 @@ KINDS = (
 
 ALGORITHMS = (
     Algorithm("yue", "ranking", ("ap",), True, "O(PN + N log N)",
-              "Yue et al. (2007); Mohapatra et al. (2014), Alg. 1", RankingKernel(_greedy_cy), cost=_yue_cost,
+              "Yue et al. (2007); Mohapatra et al. (2014), Alg. 1", RankingKernel(_greedy_cy),
+              cost=_yue_cost,
               seconds=per_query_seconds(_yue_cost, *_US["yue"])),
     Algorithm("ndcg-greedy", "ranking", ("ndcg",), True, "O(PN + N log N)",
               "Chakrabarti et al. (2008), corrected in Mohapatra et al. (2018), sec. 2.3",
               RankingKernel(_greedy_cy, discount_table=True), cost=_yue_cost,
               seconds=per_query_seconds(_yue_cost, *_US["yue"])),
     Algorithm("search", "ranking", ("ap",), True, "O(N log N + N log P + P^2)",
-              "Mohapatra et al. (2014), Alg. 2; Mohapatra et al. (2018), sec. 5", RankingKernel(_search_cy), cost=_search_cost,
+              "Mohapatra et al. (2014), Alg. 2; Mohapatra et al. (2018), sec. 5",
+              RankingKernel(_search_cy), cost=_search_cost,
               seconds=per_query_seconds(_search_cost, *_US["search"])),
     Algorithm("select", "ranking", ("ap",), True,
               "O(N + K log K + P^2) expected, K = negatives above rank P+1",
-              "Mohapatra et al. (2014), Alg. 3, its two sets as the text derives them", RankingKernel(_select_cy), cost=_search_cost,
+              "Mohapatra et al. (2014), Alg. 3, its two sets as the text derives them",
+              RankingKernel(_select_cy), cost=_search_cost,
               seconds=per_query_seconds(_search_cost, *_US["search"])),
     Algorithm("qs", "ranking", ("ap", "ndcg"), True, "O(N log P + P log N) expected",
-              "Mohapatra et al. (2018), Algs. 1-2 (+ sec. 5 search for AP)", RankingKernel(_optranks_cy),
-              cost=qs_cost, seconds=per_query_seconds(qs_cost, *_US["qs"])),
+              "Mohapatra et al. (2018), Algs. 1-2 (+ sec. 5 search for AP)",
+              RankingKernel(_optranks_cy), cost=qs_cost,
+              seconds=per_query_seconds(qs_cost, *_US["qs"])),
     # the rank SVMs' default name for the fastest exact kernel: a name that stays the default
     # when a faster kernel comes
     Algorithm("auto", "ranking", ("ap", "ndcg"), True, "O(N log P + P log N) expected",
@@ -171,7 +175,8 @@ ALGORITHMS = (
               RankingKernel(_optranks_cy), cost=qs_cost,
               seconds=per_query_seconds(qs_cost, *_US["qs"])),
     Algorithm("brute", "ranking", None, True, "O(C(n, P) n)",
-              "exhaustive over interleavings (Mohapatra et al. 2018, Obs. 1): the oracle", run_brute,
+              "exhaustive over interleavings (Mohapatra et al. 2018, Obs. 1): the oracle",
+              run_brute,
               cost=_brute_ranking_cost, max_samples=MAX_SAMPLES,
               seconds=per_query_seconds(_brute_ranking_cost, *_US["brute"])),
 )

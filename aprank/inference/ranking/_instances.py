@@ -115,7 +115,8 @@ class RankingInstances(Instances):
         if np.array_equal(result.ranks, reference.ranks):
             return None
         bad = int(np.flatnonzero(result.ranks != reference.ranks)[0])
-        return f"ranks differ at sample {bad}: {int(result.ranks[bad])} != {int(reference.ranks[bad])}"
+        return (f"ranks differ at sample {bad}: {int(result.ranks[bad])} != "
+                f"{int(reference.ranks[bad])}")
 
     def reproducer(self, instance: Instance, loss: str, algorithm: str) -> str:
         """A line calling :func:`aprank.infer` on the instance: with its scores and labels

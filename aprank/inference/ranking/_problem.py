@@ -133,7 +133,8 @@ class RankingProblem(QueryProblem):
         """
         algo = as_algorithm(self.loss, algorithm)
         if self.n_queries != 1:
-            raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
+            raise ValueError("solve_one needs a problem of one query, this one has "
+                             f"{self.n_queries}")
         return self._one(self._run(validation.as_scores(scores), algo, truth=False), algo)
 
     @classmethod

@@ -91,8 +91,8 @@ class TopKInstances(Instances):
         core = np.sort(rng.choice(n, C, replace=False)).astype(np.int64)
         F = None
         if C:
-            F = sp.csr_matrix((rng.standard_normal(C * n), (np.repeat(core, n), np.tile(np.arange(n), C))),
-                              shape=(n, n))
+            F = sp.csr_matrix((rng.standard_normal(C * n),
+                               (np.repeat(core, n), np.tile(np.arange(n), C))), shape=(n, n))
         return TopKInstance(scores, labels, f"P={P} N={N} C={C}", seed, 0, n, k=P, core=core,
                             interactions=F)
 
@@ -191,7 +191,8 @@ class TopKInstances(Instances):
         """The core's size, whether the core can fill the subset alone, whether the subset
         takes every item, and ties."""
         C, n, k = instance.core.size, instance.size, instance.k
-        tags = ["no core" if C == 0 else f"core of {'1' if C == 1 else '2-10' if C <= 10 else '11+'}"]
+        size = "1" if C == 1 else "2-10" if C <= 10 else "11+"
+        tags = ["no core" if C == 0 else f"core of {size}"]
         if 0 < C and k <= C:
             tags.append("k <= C (the core can fill the subset)")
         if k == n:

@@ -139,8 +139,9 @@ class TopKProblem(QueryProblem):
         stray = np.flatnonzero(~in_core[rows] & ~in_core[cols])
         if stray.size:
             i, j = int(rows[stray[0]]), int(cols[stray[0]])
-            raise ValueError(f"interactions[{i}, {j}] = {float(F[i, j])!r} is non-zero outside the core's "
-                             f"rows and columns (core {core.tolist()}): F must be zero there")
+            raise ValueError(f"interactions[{i}, {j}] = {float(F[i, j])!r} is non-zero outside "
+                             f"the core's rows and columns (core {core.tolist()}): F must be "
+                             "zero there")
         self.core, self.interactions = core, F
         if sparse:
             self.W = np.ascontiguousarray(F[core, :].toarray() + F[:, core].T.toarray())
@@ -170,7 +171,8 @@ class TopKProblem(QueryProblem):
         """Clamps (grouped) whose best subset is the best loss-free one (Mensink et al. 2011, eq.
         8): the non-relevant items out when k <= R, the relevant ones in when k > R."""
         k_le_R = self._per_item(self.k <= self.positives)
-        return np.where(k_le_R, np.where(self.z > 0, 0, -1), np.where(self.z > 0, 1, 0)).astype(np.int8)
+        relevant = self.z > 0
+        return np.where(k_le_R, np.where(relevant, 0, -1), np.where(relevant, 1, 0)).astype(np.int8)
 
     # ------------------------------------------------------------------------ solving
     def maximise(self, scores, algorithm=None, clamp=None, k=None, *, infeasible="raise"):
@@ -229,7 +231,8 @@ class TopKProblem(QueryProblem):
         bad = np.flatnonzero((n_in > kk) | (sizes - n_out < kk))
         if bad.size:
             q = int(bad[0])
-            where = "the query" if self.query_ids is None else f"query {self.query_ids[q].tolist()!r}"
+            where = ("the query" if self.query_ids is None
+                     else f"query {self.query_ids[q].tolist()!r}")
             raise ValueError(f"the clamps leave {where} no subset of k = {int(kk[q])} items: "
                              f"{int(n_in[q])} clamped in and {int(n_out[q])} clamped out of its "
                              f"{int(sizes[q])} items")
@@ -337,7 +340,8 @@ class TopKProblem(QueryProblem):
         """
         algo = as_algorithm(self.loss, algorithm)
         if self.n_queries != 1:
-            raise ValueError(f"solve_one needs a problem of one query, this one has {self.n_queries}")
+            raise ValueError("solve_one needs a problem of one query, this one has "
+                             f"{self.n_queries}")
         r = self._solve(validation.as_scores(scores), algo)
         return InferenceResult(r.ranks, r.coef, float(r.loss[0]), float(r.objective[0]),
                                r.algorithm, r.labelling)
