@@ -175,7 +175,8 @@ def test_no_ties_all_policies_agree_with_definition():
         for t in TIE_POLICIES:
             assert abs(average_precision(y, s, ties=t) - ap_of_order(list(y[ranked]))) <= TOL
             assert abs(ndcg(g, s, k=k, ties=t) - ndcg_of_order(list(g[ranked]), k)) <= TOL
-            assert abs(precision_at_k(y, s, k, ties=t) - precision_of_order(list(y[ranked]), k)) <= TOL
+            assert abs(precision_at_k(y, s, k, ties=t)
+                       - precision_of_order(list(y[ranked]), k)) <= TOL
 
 
 # ---- queries -------------------------------------------------------------------------------------
@@ -232,7 +233,8 @@ def test_empty_rules(name):
     ids, values = metric(y, s, qid=qid, empty="skip", per_query=True)
     assert ids.tolist() == [7] and values == pytest.approx([only7], abs=TOL)
     ids, values = metric(y, s, qid=qid, empty=1, per_query=True)
-    assert sorted(zip(ids.tolist(), values.tolist())) == [(3, 1.0), (5, 1.0), (7, pytest.approx(only7))]
+    assert sorted(zip(ids.tolist(), values.tolist())) == [(3, 1.0), (5, 1.0),
+                                                          (7, pytest.approx(only7))]
     # Without qid the whole input is one query under the same rule.
     zeros = np.zeros(4, dtype=int)
     with pytest.raises(ValueError, match="no relevant"):

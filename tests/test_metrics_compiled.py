@@ -1,9 +1,10 @@
 """aprank.metrics computes every query in one compiled pass.
 
-A vectorised NumPy implementation of the same metrics is the reference (tests/aprank_support/metrics_numpy.py):
-the compiled pass must give the same values (to 1e-12), the same query ids in the same order and
-the same errors, for every metric, tie policy, empty rule, cutoff, discount and qid layout, on
-random data with many ties; the kernel's own contract is pinned by the test_kernel_* tests.
+A vectorised NumPy implementation of the same metrics is the reference
+(tests/aprank_support/metrics_numpy.py): the compiled pass must give the same values (to 1e-12),
+the same query ids in the same order and the same errors, for every metric, tie policy, empty
+rule, cutoff, discount and qid layout, on random data with many ties; the kernel's own contract is
+pinned by the test_kernel_* tests.
 """
 import numpy as np
 import pytest
@@ -82,7 +83,7 @@ def test_same_as_the_numpy_pass(name, ties):
                 assert_same(outcome(lambda: call(metrics, name, y, s, **kw)), want)
                 compared += 1
                 errors += isinstance(want, Raised)
-    assert errors >= 15 and compared - errors >= 300     # both outcomes well exercised     # both outcomes well exercised
+    assert errors >= 15 and compared - errors >= 300     # both outcomes well exercised
 
 
 @pytest.mark.parametrize("layout", ["interleaved", "contiguous"])
@@ -150,7 +151,8 @@ def test_odd_inputs_same_as_the_numpy_pass():
     for ties in metrics.TIE_POLICIES:
         for name, scores in (("ap", s), ("ndcg", s), ("p@k", s), ("ap", s.astype(np.int16))):
             kw = dict(ties=ties, qid=qid, empty=0, per_query=True, k=3)
-            assert_same(call(metrics, name, y, scores, **kw), call(reference, name, y, scores, **kw))
+            assert_same(call(metrics, name, y, scores, **kw),
+                        call(reference, name, y, scores, **kw))
         for name in NAMES:
             kw = dict(ties=ties, k=1)
             assert_same(call(metrics, name, [True], [2.0], **kw),

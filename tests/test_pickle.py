@@ -70,7 +70,8 @@ def test_results_of_every_algorithm_pickle(kind, name, pickler):
 
 
 @pytest.mark.parametrize("pickler", PICKLERS)
-@pytest.mark.parametrize("make", [BinarySVM, APSVM, NDCGSVM, APSVMAppx, lambda: APSVM(algorithm="select")],
+@pytest.mark.parametrize("make", [BinarySVM, APSVM, NDCGSVM, APSVMAppx,
+                                  lambda: APSVM(algorithm="select")],
                          ids=["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVM-select"])
 def test_fitted_estimators_pickle(make, pickler, digits_400):
     X, y = digits_400
@@ -129,7 +130,8 @@ def test_registrations_and_simd_are_per_process():
         sent = pickle.dumps(get_algorithm("py-last", "ranking"))
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=context) as pool:
-            names, simd_default, received = pool.submit(what_a_worker_sees, sent).result(timeout=120)
+            names, simd_default, received = (pool.submit(what_a_worker_sees, sent)
+                                             .result(timeout=120))
     finally:
         aprank.set_simd(previous)
         aprank.unregister("py-last")

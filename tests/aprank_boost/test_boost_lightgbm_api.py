@@ -34,9 +34,9 @@ def split():
 
 def _early_stopped(cls, split, rounds=300):
     (X, y, qid), (Xv, yv, qv) = split
-    return cls(n_estimators=rounds, num_leaves=7, n_jobs=1).fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv],
-                             eval_names=["valid"],
-                             callbacks=[lgb.early_stopping(10, verbose=False)])
+    return cls(n_estimators=rounds, num_leaves=7, n_jobs=1).fit(
+        X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], eval_names=["valid"],
+        callbacks=[lgb.early_stopping(10, verbose=False)])
 
 
 @pytest.mark.parametrize("cls, name, metric", RANKERS)

@@ -232,7 +232,8 @@ def test_benchmark_runs_and_its_cuts_agree(cluster_client):
 
 
 def test_import_aprank_does_not_import_dask():
-    code = "import sys, aprank, aprank.learn; print(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    code = ("import sys, aprank, aprank.learn; "
+            "print(sorted({'dask', 'distributed'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -4,7 +4,8 @@ queries a score leaves out for having no relevant sample (EmptyQueryWarning)."""
 import numpy as np
 import pytest
 
-da = pytest.importorskip("dask.array", reason="the dask extra (pip install 'aprank[dask]') is absent")
+da = pytest.importorskip("dask.array",
+                         reason="the dask extra (pip install 'aprank[dask]') is absent")
 
 from aprank.dask import DaskAPSVM  # noqa: E402  (only once dask is known to be there)
 from aprank.learn import EmptyQueryWarning, RelevantClassWarning  # noqa: E402

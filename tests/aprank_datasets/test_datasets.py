@@ -49,7 +49,7 @@ def _fake_hja(root: Path, label_bags=(1, 1, 2)):
         feat_rows.append(",".join([str(bag)] + [f"{0.1 * (i + j):.3f}" for j in range(38)]))
     (d / "hja_birdsong_features.txt").write_text("\n".join(feat_rows) + "\n")
     labels = (-1, 3, 13)
-    lab_rows = ["bag_id, instance_label"] + [f"{b},{l}" for b, l in zip(label_bags, labels)]
+    lab_rows = ["bag_id, instance_label"] + [f"{b},{lab}" for b, lab in zip(label_bags, labels)]
     (d / "hja_birdsong_instance_labels.txt").write_text("\n".join(lab_rows) + "\n")
     names = "\n".join(f"{k}\tS{k:02d} - Species {k}" for k in range(1, 14)) + "  "
     (d / "hja_birdsong_class_names.txt").write_text(names)
@@ -415,7 +415,7 @@ def test_hja_frozen(hja):
         hja.X = None
 
 
-# --------------------------------------------------------------------------- real data: HJA recordings
+# ------------------------------------------------------------------------ real data: HJA recordings
 def test_hja_recordings_shapes_and_types(hja_rec):
     assert hja_rec.X.shape == (548, 76)
     assert hja_rec.X.dtype == np.float64 and np.isfinite(hja_rec.X).all()

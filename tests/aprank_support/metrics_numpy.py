@@ -26,7 +26,8 @@ _GAIN_TIE_KEY = {"optimistic": np.negative, "pessimistic": np.positive}
 def _check_options(ties, empty):
     """Refuse an unknown tie policy or empty-query rule before any work is done."""
     if not isinstance(ties, str) or ties not in TIE_POLICIES:
-        raise ValueError(f"ties={ties!r} is not a tie policy; use one of {', '.join(map(repr, TIE_POLICIES))}")
+        raise ValueError(f"ties={ties!r} is not a tie policy; "
+                         f"use one of {', '.join(map(repr, TIE_POLICIES))}")
     if isinstance(empty, str):
         if empty in ("error", "skip"):
             return
@@ -97,9 +98,9 @@ class _Ranking:
     ordered by decreasing score within a query. ``gain`` is the gain at each position,
     ``query`` its query's index and ``qpos`` its 0-based rank within the query. Tie blocks
     (equal scores within a query) start at ``bstart`` with ``bsize`` positions and gain sum
-    ``bsum``; ``block`` is each position's block and ``qblock`` each query's first block. For "pessimistic"/"optimistic" the ties are
-    resolved by the gain in the sort, so every position is its own block and the tie-aware
-    formulas reduce to the tie-free ones.
+    ``bsum``; ``block`` is each position's block and ``qblock`` each query's first block. For
+    "pessimistic"/"optimistic" the ties are resolved by the gain in the sort, so every position is
+    its own block and the tie-aware formulas reduce to the tie-free ones.
     """
 
     def __init__(self, score, gain, qid, ties):
@@ -354,7 +355,8 @@ def ndcg(y_true, y_score, *, k=None, ties="sklearn", qid=None, empty="error", pe
     return _finish(r, _ndcg_values(r, k, discount), qid, empty, per_query)
 
 
-def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="error", per_query=False):
+def precision_at_k(y_true, y_score, k, *, ties="expected", qid=None, empty="error",
+                   per_query=False):
     """Fraction of relevant samples among the top ``k`` by score, for binary ``y_true``.
 
     Always divided by k, also for a query with fewer than k samples (as trec_eval does). With

@@ -96,7 +96,8 @@ def ranking_from_ranks(scores, labels, ranks):
     seen_pos = seen_neg = 0
     for k in order:
         expected = 1 + (seen_neg if y[k] else seen_pos)
-        assert ranks[k] == expected, f"rank of sample {k} is {ranks[k]}, the ranking says {expected}"
+        assert ranks[k] == expected, (f"rank of sample {k} is {ranks[k]}, "
+                                      f"the ranking says {expected}")
         seen_pos += y[k]
         seen_neg += not y[k]
     return order

@@ -104,9 +104,11 @@ def test_torch_ops_on_many_query_batches():
         for loss in LOSSES:
             r = aprank.infer_batch(s, y, q, loss=loss)
             ids, group = np.unique(q, return_inverse=True)
-            got = at.hinge_terms(torch.tensor(s), torch.tensor(y), torch.tensor(group), ids.size, loss)
+            got = at.hinge_terms(torch.tensor(s), torch.tensor(y), torch.tensor(group), ids.size,
+                                 loss)
             assert np.array_equal(got.ranks.numpy(), r.ranks)
-            np.testing.assert_allclose(got.grad.numpy(), r.coef - r.truth_coef, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(got.grad.numpy(), r.coef - r.truth_coef, rtol=1e-12,
+                                       atol=1e-15)
 
 
 def test_user_discount_reaches_both_backends():

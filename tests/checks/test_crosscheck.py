@@ -113,10 +113,11 @@ def test_large_instances_agree(P, N, simd):
                            for a in aprank.algorithms(loss=loss, exact=True) if a.name != "brute"}
                 ref = results.pop("qs")
                 for name, res in results.items():
-                    assert abs(res.objective - ref.objective) <= 1e-12 * max(1, abs(ref.objective)), \
-                        (loss, name, shift, ties)
+                    assert (abs(res.objective - ref.objective)
+                            <= 1e-12 * max(1, abs(ref.objective))), (loss, name, shift, ties)
                     if ties is None:
-                        np.testing.assert_array_equal(res.ranks, ref.ranks, err_msg=f"{loss} {name}")
+                        np.testing.assert_array_equal(res.ranks, ref.ranks,
+                                                      err_msg=f"{loss} {name}")
     finally:
         aprank.set_simd(previous)
 
@@ -142,7 +143,7 @@ def test_a_loss_only_the_oracle_serves_is_skipped_beyond_its_size_not_an_index_e
 
 
 def test_a_failing_user_algorithm_is_a_disagreement_not_an_abort():
-    aprank.register("user-wrong-shape", lambda p, n, l: np.ones(n.size + 1, int), losses="ap",
+    aprank.register("user-wrong-shape", lambda p, n, loss: np.ones(n.size + 1, int), losses="ap",
                     exact=True)
     try:
         report = aprank.crosscheck("ap", n_trials=4, max_n=50)

@@ -19,7 +19,8 @@ CONCEPTS = DOCS / "concepts.md"
 #: term: (its pattern in prose, the section of docs/concepts.md that explains it)
 TERMS = {
     "loss-augmented inference": (r"(?i)\bloss-augmented\b", "loss-augmented-inference"),
-    "the structured hinge": (r"(?i)\bstructur(?:ed|al) hinge|\b(?:AP|NDCG)(?: and NDCG)?[- ]hinges?\b",
+    "the structured hinge": (r"(?i)\bstructur(?:ed|al) hinge"
+                             r"|\b(?:AP|NDCG)(?: and NDCG)?[- ]hinges?\b",
                              "the-structured-hinge"),
     "qid": (r"\bqid\b", "queries-and-qid"),
     "the 1-slack cutting plane": (r"(?i)\bcutting[- ]planes?\b|\b1-slack\b",
@@ -72,8 +73,8 @@ def slug(heading):
 
 
 def concept_anchors():
-    return {slug(h) for h in re.findall(r"^#{1,3} (.+)$", masked_headings_only(CONCEPTS.read_text()),
-                                        flags=re.M)}
+    return {slug(h) for h in re.findall(r"^#{1,3} (.+)$",
+                                        masked_headings_only(CONCEPTS.read_text()), flags=re.M)}
 
 
 def masked_headings_only(text):

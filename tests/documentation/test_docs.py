@@ -55,7 +55,8 @@ def doc_pages():
 
 MD_BLOCK = re.compile(r"^```(?:python|\{code-block\} python)[ \t]*\n((?::[^\n]*\n)*)(.*?)^```",
                       re.S | re.M)
-RST_BLOCK = re.compile(r"^\.\. code-block:: python[ \t]*\n((?:[ \t]+:[^\n]*\n)*)\n((?:[ \t]+[^\n]*\n|\n)+)",
+RST_BLOCK = re.compile(r"^\.\. code-block:: python[ \t]*\n((?:[ \t]+:[^\n]*\n)*)\n"
+                       r"((?:[ \t]+[^\n]*\n|\n)+)",
                        re.M)
 
 

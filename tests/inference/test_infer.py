@@ -45,7 +45,8 @@ def test_dtypes_strides_readonly_give_the_same_answer(name, loss):
     # float32 scores are ranked as their float64 values
     s32 = scores.astype(np.float32)
     res = aprank.infer(s32, labels, loss=loss, algorithm=name)
-    assert res.objective == aprank.infer(s32.astype(float), labels, loss=loss, algorithm=name).objective
+    assert res.objective == aprank.infer(s32.astype(float), labels, loss=loss,
+                                         algorithm=name).objective
     # integer scores
     res = aprank.infer(np.arange(12)[::-1], labels, loss=loss, algorithm=name)
     assert res.ranks.dtype == np.int64 and res.coef.dtype == np.float64
@@ -166,7 +167,8 @@ def test_ndcg_discount_validation():
     good = 1.0 / np.log2(2.0 + np.arange(n))
     scores, labels = instance(n=n)
     res = aprank.infer(scores, labels, loss=NDCG(discount=good), algorithm="qs")
-    assert res.objective == pytest.approx(aprank.infer(scores, labels, loss="ndcg").objective, rel=1e-12)
+    assert res.objective == pytest.approx(aprank.infer(scores, labels, loss="ndcg").objective,
+                                          rel=1e-12)
     with pytest.raises(ValueError, match="convex"):
         # the discount of Chakrabarti et al. (Mohapatra et al. 2018, Remark 1): 1, 1, 1/log2(i)
         NDCG(discount=np.r_[1.0, 1.0, 1.0 / np.log2(np.arange(3, n + 1))])
@@ -270,6 +272,7 @@ def test_algorithms_table():
     text = str(table)
     for a in table:
         assert a.name in text
-    assert {"yue", "ndcg-greedy", "search", "select", "qs", "zero-one", "brute"} <= {a.name for a in table}
+    assert ({"yue", "ndcg-greedy", "search", "select", "qs", "zero-one", "brute"}
+            <= {a.name for a in table})
     # every built-in algorithm is exact but appendix A's greedy for the latent SSVM
     assert [a.name for a in table if not a.exact] == ["latent-greedy"]

@@ -77,7 +77,7 @@ def test_an_unknown_ranking_loss_is_refused_by_the_compiled_algorithms(p_at_2):
 def test_the_driver_refuses_a_kernel_code_it_does_not_know():
     register_loss(ClaimsAKernel())
     try:
-        aprank.register("py-last", lambda p, n, l: np.full(n.size, p.size + 1),
+        aprank.register("py-last", lambda p, n, loss: np.full(n.size, p.size + 1),
                         losses="p@2-claims", exact=False)
         try:
             with pytest.raises(ValueError, match="compiled kernels compute the losses"):
@@ -90,11 +90,11 @@ def test_the_driver_refuses_a_kernel_code_it_does_not_know():
 
 def test_user_algorithms_need_a_loss_the_driver_can_finish(p_at_2):
     with pytest.raises(NotImplementedError, match="do not know the loss 'p@2'"):
-        aprank.register("py-p2", lambda p, n, l: np.full(n.size, p.size + 1), losses="p@2",
+        aprank.register("py-p2", lambda p, n, loss: np.full(n.size, p.size + 1), losses="p@2",
                         exact=False)
     with pytest.raises(ValueError, match="labelling"):
-        aprank.register("py-01", lambda p, n, l: np.full(n.size, p.size + 1), losses="zero-one",
-                        exact=False)
+        aprank.register("py-01", lambda p, n, loss: np.full(n.size, p.size + 1),
+                        losses="zero-one", exact=False)
 
 
 class RankingKindOnly(Loss):
@@ -117,7 +117,7 @@ def test_a_loss_of_a_kind_without_the_kinds_loss_type_is_refused_by_name():
     try:
         with pytest.raises(ValueError, match="subclasses of RankingLoss; 'ranking-kind-only' is "
                                              "a RankingKindOnly"):
-            aprank.register("py-kind-only", lambda p, n, l: np.full(n.size, p.size + 1),
+            aprank.register("py-kind-only", lambda p, n, loss: np.full(n.size, p.size + 1),
                             losses="ranking-kind-only", exact=False)
         assert "py-kind-only" not in algorithms().names()
         for build in (lambda: PairwiseProblem([1, 0, 0], "pairwise-kind-only"),

@@ -20,7 +20,8 @@ def test_latent_ap_equals_the_oracle_on_hundreds_of_tiny_inputs_with_ties():
     for inst in _instances(11):
         fast = aprank.checks.solve_instance(inst, "latent-ap", "latent-ap")
         slow = aprank.checks.solve_instance(inst, "latent-ap", "brute")
-        assert fast.objective == pytest.approx(slow.objective, rel=1e-12, abs=1e-12), inst.description
+        assert fast.objective == pytest.approx(slow.objective, rel=1e-12, abs=1e-12), \
+            inst.description
         assert fast.objective >= -1e-12
         n_ties += "ties=none" not in inst.description
     assert n_ties > TRIALS // 2
@@ -55,7 +56,8 @@ def test_table_A1_greedy_18_and_optimum_22_6():
 
 def test_the_default_for_each_loss():
     inst = aprank.checks.random_instance("latent", 0, 3)
-    assert aprank.infer(inst.scores, inst.labels, loss="latent-ap", bags=inst.bags).algorithm == "latent-ap"
+    assert aprank.infer(inst.scores, inst.labels, loss="latent-ap",
+                        bags=inst.bags).algorithm == "latent-ap"
     assert aprank.infer(inst.scores, inst.labels, loss="latent-ssvm",
                         bags=inst.bags).algorithm == "latent-greedy"
 
@@ -123,9 +125,11 @@ def test_the_callers_arrays_are_unchanged():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"bags": [0, 0, 1, 1], "labels": [1, 0, 0, 0]}, r"bag 0 has two labels \(row 0 relevant, row 1 not\)"),
+    ({"bags": [0, 0, 1, 1], "labels": [1, 0, 0, 0]},
+     r"bag 0 has two labels \(row 0 relevant, row 1 not\)"),
     ({"bags": [0, 0, 1, 1], "labels": [0, 0, 0, 0]}, "no bag is positive"),
-    ({"bags": [0, 0, 1, 1], "h": {1: 0}}, r"h\[1\] = row 0 lies outside bag 1 \(it belongs to bag 0\)"),
+    ({"bags": [0, 0, 1, 1], "h": {1: 0}},
+     r"h\[1\] = row 0 lies outside bag 1 \(it belongs to bag 0\)"),
     ({"bags": [0, 0, 1, 1], "h": {7: 0}}, "h names bag 7, which has no candidates"),
     ({"bags": [0, 0, 1, 1], "h": {0: 9}}, r"h\[0\] = 9 is not a row index"),
     ({"bags": [0, 0, 1, 1], "h": np.array([True, True, False, False])},

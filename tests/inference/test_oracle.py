@@ -93,7 +93,8 @@ def test_zero_one_against_all_labellings():
             y = np.where(res.labelling == 1, 1.0, -1.0)
             assert close(res.loss, float(((y != truth) * v).sum() / z)), where
             np.testing.assert_allclose(res.coef, v * y / (2 * z), atol=TOL, err_msg=where)
-            assert close(res.objective, res.loss + float(((y - truth) * v * scores).sum() / (2 * z)))
+            assert close(res.objective,
+                         res.loss + float(((y - truth) * v * scores).sum() / (2 * z)))
             # the two-block ranking documented in InferenceResult
             tp, fp = int(np.sum(labels & (y > 0))), int(np.sum(~labels & (y > 0)))
             expected = np.where(labels, np.where(y > 0, 1, 1 + fp),

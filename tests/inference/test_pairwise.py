@@ -63,7 +63,8 @@ def test_crosscheck_covers_the_pairwise_kind():
     report = aprank.crosscheck("pairwise-zero-one", n_trials=60, max_n=300)
     assert report.ok, str(report)
     assert report.kinds["pairwise-zero-one"] == "pairwise"
-    assert set(report.algorithms["pairwise-zero-one"]) == {"graphcut", "graphcut-dynamic", "graphcut-static", "brute"}
+    assert set(report.algorithms["pairwise-zero-one"]) == {"graphcut", "graphcut-dynamic",
+                                                           "graphcut-static", "brute"}
 
 
 def test_graphcut_refuses_positive_pair_scores_and_brute_does_not():
@@ -102,8 +103,8 @@ def test_sparse_adjacency_and_repeated_pairs():
     pairs = np.array([[0, 1], [2, 1], [3, 4]])
     A = sp.coo_matrix((np.ones(3), (pairs[:, 0], pairs[:, 1])), shape=(6, 6))
     assert PairwiseGraph(6, A).edges.tolist() == [[0, 1], [1, 2], [3, 4]]
-    with_zero = sp.coo_matrix((np.r_[np.ones(3), 0.0], (np.r_[pairs[:, 0], 4], np.r_[pairs[:, 1], 5])),
-                              shape=(6, 6))
+    with_zero = sp.coo_matrix((np.r_[np.ones(3), 0.0],
+                               (np.r_[pairs[:, 0], 4], np.r_[pairs[:, 1], 5])), shape=(6, 6))
     assert PairwiseGraph(6, with_zero).edges.tolist() == [[0, 1], [1, 2], [3, 4]]
     a = max_marginals(scores, A, -0.7)
     b = max_marginals(scores, pairs, -0.7)
@@ -306,7 +307,8 @@ def test_estimator_bad_input():
     with pytest.raises(ValueError, match=r"groups must hold one entry per sample \(60\)"):
         HOBSVM().fit(X, y, groups=groups[:-1])
     with pytest.raises(ValueError,
-                       match=r"'eta' parameter of HOBSVM must be a float in the range \[0.0, inf\)"):
+                       match=r"'eta' parameter of HOBSVM must be a float in the range "
+                       r"\[0.0, inf\)"):
         HOBSVM(eta=-1.0).fit(X, y, groups=groups)
     with pytest.raises(ValueError, match=r"'init' parameter of HOAPSVM must be a str among "
                        r"\{'(hob|zero)', '(hob|zero)'\}. Got 'svm'"):
@@ -336,13 +338,15 @@ def test_enumeration_and_cuts_agree_on_mixed_components(monkeypatch, up_to):
         np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol)
         unary = inst.scores + problem.loss_unary
         y = got.labelling.astype(bool)
-        assert problem.score(y, unary, c) + problem.loss_constant == pytest.approx(got.value, abs=tol)
+        assert (problem.score(y, unary, c) + problem.loss_constant
+                == pytest.approx(got.value, abs=tol))
         flips = got.flips.tocsr()
         for i in range(y.size):
             other = y.copy()
             other[flips[i].indices] ^= True
             expected = got.m_minus[i] if y[i] else got.m_plus[i]
-            assert problem.score(other, unary, c) + problem.loss_constant == pytest.approx(expected, abs=tol)
+            assert (problem.score(other, unary, c) + problem.loss_constant
+                    == pytest.approx(expected, abs=tol))
 
 
 def test_enumerate_up_to_is_checked():

@@ -48,7 +48,8 @@ def test_dense_cuts_equal_brute_on_tiny_graphs(augmented):
         where = f"trial {trial} ({inst.description})"
         assert abs(got.value + const - ref.value) <= tol, where
         np.testing.assert_allclose(got.m_plus + const, ref.m_plus, rtol=0, atol=tol, err_msg=where)
-        np.testing.assert_allclose(got.m_minus + const, ref.m_minus, rtol=0, atol=tol, err_msg=where)
+        np.testing.assert_allclose(got.m_minus + const, ref.m_minus, rtol=0, atol=tol,
+                                   err_msg=where)
         _reaches(got, unary, problem.graph.edges, inst.edge_scores, tol, where)
 
 

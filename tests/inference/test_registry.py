@@ -67,7 +67,8 @@ def test_a_user_algorithm_can_be_replaced_and_removed_by_its_own_name():
     try:
         assert aprank.inference.get_algorithm("user-last").losses == ("ap",)
         aprank.register("user-last", _one_rank, losses="ap", exact=False, replace=True)
-        assert pickle.loads(pickle.dumps(aprank.inference.get_algorithm("user-last"))).name == "user-last"
+        again = pickle.loads(pickle.dumps(aprank.inference.get_algorithm("user-last")))
+        assert again.name == "user-last"
     finally:
         aprank.unregister("user-last")
     assert "user-last" not in aprank.algorithms().names()

@@ -158,7 +158,8 @@ def test_topk_algorithms_report_their_outputs_and_agree_with_the_oracle(case, da
     for name in ("cstar", "cstar-plain", "brute"):
         b = problem.solve(s, name)
         t, r = b.coef > 0, b.truth_coef > 0
-        x = Fraction(int(np.sum(t & ~y)), k) + exact_sum((t.astype(int) - r.astype(int)).tolist(), s)
+        x = (Fraction(int(np.sum(t & ~y)), k)
+             + exact_sum((t.astype(int) - r.astype(int)).tolist(), s))
         if C:
             i, j = np.nonzero(F)
             x += exact_sum(((t[i] & t[j]).astype(int) - (r[i] & r[j]).astype(int)).tolist(),

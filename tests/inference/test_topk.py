@@ -95,7 +95,8 @@ def test_many_queries_share_the_interactions():
     for k in [None, 3]:
         loss = PrecisionAtK(k)
         z[::L] = True
-        batch = aprank.infer_batch(s[perm], z[perm], qid[perm], loss=loss, interactions=F, core=core)
+        batch = aprank.infer_batch(s[perm], z[perm], qid[perm], loss=loss, interactions=F,
+                                   core=core)
         for q in range(n_q):
             one = aprank.infer(s[q * L:(q + 1) * L], z[q * L:(q + 1) * L], loss=loss,
                                interactions=F, core=core, algorithm="brute")

@@ -120,7 +120,8 @@ def _on_dask(X, y, qid, rows):
             da.from_array(qid, chunks=rows))
 
 
-def test_dask_empty_error_is_one_error_on_the_client(local_client, queries_with_empty, monkeypatch, dask_log):
+def test_dask_empty_error_is_one_error_on_the_client(local_client, queries_with_empty, monkeypatch,
+                                                     dask_log):
     import aprank.dask._data as dask_data
     from aprank.dask import DaskAPSVM
 

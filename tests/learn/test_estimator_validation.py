@@ -144,7 +144,8 @@ INTERRUPTIBLE = [
 
 
 @pytest.mark.parametrize("cls, kwargs", INTERRUPTIBLE,
-                         ids=[c.__name__ + "".join(f"-{v}" for v in kw.values() if isinstance(v, str))
+                         ids=[c.__name__ + "".join(f"-{v}" for v in kw.values()
+                                                   if isinstance(v, str))
                               for c, kw in INTERRUPTIBLE])
 def test_keyboard_interrupt_leaves_the_estimator_as_it_was(cls, kwargs):
     """Ctrl-C inside the training loop: a fitted estimator keeps every attribute (the warm-start

@@ -87,7 +87,8 @@ def test_robust_latent_svm_keeps_a_row_of_every_negative_bag():
 def test_grid_search_with_group_kfold_over_bags():
     X, y, bags, _ = mil(n_bags=30, seed=9)
     with sklearn.config_context(enable_metadata_routing=True):
-        est = LatentAPSVM(max_outer=5).set_fit_request(bags=True, h=False).set_score_request(bags=True)
+        est = (LatentAPSVM(max_outer=5).set_fit_request(bags=True, h=False)
+               .set_score_request(bags=True))
         gs = GridSearchCV(est, {"C": [0.1, 10.0]}, cv=GroupKFold(3))
         gs.fit(X, y, groups=bags, bags=bags)
     assert np.isfinite(gs.cv_results_["mean_test_score"]).all()
@@ -137,10 +138,12 @@ def test_bad_input_is_a_clear_error(kwargs, message):
 def test_bad_parameters():
     X, y, bags, _ = mil(seed=13)
     with pytest.raises(ValueError,
-                       match=r"'n_init' parameter of LatentAPSVM must be an int in the range \[1, inf\)"):
+                       match=r"'n_init' parameter of LatentAPSVM must be an int in the range "
+                       r"\[1, inf\)"):
         LatentAPSVM(n_init=0).fit(X, y, bags=bags)
     with pytest.raises(ValueError,
-                       match=r"'c' parameter of LatentSVM must be a float in the range \[0.0, 1.0\)"):
+                       match=r"'c' parameter of LatentSVM must be a float in the range "
+                       r"\[0.0, 1.0\)"):
         LatentSVM(c=1.0).fit(X, y, bags=bags)
     with pytest.raises(ValueError, match="unknown algorithm"):
         LatentSSVM(algorithm="nope").fit(X, y, bags=bags)

@@ -36,8 +36,8 @@ def test_sklearn_conventions(estimator, check):
 @pytest.mark.parametrize("check", [check_sample_weight_equivalence_on_dense_data,
                                    check_sample_weight_equivalence_on_sparse_data])
 def test_dual_cd_passes_the_weight_checks_at_a_tight_tol(check):
-    """The descent's exemption (tests/aprank_support/estimator_checks.py) is its stopping rule, not its
-    weighting: at tol 1e-6 weights and repeated samples give the same w to scikit-learn's
+    """The descent's exemption (tests/aprank_support/estimator_checks.py) is its stopping rule, not
+    its weighting: at tol 1e-6 weights and repeated samples give the same w to scikit-learn's
     1e-7."""
     check("BinarySVM", BinarySVM(tol=1e-6))
 
@@ -114,7 +114,8 @@ def test_binary_svm_default_c_matches_linear_svc_on_digits(eights_halves):
 
     Xtr, Xte, ytr, yte = eights_halves
     ours = balanced_accuracy_score(yte, BinarySVM().fit(Xtr, ytr).predict(Xte))
-    ref = balanced_accuracy_score(yte, LinearSVC(class_weight="balanced").fit(Xtr, ytr).predict(Xte))
+    ref = balanced_accuracy_score(yte,
+                                  LinearSVC(class_weight="balanced").fit(Xtr, ytr).predict(Xte))
     assert ours >= ref - 0.05 and ours > 0.85
 
 

@@ -26,7 +26,8 @@ def _queries(digits, n=600, per=60):
 
 MODELS = {   # (loss, algorithm, with qid)
     "ap": ("ap", "qs", True), "ndcg": ("ndcg", "qs", True),
-    "zero-one": ("zero-one", "zero-one", True), "zero-one, one query": ("zero-one", "zero-one", False),
+    "zero-one": ("zero-one", "zero-one", True),
+    "zero-one, one query": ("zero-one", "zero-one", False),
 }
 
 
@@ -135,7 +136,8 @@ def test_multi_cut_history_gap_is_true_and_best_point_monotone(digits):
     # every dual is a lower bound of the optimum, which the plain loop's primal bounds above
     plain = cutting_plane(model, 1e3, solver="cutting-plane", max_iter=5000)
     assert max(h["dual"] for h in res.history) <= plain.primal + 1e-9
-    assert res.primal == pytest.approx(0.5 * res.w @ res.w + 1e3 * model.most_violated(res.w).violation)
+    assert res.primal == pytest.approx(0.5 * res.w @ res.w
+                                       + 1e3 * model.most_violated(res.w).violation)
     assert np.unique(res.working_set.block).size > 1 and res.working_set.parts == 16
 
 
@@ -152,7 +154,8 @@ def test_working_sets_of_other_parts_are_not_mixed(digits):
                                working_set=copy.deepcopy(ocas.working_set))
     assert from_whole.working_set.parts == 10
     multi = cutting_plane(model, C, solver="multi-cut")
-    from_parts = cutting_plane(model, C, solver="ocas", working_set=copy.deepcopy(multi.working_set))
+    from_parts = cutting_plane(model, C, solver="ocas",
+                               working_set=copy.deepcopy(multi.working_set))
     assert from_parts.working_set.parts == 1
     for res in (from_whole, from_parts):
         assert res.converged and abs(res.primal - cold.primal) <= TOL

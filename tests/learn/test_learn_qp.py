@@ -36,7 +36,8 @@ def all_labelling_constraints(X, y):
     Xb = np.hstack([X, np.ones((len(y), 1))])
     v, z = zero_one_weights(y)
     truth = np.where(y, 1.0, -1.0)
-    Y = np.where(((np.arange(2 ** len(y))[:, None] >> np.arange(len(y))) & 1).astype(bool), -truth, truth)
+    Y = np.where(((np.arange(2 ** len(y))[:, None] >> np.arange(len(y))) & 1).astype(bool),
+                 -truth, truth)
     g = ((truth - Y) * v) @ Xb / (2 * z)
     loss = ((Y != truth) * v).sum(axis=1) / z
     return g, loss
@@ -86,7 +87,8 @@ def test_binary_svm_matches_the_full_qp(C, seed):
     # the full QP's C is the structural one; BinarySVM's is per sample
     est = BinarySVM(C=C / X.shape[0], tol=1e-9, max_iter=500).fit(X, y)
     assert est.converged_
-    np.testing.assert_allclose(np.r_[est.coef_, est.intercept_], w, atol=1e-6 * max(1.0, np.abs(w).max()))
+    np.testing.assert_allclose(np.r_[est.coef_, est.intercept_], w,
+                               atol=1e-6 * max(1.0, np.abs(w).max()))
     assert est.primal_ == pytest.approx(primal, abs=1e-6)
 
 

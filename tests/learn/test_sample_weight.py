@@ -155,8 +155,8 @@ def test_rankers_refuse_weights_that_vary_within_a_query(digit_queries, cls):
 # scikit-learn's checks fit on string labels, whose relevant class the estimators say
 @pytest.mark.filterwarnings("ignore::aprank.learn.RelevantClassWarning")
 def test_the_rankers_expected_failures_of_check_estimator_are_the_query_weight_rule(cls):
-    """tests/aprank_support/estimator_checks.py declares the per-sample weight checks as expected failures of
-    the rank SVMs: this is the reason, and no other."""
+    """tests/aprank_support/estimator_checks.py declares the per-sample weight checks as expected
+    failures of the rank SVMs: this is the reason, and no other."""
     with pytest.raises(ValueError, match="constant within each query"):
         check_sample_weights_not_overwritten(cls.__name__, cls())
 
@@ -199,7 +199,8 @@ def test_weighted_score_is_the_weighted_mean_of_the_per_query_metric(digit_queri
     sw = 1.0 + qid % 3
     sw[qid == 7] = 0.0
     used = qid != 7
-    for cls, metric in ((APSVM, average_precision), (NDCGSVM, ndcg), (APSVMAppx, average_precision)):
+    for cls, metric in ((APSVM, average_precision), (NDCGSVM, ndcg),
+                        (APSVMAppx, average_precision)):
         est = cls().fit(X, y, qid=qid)
         s = est.decision_function(X)
         ids, values = metric(y[used], s[used], qid=qid[used], per_query=True)

@@ -104,7 +104,8 @@ def test_each_solver_sets_its_state_in_init(name, register_for_one_test, monkeyp
         made.append((solver, set(vars(solver))))
         return solver
 
-    register_for_one_test(f"spy-{name}", spy, hard=info.hard, upper=info.upper, fallback=info.fallback)
+    register_for_one_test(f"spy-{name}", spy, hard=info.hard, upper=info.upper,
+                          fallback=info.fallback)
     model = _model()
     res = cutting_plane(model, 100.0, solver=f"spy-{name}", max_iter=50)
     if name == "dual-cd":
@@ -198,8 +199,8 @@ def test_registration_refuses_what_it_cannot_keep(register_for_one_test):
     register_for_one_test("mine", factory, hard=True, upper=True)
     with pytest.raises(ValueError, match="replace=True"):
         register_solver("mine", factory)
-    again = register_for_one_test("mine", REGISTERED["cutting-plane"].factory, hard=True, upper=True,
-                       replace=True)
+    again = register_for_one_test("mine", REGISTERED["cutting-plane"].factory, hard=True,
+                                  upper=True, replace=True)
     assert solvers()["mine"] is again
     register_for_one_test("leaning", factory, fallback="mine")
     with pytest.raises(ValueError, match="fall back on 'mine'"):

@@ -61,7 +61,8 @@ def test_the_cut_is_the_mean_joint_feature_difference(digits_500):
     assert cut.b == pytest.approx(res.loss.mean(), rel=1e-12)
     assert cut.violation == pytest.approx(cut.b - w @ cut.g, rel=1e-9, abs=1e-12)
     assert cut.info["n_last_rank"] == sum(
-        np.sum(res.ranks[(qid == q) & (y != 1)] == np.sum((qid == q) & (y == 1)) + 1) for q in range(3))
+        np.sum(res.ranks[(qid == q) & (y != 1)] == np.sum((qid == q) & (y == 1)) + 1)
+        for q in range(3))
     with pytest.raises(NotImplementedError):
         RankingModel(X, y == 1, "zero-one", algorithm="qs")
 

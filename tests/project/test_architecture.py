@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2] / "aprank"
 #: feature, loss, which inference), learners (how w is found), tools (bench, checks, figures,
 #: experiments, command line), and the package's public face last.
 LAYERS = {
-    "aprank.validation": 0, "aprank.sklearn_compat": 0, "aprank._validation_cy": 0, "aprank._metrics_cy": 0, "aprank.losses": 0, "aprank.metrics": 0, "aprank.datasets": 0,
+    "aprank.validation": 0, "aprank.sklearn_compat": 0, "aprank._validation_cy": 0,
+    "aprank._metrics_cy": 0, "aprank.losses": 0, "aprank.metrics": 0, "aprank.datasets": 0,
     "aprank.inference": 1, "aprank.models": 2, "aprank.learn": 3, "aprank.torch": 3,
     "aprank.dask": 4,     # the estimators on a Dask cluster, over models and learners
     "aprank.boost": 4,    # boosted trees on the hinges: inference, metrics, the learners' warnings
@@ -59,7 +60,8 @@ def imports(path: Path):
     """(target module, imported attribute or None, line, inside a function) for every import of
     an aprank module in the file."""
     tree = ast.parse(path.read_text())
-    functions = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    functions = {id(n) for f in ast.walk(tree)
+                 if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                  for n in ast.walk(f) if n is not f}
     for node in ast.walk(tree):
         late = id(node) in functions
@@ -67,7 +69,8 @@ def imports(path: Path):
             for a in node.names:
                 if a.name.split(".")[0] == "aprank":
                     yield a.name, None, node.lineno, late
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "aprank":
+        elif (isinstance(node, ast.ImportFrom) and node.module
+              and node.module.split(".")[0] == "aprank"):
             for a in node.names:
                 dotted = f"{node.module}.{a.name}"
                 if is_module(dotted):
@@ -77,11 +80,13 @@ def imports(path: Path):
 
 
 FILES = sorted(ROOT.rglob("*.py"))
-GRAPH = {module_name(f): [(t, attr, line, late) for t, attr, line, late in imports(f)] for f in FILES}
+GRAPH = {module_name(f): [(t, attr, line, late) for t, attr, line, late in imports(f)]
+         for f in FILES}
 
 
 def test_every_module_is_read():
-    assert {"aprank.inference._registry", "aprank.models._ranking", "aprank.learn._cccp"} <= set(GRAPH)
+    assert ({"aprank.inference._registry", "aprank.models._ranking", "aprank.learn._cccp"}
+            <= set(GRAPH))
 
 
 def test_no_private_name_crosses_a_package_seam():
@@ -289,7 +294,8 @@ def test_the_check_sees_a_private_import(tmp_path):
     """The rule above can fail: a private module, a private name, and `import aprank._x`."""
     source = tmp_path / "tool.py"
     source.write_text("import aprank._validation_cy\nfrom aprank.dask._data import Block\n"
-                      "from aprank.checks import _solve\nfrom aprank.checks import bench_instance\n")
+                      "from aprank.checks import _solve\n"
+                      "from aprank.checks import bench_instance\n")
     flagged = [(module, name) for _, module, name in imported(source)
                if module.split(".")[0] == "aprank" and (_private(module) or _private(name or ""))]
     assert flagged == [("aprank._validation_cy", None), ("aprank.dask._data", "Block"),
@@ -330,7 +336,8 @@ def test_matplotlib_is_no_dependency_of_the_package(pyproject):
 
 def test_the_test_extra_installs_what_the_tests_need(pyproject):
     """``pip install -e ".[test]"`` is all the README's test command installs: the docs tools
-    that tests/documentation/test_docs.py builds with come with it (PyTorch stays apart: see the README)."""
+    that tests/documentation/test_docs.py builds with come with it (PyTorch stays apart: see the
+    README)."""
     extras = pyproject["project"]["optional-dependencies"]
     assert set(extras["docs"]) <= set(extras["test"])
     assert "torch" not in {_requirement_name(r) for r in extras["test"]}
@@ -559,7 +566,8 @@ def private_crossings(trees: dict) -> list:
                    if name not in defined[own] and name in elsewhere]
         if not in_package:
             bases = {alias.asname or alias.name for node in ast.walk(tree)
-                     if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("aprank")
+                     if isinstance(node, ast.ImportFrom)
+                     and (node.module or "").startswith("aprank")
                      for alias in node.names}
             flagged += [(line, name) for line, name in private_overrides(tree, bases)
                         if name in elsewhere]
