@@ -16,11 +16,12 @@ the compiled kernels (``loss_step`` of ``aprank/inference/_kernel.pxd``), by the
 (``_Loss.step`` of ``aprank/torch/_ops.py``) and by the Triton kernel (``_loss_step`` of
 ``aprank/torch/_triton.py``), each with the statement's operations in the statement's order, so
 that all of them agree to the last bit: ties between candidate ranks are decided by the sign of
-sums of steps, and one ulp can move a rank. The loss of a pattern (:meth:`~RankingLoss.from_pattern`:
-its per-positive :meth:`~RankingLoss.pattern_terms`, added in order from the first positive with
-each addition's rounding error kept, then scaled once) is the compiled driver's (``finish`` of
-``aprank/inference/ranking/_driver_cy.pyx``) to the last bit, and its terms and scale are the
-torch and Triton implementations' (which add the terms in their own order).
+sums of steps, and one ulp can move a rank. The loss of a pattern
+(:meth:`~RankingLoss.from_pattern`: its per-positive :meth:`~RankingLoss.pattern_terms`, added
+in order from the first positive with each addition's rounding error kept, then scaled once) is
+the compiled driver's (``finish`` of ``aprank/inference/ranking/_driver_cy.pyx``) to the last
+bit, and its terms and scale are the torch and Triton implementations' (which add the terms in
+their own order).
 ``tests/test_loss_statement.py`` sweeps every implementation against the statement, bit for bit.
 The kernels name the loss they compute by a :class:`KernelLoss`.
 
@@ -254,8 +255,8 @@ class RankingLoss(Loss):
     def pattern_terms(self, neg_above, P: int, N: int) -> np.ndarray:
         """Per positive, its term of the loss of the pattern ``neg_above`` (as
         :meth:`from_pattern` takes it), before the loss's one scaling: :meth:`from_pattern`
-        adds them in order (the compiled driver's compensated sum) and scales the sum once. A loss whose
-        :meth:`from_pattern` is not of that form need not have them."""
+        adds them in order (the compiled driver's compensated sum) and scales the sum once. A
+        loss whose :meth:`from_pattern` is not of that form need not have them."""
         raise NotImplementedError(
             f"the loss {self.name!r} ({type(self).__name__}) states no per-positive terms")
 
