@@ -504,3 +504,38 @@ def test_the_ndcg_metric_cases_are_numpy_log2_misses_on_this_cpu():
     misses = set(_numpy_log2_misses().tolist())
     cases = {1620, 287_913, 401_432}
     assert cases <= misses or not misses & cases, sorted(misses & cases)
+
+
+def test_the_oracles_report_the_statement():
+    """The brute-force oracles of the ranking and latent kinds (and the latent greedy, through
+    the latent problem's result) report the statement's coefficients and loss at the ranks
+    they choose: they take them from the loss objects, not from copies of their own."""
+    import aprank
+    from aprank.losses import get_loss
+    rng = np.random.default_rng(5)
+    for name in ("ap", "ndcg"):
+        loss = get_loss(name)
+        for P, N in [(P, N) for P in range(1, 6) for N in range(1, 6)]:
+            y = rng.permutation(np.r_[np.ones(P, dtype=bool), np.zeros(N, dtype=bool)])
+            r = aprank.infer(rng.normal(size=P + N).round(1), y, loss=name, algorithm="brute")
+            assert_same_bits(r.coef, loss.coef(r.ranks, y, P, N), P, N, r.ranks, y,
+                             "brute coef", "coefficients", ("rank", "positive"))
+            assert_same_bits(r.loss, loss.from_pattern(np.sort(r.ranks[y]) - 1, P, N), P, N,
+                             [0], [0], "brute loss", "values", ("pattern", "pattern"))
+    ap = AveragePrecision()
+    for trial in range(30):
+        inst = aprank.checks.random_instance("latent", 1, trial)
+        _, first = np.unique(inst.bags, return_index=True)
+        pos = np.asarray(inst.labels)[first]
+        P, N = int(pos.sum()), int((~pos).sum())
+        for name, algorithm in (("latent-ssvm", "brute"), ("latent-ap", "brute"),
+                                ("latent-ssvm", "latent-greedy")):
+            r = aprank.infer(inst.scores, inst.labels, loss=name, algorithm=algorithm,
+                             bags=inst.bags)
+            if not N:
+                continue
+            assert_same_bits(r.coef[r.h], ap.coef(r.ranks, pos, P, N), P, N, r.ranks, pos,
+                             f"{name} {algorithm} coef", "coefficients", ("rank", "positive"))
+            assert_same_bits(r.loss, ap.from_pattern(np.sort(r.ranks[pos]) - 1, P, N), P, N,
+                             [0], [0], f"{name} {algorithm} loss", "values",
+                             ("pattern", "pattern"))
