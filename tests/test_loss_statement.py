@@ -539,3 +539,13 @@ def test_the_oracles_report_the_statement():
             assert_same_bits(r.loss, ap.from_pattern(np.sort(r.ranks[pos]) - 1, P, N), P, N,
                              [0], [0], f"{name} {algorithm} loss", "values",
                              ("pattern", "pattern"))
+    # the latent greedy over every small (P, N), two rows a bag
+    for P, N in [(P, N) for P in range(1, 9) for N in range(1, 9)]:
+        pos = np.r_[np.ones(P, dtype=bool), np.zeros(N, dtype=bool)]
+        bags = np.repeat(np.arange(P + N), 2)
+        r = aprank.infer(rng.normal(size=2 * (P + N)).round(1), np.repeat(pos, 2),
+                         loss="latent-ssvm", algorithm="latent-greedy", bags=bags)
+        assert_same_bits(r.coef[r.h], ap.coef(r.ranks, pos, P, N), P, N, r.ranks, pos,
+                         "latent-greedy coef", "coefficients", ("rank", "positive"))
+        assert_same_bits(r.loss, ap.from_pattern(np.sort(r.ranks[pos]) - 1, P, N), P, N,
+                         [0], [0], "latent-greedy loss", "values", ("pattern", "pattern"))
