@@ -391,6 +391,7 @@ def test_the_torch_value_and_coefficients_are_the_statement(name):
     per-query sum of the terms (``_per_group``, as ``hinge_terms`` sums them) to the rounding
     of the sum (_sum_tolerance)."""
     torch = _torch()
+    from aprank.losses import _ordered_sum
     from aprank.torch._ops import _coefficients, _Loss, _per_group
     for P, N, positive, rank in _all_coef_cases():
         want = AveragePrecision().coef(rank, positive, P, N)
@@ -410,12 +411,12 @@ def test_the_torch_value_and_coefficients_are_the_statement(name):
         terms = tables.pattern_terms(torch.tensor(r), torch.tensor(above))
         assert_same_bits(terms.numpy().reshape(patterns.shape), want_terms, P, N, r, above,
                          "torch _Loss.pattern_terms", "terms", ("r", "above"))
-        from aprank.losses import _ordered_sum
         want = loss.from_pattern(patterns, P, N)
         Ps = torch.full((patterns.shape[0],), P)
         scaled = tables.value(Ps, torch.tensor(_ordered_sum(want_terms)))
-        assert_same_bits(scaled.numpy(), want, P, N, patterns, patterns, "torch _Loss.value",
-                         "values", ("pattern", "pattern"))
+        rows = np.arange(patterns.shape[0])
+        assert_same_bits(scaled.numpy(), want, P, N, rows, rows, "torch _Loss.value", "values",
+                         ("pattern", "pattern"))
         assert (want_terms >= 0).all()      # _sum_tolerance's premise
         group = torch.arange(patterns.shape[0]).repeat_interleave(P)
         for blocks in (True, False):
