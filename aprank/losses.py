@@ -16,12 +16,19 @@ the compiled kernels (``loss_step`` of ``aprank/inference/_kernel.pxd``), by the
 (``_Loss.step`` of ``aprank/torch/_ops.py``) and by the Triton kernel (``_loss_step`` of
 ``aprank/torch/_triton.py``), each with the statement's operations in the statement's order, so
 that all of them agree to the last bit: ties between candidate ranks are decided by the sign of
-sums of steps, and one ulp can move a rank. ``tests/test_loss_statement.py`` sweeps the steps of
-every implementation against the statement, bit for bit. The kernels name the loss they compute
-by a :class:`KernelLoss`.
+sums of steps, and one ulp can move a rank. The loss of a pattern
+(:meth:`~RankingLoss.from_pattern`: its per-positive :meth:`~RankingLoss.pattern_terms`, added
+in order from the first positive with each addition's rounding error kept, then scaled once) is
+the compiled driver's (``finish`` of ``aprank/inference/ranking/_driver_cy.pyx``) to the last
+bit, and its terms and scale are the torch and Triton implementations' (which add the terms in
+their own order).
+``tests/test_loss_statement.py`` sweeps every implementation against the statement, bit for bit.
+The kernels name the loss they compute by a :class:`KernelLoss`.
 
 The ranking losses share the joint feature map of Mohapatra et al. (2018), eq. 1, whose
-coefficients for the ground-truth ranking are 1/P for a positive and -1/N for a negative.
+coefficients for the ground-truth ranking are 1/P for a positive and -1/N for a negative, and
+for any ranking :meth:`~RankingLoss.coef`: an integer numerator times the one reciprocal
+1 / (P N), as every implementation computes them.
 
 Each loss names the *problem kind* it belongs to (``kind``: "ranking" or "labelling"), which
 decides the algorithms of the registry that may serve it, and hands the compiled driver its own
@@ -202,6 +209,34 @@ class RankingLoss(Loss):
         with np.errstate(divide="ignore"):
             return np.where(both, np.where(is_pos, 1.0 / n_pos, -1.0 / n_neg), 0.0)
 
+    def coef(self, ranks, is_pos, P, N) -> np.ndarray:
+        """Coefficients c with Psi(X, R) = sum_k c_k psi(x_k) for the ranking R whose samples
+        have the interleaving ranks ``ranks`` (as ``aprank.infer`` reports them: a positive's is
+        1 + the negatives above it, a negative's 1 + the positives above it).
+
+        The statement of the coefficients: (N + 2 - 2 r) for a positive and (P + 2 - 2 r) for
+        a negative (Mohapatra et al. 2018, eq. 1, corrected as docs/references.md says), each an
+        exact integer, times the one reciprocal 1 / (P N); every implementation computes them
+        with these operations in this order, so that all agree to the last bit.
+
+        Parameters
+        ----------
+        ranks : array-like of int
+            Interleaving ranks, 1 ... N + 1 for a positive and 1 ... P + 1 for a negative.
+        is_pos : array-like of bool
+            Which samples are positive (broadcast against ``ranks``).
+        P, N : int or array-like of int
+            The positives and negatives of each sample's query (both at least 1).
+
+        Returns
+        -------
+        ndarray of float64
+        """
+        ranks = np.asarray(ranks, dtype=np.int64)
+        P, N = np.asarray(P, dtype=np.int64), np.asarray(N, dtype=np.int64)
+        numerator = np.where(is_pos, N, P) + 2 - 2 * ranks
+        return numerator * (1.0 / (P.astype(np.float64) * N.astype(np.float64)))
+
     def delta(self, j, i, P: int, N: int) -> np.ndarray:
         """delta_j(i): loss contributed by the j-th negative at interleaving rank i (1-based)."""
         raise NotImplementedError
@@ -217,6 +252,14 @@ class RankingLoss(Loss):
         """
         raise NotImplementedError
 
+    def pattern_terms(self, neg_above, P: int, N: int) -> np.ndarray:
+        """Per positive, its term of the loss of the pattern ``neg_above`` (as
+        :meth:`from_pattern` takes it), before the loss's one scaling: :meth:`from_pattern`
+        adds them in order (the compiled driver's compensated sum) and scales the sum once. A
+        loss whose :meth:`from_pattern` is not of that form need not have them."""
+        raise NotImplementedError(
+            f"the loss {self.name!r} ({type(self).__name__}) states no per-positive terms")
+
     def kernel_spec(self, n_max: int, table: bool = False) -> KernelSpec:
         """The compiled driver's specification of this loss for queries of up to ``n_max``
         samples (``table``: precompute per-position constants, worth it for O(PN) scans).
@@ -226,6 +269,36 @@ class RankingLoss(Loss):
             f"the compiled kernels do not know the loss {self.name!r} ({type(self).__name__}); "
             "only algorithms that work from its Python methods (the oracle 'brute', or a user "
             "algorithm) can serve it")
+
+
+def _ordered_sum(terms) -> np.ndarray:
+    """Sum along the last axis, added in order from the first term with every addition's
+    rounding error kept apart and added at the end (Knuth's two-sum): the compiled driver's
+    sum of a pattern's loss terms, to the last bit.
+
+    The running sum hi_k = hi_{k-1} + x_k is a cumulative sum (NumPy's adds in order), and
+    each addition's error, (hi_{k-1} - (hi_k - b)) + (x_k - b) with b = hi_k - hi_{k-1}, is
+    then known at once; the errors are added in order too, and hi + lo rounds once. Both
+    cumulative sums start from 0.0, as the driver's sums do.
+
+    Parameters
+    ----------
+    terms : array-like of float64
+        The terms along the last axis; leading axes are batch axes.
+
+    Returns
+    -------
+    ndarray of float64
+        The sums, one per batch entry (0-d for 1-d terms).
+    """
+    x = np.asarray(terms, dtype=np.float64)
+    zero = np.zeros(x.shape[:-1] + (1,))
+    run = np.cumsum(np.concatenate([zero, x], axis=-1), axis=-1)
+    before, hi = run[..., :-1], run[..., 1:]
+    b = hi - before
+    error = (before - (hi - b)) + (x - b)
+    lo = np.cumsum(np.concatenate([zero, error], axis=-1), axis=-1)
+    return run[..., -1] + lo[..., -1]
 
 
 class AveragePrecision(RankingLoss):
@@ -249,11 +322,16 @@ class AveragePrecision(RankingLoss):
         a = np.asarray(j, dtype=float) + i
         return -i / (P * a * (a - 1.0))
 
-    def from_pattern(self, neg_above, P, N):
+    def pattern_terms(self, neg_above, P, N):
+        # 1 - precision at the k-th positive is n_k / (k + n_k); no cancellation near AP = 1
         n = np.asarray(neg_above, dtype=float)
         k = np.arange(1, P + 1, dtype=float)
-        # 1 - precision at the k-th positive is n_k / (k + n_k); no cancellation near AP = 1
-        return (n / (k + n)).sum(axis=-1) / P
+        return n / (k + n)
+
+    def from_pattern(self, neg_above, P, N):
+        # The statement of the value: the terms' ordered sum divided by P, as every
+        # implementation computes it (see the module's docstring).
+        return _ordered_sum(self.pattern_terms(neg_above, P, N)) / P
 
     def kernel_spec(self, n_max, table=False):
         return _AP_SPEC
@@ -370,10 +448,16 @@ class NDCG(RankingLoss):
         j, i = np.broadcast_arrays(np.asarray(j), np.asarray(i))
         return (self.D(i + j) - self.D(i + j - 1)) * (1.0 / self._norm(P))
 
-    def from_pattern(self, neg_above, P, N):
+    def pattern_terms(self, neg_above, P, N):
         n = np.asarray(neg_above)
         k = np.arange(1, P + 1)
-        return (self.D(k) - self.D(k + n)).sum(axis=-1) / self._norm(P)
+        return self.D(k) - self.D(k + n)
+
+    def from_pattern(self, neg_above, P, N):
+        # The statement of the value: the terms' ordered sum times the reciprocal of the norm,
+        # as the step scales by it and every implementation computes it (see the module's
+        # docstring).
+        return _ordered_sum(self.pattern_terms(neg_above, P, N)) * (1.0 / self._norm(P))
 
     def kernel_spec(self, n_max, table=False):
         """The user discount, checked to cover n_max positions; with ``table=True`` also the

@@ -54,6 +54,7 @@ from aprank._metrics_cy import (
     TIES_SKLEARN,
     query_values,
 )
+from aprank.losses import NDCG
 from aprank.validation import as_labels, as_query_groups, as_scores
 
 __all__ = ["average_precision", "ndcg", "precision_at_k", "TIE_POLICIES"]
@@ -124,6 +125,9 @@ def _as_gains(y_true, n: int) -> np.ndarray:
     return (gain == 1).astype(np.float64)
 
 
+#: The NDCG loss whose default discount D(m) = 1/log2(1 + m) the metric takes.
+_DEFAULT_NDCG = NDCG()
+
 #: The kernel's tie codes, by policy.
 _TIES_CODE = {"sklearn": TIES_SKLEARN, "expected": TIES_EXPECTED,
               "pessimistic": TIES_PESSIMISTIC, "optimistic": TIES_OPTIMISTIC}
@@ -147,7 +151,9 @@ class _Values:
         if metric == METRIC_NDCG:
             longest = int(self.sizes.max())
             if discount is None:
-                table = 1.0 / np.log2(np.arange(longest) + 2.0)
+                # the loss's own discount (from C's log2, which NumPy's vectorised log2 misses
+                # by an ulp at some positions), so that 1 - NDCG here is the NDCG loss's value
+                table = _DEFAULT_NDCG.D(np.arange(1, longest + 1))
             else:
                 # only an empty query (whose value is not computed) may be longer than the
                 # discount; the zeros keep the kernel within the table for any other, whose

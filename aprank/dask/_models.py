@@ -167,10 +167,11 @@ def _positive_rows(block: Block, positive):
     return block.X[is_pos], block.rows[is_pos]
 
 
-def _giant_cut(block: Block, part, anchors, P: int, N: int, centre: float, truth_neg: float):
+def _giant_cut(block: Block, part, anchors, loss, P: int, N: int, centre: float,
+               truth_neg: float):
     t = tally(part, anchors, P, centre)
     c = np.zeros(block.X.shape[0])
-    c[part.local] = truth_neg - negative_coef(t.ranks, P, N)
+    c[part.local] = truth_neg - negative_coef(loss, t.ranks, P, N)
     return t.count, t.pairs, np.asarray(block.X.T @ c).ravel()
 
 
@@ -218,8 +219,8 @@ class GiantQueryModel(StructuredModel):
         pos_s, pos_x = gather_positives(parts)
         anchors, parts = settle(parts, pos_s, self.N, self.loss, self.samples)
         centre = float(pos_s[self.P // 2])
-        got = dask.compute(*[dask.delayed(_giant_cut)(b, p, anchors, self.P, self.N, centre,
-                                                      self.truth_neg)
+        got = dask.compute(*[dask.delayed(_giant_cut)(b, p, anchors, self.loss, self.P, self.N,
+                                                      centre, self.truth_neg)
                              for b, p in zip(self.blocks, parts)])
         count = np.sum([c for c, _, _ in got], axis=0)
         _, pos_coef, value, objective = split_outcome(

@@ -224,11 +224,12 @@ def _checked_part(scores, labels, start: int) -> SplitPart:
     return split_part(s, y, start)
 
 
-def _outputs(part: SplitPart, t: Tally, pos_x, pos_ranks, pos_coef, n_pos: int, n_neg: int):
+def _outputs(part: SplitPart, t: Tally, pos_x, pos_ranks, pos_coef, loss, n_pos: int,
+             n_neg: int):
     ranks = np.ones(part.size, dtype=np.int64)
     coef = np.zeros(part.size)
     ranks[part.local] = t.ranks
-    coef[part.local] = negative_coef(t.ranks, n_pos, n_neg)
+    coef[part.local] = negative_coef(loss, t.ranks, n_pos, n_neg)
     mine = (pos_x >= part.start) & (pos_x < part.start + part.size)
     ranks[pos_x[mine] - part.start] = pos_ranks[mine]
     coef[pos_x[mine] - part.start] = pos_coef[mine]
@@ -312,7 +313,7 @@ def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
     counts = dask.compute(*[dask.delayed(_sums_of)(t) for t in tallies])
     pos_ranks, pos_coef, value, objective = split_outcome(
         loss, pos_s, np.sum([c for c, _ in counts], axis=0), sum(p for _, p in counts), N)
-    pieces = [dask.delayed(_outputs, nout=2)(p, t, pos_x, pos_ranks, pos_coef, P, N)
+    pieces = [dask.delayed(_outputs, nout=2)(p, t, pos_x, pos_ranks, pos_coef, loss, P, N)
               for p, t in zip(parts, tallies)]
     sizes = scores.chunks[0]
     ranks = da.concatenate([da.from_delayed(r, (m,), np.int64) for (r, _), m in zip(pieces, sizes)])

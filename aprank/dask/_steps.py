@@ -110,10 +110,10 @@ def optimal_ranks(positives, scores, positions, n_negatives: int, *, loss="ap", 
     return out
 
 
-def negative_coef(ranks, n_pos: int, n_neg: int) -> np.ndarray:
-    """Joint-feature coefficients of negatives at the given interleaving ranks, computed as the
-    driver's ``finish`` computes them (so a split solve's are the same to the bit)."""
-    return (n_pos + 2 - 2 * np.asarray(ranks)) * (1.0 / (float(n_pos) * float(n_neg)))
+def negative_coef(loss, ranks, n_pos: int, n_neg: int) -> np.ndarray:
+    """Joint-feature coefficients of negatives at the given interleaving ranks: the loss's
+    statement (``loss.coef``), which the driver's ``finish`` computes to the bit."""
+    return loss.coef(ranks, False, n_pos, n_neg)
 
 
 def split_outcome(loss, positives, count, pairs, n_negatives: int):
@@ -135,6 +135,6 @@ def split_outcome(loss, positives, count, pairs, n_negatives: int):
     suffix = np.cumsum((pos - centre)[::-1])[::-1]    # suffix[r-1] = sum_{i >= r} (pos_i - c)
     inverted = float(pairs) - float(count[1:P + 1] @ suffix)
     inv_pn = 1.0 / (float(P) * float(N))
-    coef = (N - 2 * above) * inv_pn
+    coef = loss.coef(1 + above, True, P, N)
     value = float(loss.from_pattern(above, P, N))
     return 1 + above, coef, value, value + 2.0 * inv_pn * inverted

@@ -220,8 +220,8 @@ def _discount_table(discount, n: int, device) -> torch.Tensor:
 
 
 class _Loss:
-    """delta_j(i) - delta_j(1) for a batch of (query, j, i), its steps, and the loss of a
-    pattern, for queries of at most n samples.
+    """delta_j(i) - delta_j(1) for a batch of (query, j, i), its steps, and the terms and scale
+    of the loss of a pattern, for queries of at most n samples.
 
     ``code`` is a :class:`aprank.losses.KernelLoss`; ``discount`` the NDCG discount table
     (None: the default, 1/log2(1 + m))."""
@@ -233,6 +233,7 @@ class _Loss:
         if code is KernelLoss.AP:
             # H[m] = sum_{t <= m} 1/t, H[0] = 0
             self.H = torch.cat([m.new_zeros(1), _cumsum(1.0 / m)])
+            self.Z = None
         elif discount is None:
             self.D, self.Z = _library_default_discount(m)
         else:
@@ -265,12 +266,36 @@ class _Loss:
         at = (Q.pos_start[q] + i - 1).clamp(0, Q.s.shape[0] - 1)   # masked slots stay in range
         return 2.0 / (P.double() * N.double()) * (Q.s[at] - s) + self.step(P, j, i)
 
-    def of_pattern(self, P, r, above):
+    def pattern_terms(self, r, above):
         """Per positive (rank r among positives, ``above`` negatives above it): its term of the
-        loss, which sums to Delta over a query."""
+        loss before the scale (:meth:`value`), the statement's ``pattern_terms``, operation for
+        operation."""
         if self.code is KernelLoss.AP:
-            return above.double() / (r + above) / P
-        return (self.D[r] - self.D[r + above]) / self.Z[P]
+            return above.double() / (r + above).double()
+        return self.D[r] - self.D[r + above]
+
+    def value(self, P, total):
+        """The loss of a query of P positives whose terms add up to ``total``
+        (:func:`_loss_value`)."""
+        return _loss_value(self.code, self.Z, P, total)
+
+
+def _loss_value(code: KernelLoss, Z, P, total):
+    """The loss of a query of P positives whose terms add up to ``total``, Z[P] its NDCG norm
+    (None for AP): the statement's one scale of the sum (``from_pattern``), operation for
+    operation. The statement adds the terms in order; a device adds them in its own (a tree),
+    so the values agree to the rounding of the sum, the scale to the last bit."""
+    if code is KernelLoss.AP:
+        return total / P.double()
+    return total * (1.0 / Z[P])
+
+
+def _coefficients(is_pos, P, N, ranks):
+    """coef(R) per sample at its interleaving rank, P and N its query's (a query lacking a class
+    gets a finite placeholder, for the caller to mask): the statement's ``RankingLoss.coef``,
+    operation for operation."""
+    numerator = torch.where(is_pos, N, P) + 2 - 2 * ranks
+    return numerator.double() * (1.0 / (P.double() * N.double()).clamp(min=1.0))
 
 
 def _kernel_loss(code, refusal: str) -> KernelLoss:
@@ -438,7 +463,6 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
 
     P, N = Q.P[Q.group], Q.N[Q.group]
     both = (P > 0) & (N > 0)
-    PN = (P * N).double().clamp(min=1.0)
     # positives: the r-th has (negatives with rank <= r) above it; counts per (query, rank)
     slot_start = _segment_starts(Q.P + 2)
     slots = s.shape[0] + 2 * n_groups              # >= sum(P + 2), a shape
@@ -450,20 +474,20 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     r_pos = within + 1                                    # a positive's rank among positives
     above = (cum[slot_start[Q.group] + r_pos.clamp(max=Q.P[Q.group] + 1)]
              - cum[slot_start[Q.group]] + counts[slot_start[Q.group]])
-    coef = torch.where(Q.is_pos, (N - 2 * above).double(), (P + 2 - 2 * neg_rank).double()) / PN
+    ranks = torch.where(Q.is_pos, above + 1, neg_rank)
+    coef = _coefficients(Q.is_pos, P, N, ranks)
     truth = torch.where(Q.is_pos, 1.0 / P.double().clamp(min=1), -1.0 / N.double().clamp(min=1))
     grad = torch.where(both, coef - truth, torch.zeros_like(coef))
     counted = Q.is_pos & both
     r_pos = torch.where(counted, r_pos, torch.ones_like(r_pos))    # keep the tables in range
     above = torch.where(counted, above, torch.zeros_like(above))
-    term = torch.where(counted, loss.of_pattern(P.clamp(min=1), r_pos, above),
-                       torch.zeros_like(coef))
-    per_query = grad * Q.sc + term
-    objective = _per_group(Q.group, per_query, n_groups, blocks)
+    term = torch.where(counted, loss.pattern_terms(r_pos, above), torch.zeros_like(coef))
+    # a query lacking a class has no terms: its loss is 0 whatever P it is scaled by
+    objective = (_per_group(Q.group, grad * Q.sc, n_groups, blocks)
+                 + loss.value(Q.P.clamp(min=1), _per_group(Q.group, term, n_groups, blocks)))
 
     out_grad = torch.empty_like(grad)
     out_grad[Q.perm] = grad
-    ranks = torch.where(Q.is_pos, above + 1, neg_rank)
     ranks = torch.where(both, ranks, torch.ones_like(ranks))
     out_ranks = torch.empty_like(ranks)
     out_ranks[Q.perm] = ranks

@@ -14,11 +14,11 @@ Observation 4).
 
 A second kernel finishes the job in one pass over the sorted samples: each positive counts the
 negatives ranked at or above it by a binary search over its query's negatives' ranks (they do
-not decrease), and every sample's gradient coef(R_hat) - coef(R*), rank and share of its
-query's objective are written, the gradient and rank straight to input order. Around the two
-kernels only the sort, the per-query counts and one sum per query remain torch operations:
-about twenty of them and three Triton launches, where the torch-ops path has about 150
-operations per search level.
+not decrease), and every sample's gradient coef(R_hat) - coef(R*), rank, share of its query's
+score part and loss term are written, the gradient and rank straight to input order. Around
+the two kernels only the sort, the per-query counts, two sums per query and the loss's scale
+remain torch operations: about twenty of them and three Triton launches, where the torch-ops
+path has about 150 operations per search level.
 
 Every launch disables fused multiply-add (``enable_fp_fusion=False``): the kernels' ``step()``
 rounds its product and its sum apart, and on an H100 an FMA decided tied steps differently.
@@ -40,6 +40,7 @@ from aprank.torch._ops import (
     HingeTerms,
     _kernel_loss,
     _Loss,
+    _loss_value,
     _per_group,
     _query_counts,
     _segment_starts,
@@ -79,6 +80,25 @@ def _loss_step(i, j, Pf, d_ptr, zinv, IS_AP: tl.constexpr):
 
 
 @triton.jit
+def _coefficient(positive, P, N, rank):
+    """coef(R) of a sample at interleaving rank ``rank`` of a query of P >= 1 positives and
+    N >= 1 negatives: the statement's (``RankingLoss.coef``), operation for operation."""
+    numerator = tl.where(positive, N, P) + 2 - 2 * rank
+    return numerator.to(tl.float64) * (1.0 / (P.to(tl.float64) * N.to(tl.float64)))
+
+
+@triton.jit
+def _pattern_term(r, above, d_ptr, IS_AP: tl.constexpr):
+    """The loss term of the r-th positive with ``above`` negatives above it, before the scale:
+    the statement's (``pattern_terms``), operation for operation; d_ptr as _loss_step's."""
+    if IS_AP:
+        term = above.to(tl.float64) / (r + above).to(tl.float64)
+    else:
+        term = tl.load(d_ptr + r) - tl.load(d_ptr + r + above)
+    return term
+
+
+@triton.jit
 def _step(s_ptr, base, i, j, s, Pf, scale, d_ptr, zinv, IS_AP: tl.constexpr):
     """f_j(i + 1) - f_j(i): the kernels' step(), operation for operation."""
     pos = tl.load(s_ptr + base + i - 1)
@@ -96,6 +116,28 @@ def _loss_steps_kernel(p_ptr, j_ptr, i_ptr, d_ptr, zinv_ptr, out_ptr, n, IS_AP: 
     Pf = tl.load(p_ptr + t).to(tl.float64)
     zinv = tl.load(zinv_ptr + t)
     out = _loss_step(tl.load(i_ptr + t), tl.load(j_ptr + t), Pf, d_ptr, zinv, IS_AP)
+    tl.store(out_ptr + t, out, mask=inside)
+
+
+@triton.jit
+def _coefficients_kernel(pos_ptr, p_ptr, n_ptr, rank_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out[t] = _coefficient(positive[t], p[t], n[t], rank[t])."""
+    t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = t < n
+    t = tl.where(inside, t, 0)
+    out = _coefficient(tl.load(pos_ptr + t) != 0, tl.load(p_ptr + t), tl.load(n_ptr + t),
+                       tl.load(rank_ptr + t))
+    tl.store(out_ptr + t, out, mask=inside)
+
+
+@triton.jit
+def _pattern_terms_kernel(r_ptr, above_ptr, d_ptr, out_ptr, n, IS_AP: tl.constexpr,
+                          BLOCK: tl.constexpr):
+    """out[t] = _pattern_term(r[t], above[t])."""
+    t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = t < n
+    t = tl.where(inside, t, 0)
+    out = _pattern_term(tl.load(r_ptr + t), tl.load(above_ptr + t), d_ptr, IS_AP)
     tl.store(out_ptr + t, out, mask=inside)
 
 
@@ -191,11 +233,12 @@ def _negative_ranks(s_ptr, group_ptr, p_ptr, n_ptr, pos_start_ptr, neg_start_ptr
 
 
 @triton.jit
-def _finish(s_ptr, group_ptr, perm_ptr, rank_ptr, p_ptr, n_ptr, pos_start_ptr, d_ptr, z_ptr,
-            grad_ptr, ranks_ptr, share_ptr, n, IS_AP: tl.constexpr, BLOCK: tl.constexpr):
+def _finish(s_ptr, group_ptr, perm_ptr, rank_ptr, p_ptr, n_ptr, pos_start_ptr, d_ptr,
+            grad_ptr, ranks_ptr, share_ptr, term_ptr, n, IS_AP: tl.constexpr,
+            BLOCK: tl.constexpr):
     """Per sorted sample t: its gradient coef(R_hat) - coef(R*) and rank, written at its input
-    index perm[t], and its share of its query's objective (grad * (s - centre) + its loss
-    term), written at t; the operations and their order are those of
+    index perm[t], and its share of its query's score part (grad * (s - centre)) and its loss
+    term, written at t; the operations and their order are those of
     :func:`aprank.torch._ops.hinge_terms`, so the values agree to the last bit."""
     t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)   # 64-bit sample indices
     inside = t < n
@@ -224,24 +267,20 @@ def _finish(s_ptr, group_ptr, perm_ptr, rank_ptr, p_ptr, n_ptr, pos_start_ptr, d
         hi = tl.where(open_ & ~at_or_above, mid, hi)
     above = tl.where(counted, lo - neg_start, 0)
     neg_rank = tl.load(rank_ptr + t)
-    PN = tl.maximum(P * N, 1).to(tl.float64)
-    coef = tl.where(positive, (N - 2 * above).to(tl.float64),
-                    (P + 2 - 2 * neg_rank).to(tl.float64)) / PN
+    rank = tl.where(positive, above + 1, neg_rank)
+    # a query lacking a class: placeholder counts, its coefficients masked below
+    coef = _coefficient(positive, tl.where(both, P, 1), tl.where(both, N, 1), rank)
     truth = tl.where(positive, 1.0 / tl.maximum(P, 1).to(tl.float64),
                      -1.0 / tl.maximum(N, 1).to(tl.float64))
     grad = tl.where(both, coef - truth, 0.0)
     r = tl.where(counted, r, 1)
-    if IS_AP:
-        term = above.to(tl.float64) / (r + above).to(tl.float64) / tl.maximum(P, 1).to(tl.float64)
-    else:
-        term = (tl.load(d_ptr + r) - tl.load(d_ptr + r + above)) / tl.load(z_ptr + tl.maximum(P, 1))
-    term = tl.where(counted, term, 0.0)
-    share = grad * (s - centre) + term
-    rank = tl.where(both, tl.where(positive, above + 1, neg_rank), 1)
+    term = tl.where(counted, _pattern_term(r, above, d_ptr, IS_AP), 0.0)
+    rank = tl.where(both, rank, 1)
     i = tl.load(perm_ptr + t)
     tl.store(grad_ptr + i, grad, mask=inside)
     tl.store(ranks_ptr + i, rank, mask=inside)
-    tl.store(share_ptr + t, share, mask=inside)
+    tl.store(share_ptr + t, grad * (s - centre), mask=inside)
+    tl.store(term_ptr + t, term, mask=inside)
 
 
 def _loss_tables(code: KernelLoss, discount, n: int, P: torch.Tensor, device):
@@ -270,6 +309,35 @@ def _loss_steps(code, P: torch.Tensor, j: torch.Tensor, i: torch.Tensor, discoun
     _loss_steps_kernel[(triton.cdiv(n, 1024),)](
         P.contiguous(), j.contiguous(), i.contiguous(), d, zinv.contiguous(), out, n,
         IS_AP=code is KernelLoss.AP, BLOCK=1024, enable_fp_fusion=False)
+    return out
+
+
+def _coefficients(positive: torch.Tensor, P: torch.Tensor, N: torch.Tensor,
+                  rank: torch.Tensor) -> torch.Tensor:
+    """coef(R) of the Triton kernels at each (positive[t], P[t], N[t], rank[t]) (bool and int64
+    tensors of one length on the kernels' device, P and N >= 1): their coefficient function,
+    launched on its own for tests/test_loss_statement.py to hold against the statement."""
+    n = rank.shape[0]
+    out = torch.empty(n, dtype=torch.float64, device=rank.device)
+    _coefficients_kernel[(triton.cdiv(n, 1024),)](
+        positive.to(torch.uint8).contiguous(), P.contiguous(), N.contiguous(), rank.contiguous(),
+        out, n, BLOCK=1024, enable_fp_fusion=False)
+    return out
+
+
+def _pattern_terms(code, r: torch.Tensor, above: torch.Tensor, discount=None) -> torch.Tensor:
+    """The loss term of the Triton kernels at each (r[t], above[t]), the r-th positive with
+    above[t] negatives above it (int64 tensors of one length on the kernels' device): their
+    term function and tables, launched on their own for tests/test_loss_statement.py to hold
+    against the statement."""
+    code = _kernel_loss(code, "the Triton kernels compute")
+    n = r.shape[0]
+    reach = int((r + above).max()) if n else 1    # the tables' length
+    d, _, _ = _loss_tables(code, discount, reach, r[:1], r.device)
+    out = torch.empty(n, dtype=torch.float64, device=r.device)
+    _pattern_terms_kernel[(triton.cdiv(n, 1024),)](
+        r.contiguous(), above.contiguous(), d, out, n, IS_AP=code is KernelLoss.AP, BLOCK=1024,
+        enable_fp_fusion=False)
     return out
 
 
@@ -326,6 +394,10 @@ def hinge_terms(scores: torch.Tensor, is_pos: torch.Tensor, group: torch.Tensor,
     grad = torch.empty(n, dtype=torch.float64, device=device)
     ranks = torch.empty(n, dtype=torch.int64, device=device)
     share = torch.empty(n, dtype=torch.float64, device=device)
-    _finish[grid](s, sorted_group, perm, neg_rank, P, N, pos_start, d, z, grad, ranks, share, n,
-                  **options)
-    return HingeTerms(_per_group(sorted_group, share, n_groups, blocks), grad, ranks)
+    term = torch.empty(n, dtype=torch.float64, device=device)
+    _finish[grid](s, sorted_group, perm, neg_rank, P, N, pos_start, d, grad, ranks, share, term,
+                  n, **options)
+    objective = (_per_group(sorted_group, share, n_groups, blocks)
+                 + _loss_value(code, None if code is KernelLoss.AP else z, P.clamp(min=1),
+                               _per_group(sorted_group, term, n_groups, blocks)))
+    return HingeTerms(objective, grad, ranks)

@@ -414,7 +414,7 @@ class LatentProblem(Problem):
             # should, instead of rounding the others away)
             num = np.where(pos, N + 2 - 2 * call.ranks, P + 2 - 2 * call.ranks)
             truth_num = np.where(pos, N, -P)
-            per_bag = num / (P * N)
+            per_bag = _AP.coef(call.ranks, pos, P, N)
             if call.ranking is not None:
                 per_bag = call.ranking.coef
             np.add.at(coef, call.h, per_bag)

@@ -201,6 +201,10 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
                 double* loss_out, double* objective_out) noexcept nogil:
     """Coefficients, positive ranks, loss and objective from the negatives' ranks.
 
+    The coefficients and the loss are the statement's (aprank.losses: ``RankingLoss.coef``,
+    ``from_pattern``), operation for operation and in its order, so that both agree to the last
+    bit (tests/test_loss_statement.py sweeps them).
+
     Objective = loss + (2 / PN) * sum over inverted pairs (positive below negative) of
     (s_neg - s_pos), which equals Delta + w'Psi(R) - w'Psi(R*) (the coefficients corrected as in
     docs/references.md, printing errors): sum over the negatives of (positives below) s_neg

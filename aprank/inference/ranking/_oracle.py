@@ -45,8 +45,7 @@ def _ranking_query(s, pos, loss):
     coef = np.empty(n)
     ranks[pos_sorted] = 1 + above[m]
     ranks[neg_sorted] = 1 + np.searchsorted(above[m], np.arange(1, N + 1), side="left")
-    coef[pos_sorted] = (N + 2 - 2 * ranks[pos_sorted]) / (P * N)   # not as printed: docs/references.md
-    coef[neg_sorted] = (P + 2 - 2 * ranks[neg_sorted]) / (P * N)
+    coef[:] = loss.coef(ranks, pos, P, N)
     return (ranks, coef, float(loss.from_pattern(above[m], P, N)),
             scaled_back(objective, unit), None)
 
