@@ -1,13 +1,16 @@
 """The architecture, read from the code (the rules of the repository's layout):
 
-* the library: layers stay apart, no private names cross package seams, no cycles, no late
-  imports of aprank modules, no import tricks;
+* the library: layers stay apart, no private names cross package seams (imported, or read
+  off an object), no cycles, no late imports of aprank modules, no import tricks; the compiled
+  sources cimport and include only downwards, and across a seam only declarations (.pxd);
+  private scikit-learn names come through aprank.sklearn_compat alone;
 * the kinds: every problem kind is a folder of aprank/inference with the same modules, reached
   by the others only through the names its __init__ exports, and its problem type and
   instances implement the abstract ones (``Problem``, ``Instances``);
 * the tools (``benchmarks/``, ``experiments/``, ``figures/``) live beside the package: the
   package never imports them nor matplotlib, they import only public names of aprank and play
-  no import tricks either, and only the package is installed.
+  no import tricks either, no cycle among them, and only the package is installed;
+* the tests: their support modules in one package, every fixture name defined once.
 """
 import ast
 import re
@@ -662,3 +665,46 @@ def test_every_fixture_name_is_defined_once():
     assert "digits" in found and "real_data_home" in found      # the files were read
     repeated = {name: files for name, files in found.items() if len(files) > 1}
     assert not repeated, repeated
+
+
+# ---------------------------------------------------------------------------- scikit-learn
+#: every Python file of the repository that could import scikit-learn
+SOURCES = sorted(f for folder in ("aprank", "tests", "benchmarks", "experiments", "figures", "docs")
+                 for f in (REPOSITORY / folder).rglob("*.py"))
+COMPAT = REPOSITORY / "aprank" / "sklearn_compat.py"
+
+
+def private_sklearn_imports(source: str) -> list:
+    """(line, dotted name) of each import of a private scikit-learn module or name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+        else:
+            continue
+        found += [(line, dotted) for line, dotted in names if dotted.split(".")[0] == "sklearn"
+                  and any(p.startswith("_") and not p.startswith("__")
+                          for p in dotted.split(".")[1:])]
+    return found
+
+
+def test_only_the_compat_module_imports_private_sklearn_names():
+    assert COMPAT in SOURCES and REPOSITORY / "aprank" / "learn" / "_checks.py" in SOURCES
+    bad = [f"{path.relative_to(REPOSITORY)}:{line} imports {dotted}"
+           for path in SOURCES if path != COMPAT
+           for line, dotted in private_sklearn_imports(path.read_text())]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_rule_sees_each_form_of_private_import():
+    source = ("from sklearn.utils._param_validation import Interval\n"
+              "from sklearn.base import _fit_context\n"
+              "import sklearn.utils._tags\n"
+              "from sklearn.utils import check_random_state\n"
+              "from sklearn.base import __version__\n")
+    assert [dotted for _, dotted in private_sklearn_imports(source)] == [
+        "sklearn.utils._param_validation.Interval", "sklearn.base._fit_context",
+        "sklearn.utils._tags"]
+    assert private_sklearn_imports(COMPAT.read_text())      # the module itself is read
