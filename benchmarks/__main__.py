@@ -39,7 +39,8 @@ else ~/aprank_data); --pairwise resamples HJA birdsong group sizes when the data
 else uses groups of 9. Takes: the full run about 13 minutes (the main table, latent bags,
 partition paths, many small queries, metrics over many queries); each of --iteration,
 --cstar, --pairwise, --latent, --torch, --fit (about 2 minutes; 3 with --before) alone runs
-only its own table; several of them run their tables one after the other, in one run. The quick check of an install is python -m aprank bench --quick; the
+only its own table; several of them run their tables one after the other, in one run. \
+The quick check of an install is python -m aprank bench --quick; the
 Dask cluster benchmark is python -m benchmarks.dask_bench (its own --help)."""
 
 

@@ -26,7 +26,8 @@ def cstar_scaling(sizes=CSTAR_SIZES, cores=CSTAR_CORES, k: int = 100, repeats: i
         t_sort = median_time(lambda: np.argsort(scores), repeats, 10.0)
         for C in cores:
             core = np.sort(rng.choice(N, C, replace=False))
-            F = sp.csr_matrix((rng.standard_normal(C * N), (np.repeat(core, N), np.tile(np.arange(N), C))),
+            F = sp.csr_matrix((rng.standard_normal(C * N),
+                               (np.repeat(core, N), np.tile(np.arange(N), C))),
                               shape=(N, N)) if C else None
             problem = TopKProblem(np.ones(N, bool), PrecisionAtK(k), interactions=F,
                                   core=core if C else None)

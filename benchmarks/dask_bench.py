@@ -108,9 +108,11 @@ def busiest_share(client: Client) -> float:
 def on_cluster(client, n, d, rate, many, parts, seed, w, repeats):
     cuts = _partitions(n, parts)
     pieces = [dask.delayed(make_rows, nout=3)(seed, a, b, n, d, rate) for a, b, _ in cuts]
-    X = da.concatenate([da.from_delayed(p[0], (m, d), np.float64) for p, (_, _, m) in zip(pieces, cuts)])
+    X = da.concatenate([da.from_delayed(p[0], (m, d), np.float64)
+                        for p, (_, _, m) in zip(pieces, cuts)])
     y = da.concatenate([da.from_delayed(p[1], (m,), np.int8) for p, (_, _, m) in zip(pieces, cuts)])
-    qid = da.concatenate([da.from_delayed(p[2], (m,), np.int64) for p, (_, _, m) in zip(pieces, cuts)])
+    qid = da.concatenate([da.from_delayed(p[2], (m,), np.int64)
+                          for p, (_, _, m) in zip(pieces, cuts)])
     t0 = time.perf_counter()
     model = ranking_model(X, y, "ap", qid=qid if many else None, empty="skip")
     setup = time.perf_counter() - t0
@@ -151,7 +153,8 @@ def run(n: int = 10_000_000, d: int = 32, workers: int = 2, partitions=(2, 4, 8,
                 diff = np.abs(cut.g - ref.g).max() / np.linalg.norm(ref.g)
                 lines.append(f"| {case} | cluster | {parts} | {seconds[0]:.3f} s | "
                              f"{seconds[1]:.3f} s | {seconds[0] / single[0]:.2f} | {setup:.2f} s | "
-                             f"{100 * share:.0f} % | {diff:.1e} | {'-' if rounds is None else rounds} |")
+                             f"{100 * share:.0f} % | {diff:.1e} | "
+                             f"{'-' if rounds is None else rounds} |")
     finally:
         if own:
             client.close()

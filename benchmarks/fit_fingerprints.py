@@ -11,8 +11,9 @@ objectives, histories' primals) in an ``.npz``::
     python benchmarks/fit_fingerprints.py --compare before.npz after.npz
 
 Run it as a script from the root of the checkout to fingerprint, with ``PYTHONPATH=.`` so that
-its ``aprank`` is the one imported: it imports only ``aprank``'s public names, so an older checkout built in place
-runs it too. Every fit runs with one BLAS thread, so that sums are taken in one order.
+its ``aprank`` is the one imported: it imports only ``aprank``'s public names, so an older
+checkout built in place runs it too. Every fit runs with one BLAS thread, so that sums are taken
+in one order.
 """
 from __future__ import annotations
 

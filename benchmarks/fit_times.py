@@ -11,8 +11,8 @@ method: BinarySVM's own C is per sample (LinearSVC's), so its row at C is ``Bina
 with n the training samples, and LinearSVC's is ``LinearSVC(C=C / n, loss="hinge",
 class_weight="balanced")`` (given as the sample weights below).
 
-The matching: the 0-1 loss's structural SVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries of
-sum_i v_i hinge_i / z_q, with v_i = J_q = N_q / P_q for a positive and 1 for a negative and
+The matching: the 0-1 loss's structural SVM minimises 1/2 ||w||^2 + C xi, xi the mean over queries
+of sum_i v_i hinge_i / z_q, with v_i = J_q = N_q / P_q for a positive and 1 for a negative and
 z_q = J_q P_q + N_q = 2 N_q (the weighted 0-1 loss's normaliser), and a bias as a constant
 feature 1 regularised like w. That is LinearSVC(loss="hinge", dual=True, C=C,
 fit_intercept=True, intercept_scaling=1) with ``sample_weight`` v_i / (z_q n_queries); without
@@ -276,7 +276,8 @@ def measure(data_sets=None, C_values=C_VALUES, liblinear=True, repeats: int = 3,
                             f"prod {r['products']:.3f} conv {r['converged']}")
                     if liblinear:
                         r = _median_run(lambda: liblinear_fit(X, y, qid, C), repeats)
-                        rows.append({"data": name, "task": task, "C": C, "method": "LinearSVC", **r})
+                        rows.append({"data": name, "task": task, "C": C, "method": "LinearSVC",
+                                     **r})
                         log(f"{name:10s} {task:16s} C={C:<6g} LinearSVC  {r['seconds']:8.3f} s")
     return rows
 
@@ -318,8 +319,8 @@ def format_table(after: list, before: list | None = None) -> str:
     iterations and convergence (the default solver's iterations beside them are the
     "iterations" column)."""
     with_plain = any("plain" in r for r in after)
-    head = ["data set (tasks)", "C", "method", "fit ms", "split ms (products / QP / inference / rest)",
-            "iterations", "converged"]
+    head = ["data set (tasks)", "C", "method", "fit ms",
+            "split ms (products / QP / inference / rest)", "iterations", "converged"]
     if with_plain:
         head += ["plain CP: fit ms", "plain CP: iterations", "plain CP: converged"]
     if before is not None:
@@ -382,7 +383,8 @@ def format_targets(after: list) -> str:
     ap_cells, ap_met, lin_cells, lin_met = 0, [], 0, []
     for data in dict.fromkeys(r["data"] for r in after):
         for C in sorted({r["C"] for r in after if r["data"] == data}):
-            ap, binary, lin = (_cells(after, data, C, m) for m in ("APSVM", "BinarySVM", "LinearSVC"))
+            ap, binary, lin = (_cells(after, data, C, m)
+                               for m in ("APSVM", "BinarySVM", "LinearSVC"))
             r1 = ap["seconds"] / binary["seconds"]
             if max(ap["seconds"], binary["seconds"]) > 0.05:
                 ap_cells += 1
@@ -426,7 +428,8 @@ def format_equality(new: list, old: list) -> str:
     quadprog needed ridged proximal steps in the old rows' fit."""
     groups = {True: [], False: []}
     for a, b in zip(new, old):
-        assert (a["data"], a["task"], a["C"], a["method"]) == (b["data"], b["task"], b["C"], b["method"])
+        assert ((a["data"], a["task"], a["C"], a["method"])
+                == (b["data"], b["task"], b["C"], b["method"]))
         groups[b["ridge"] > 0].append((_relative(a["w"], b["w"]), a, b))
     out = ["| QP solver of the old rows' fit | fits | max relative difference of w "
            "| fits above 1e-9 |",

@@ -60,5 +60,6 @@ def format_latent(rows) -> str:
         if seconds is None:
             out.append(f"| {P} | {N} | {name} | {note} | |")
             continue
-        out.append(f"| {P} | {N} | {name} | {format_seconds(seconds)} | {seconds / ap[(P, N)]:.2g} |")
+        out.append(f"| {P} | {N} | {name} | {format_seconds(seconds)} | "
+                   f"{seconds / ap[(P, N)]:.2g} |")
     return "\n".join(out)

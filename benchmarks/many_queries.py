@@ -95,7 +95,8 @@ def format_many_query_inference(rows, single) -> str:
            "query, medians, round robin in one run; x = / the numpy.argsort loop over each query's "
            f"negatives (target: infer_batch at most {BATCH_TARGET:g} x):", "",
            "| docs per query | queries | qid | infer_batch | infer_batch (auto) | infer loop | "
-           "numpy.argsort loop | infer_batch x | auto x |", "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+           "numpy.argsort loop | infer_batch x | auto x |",
+           "|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     cells = {}
     for docs, n_queries, layout, name, seconds, ratio in rows:
         cells.setdefault((docs, n_queries, layout), {})[name] = (seconds * 1e6, ratio)

@@ -138,11 +138,13 @@ def gil_overlap(n_pos: int = 1_000, n_neg: int = 1_000_000, algorithm: str = "qs
 
 def format_table(rows: list[Row]) -> str:
     """Markdown table of the rows."""
-    out = ["| regime | P | N | loss | algorithm | median time | x argsort | peak extra memory (x 8N bytes) |",
+    out = ["| regime | P | N | loss | algorithm | median time | x argsort | "
+           "peak extra memory (x 8N bytes) |",
            "|---|---:|---:|---|---|---:|---:|---:|"]
     for r in rows:
         if r.seconds is None:
-            out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | {r.note} | | |")
+            out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | "
+                       f"{r.note} | | |")
             continue
         mem = f"{r.memory:.2f}" if r.memory is not None else ("not traced" if r.note else "")
         out.append(f"| {r.regime} | {r.P:g} | {r.N:g} | {r.loss} | {r.algorithm} | "

@@ -143,7 +143,8 @@ def main(argv=None):
     minutes = (time.perf_counter() - t0) / 60
     text = (f"Regenerate: `python -m benchmarks.solver_iterations --out PATH` (APRANK_DATA set). "
             f"Measured in one run ({minutes:.0f} min, {datetime.date.today()}) on "
-            f"{machine()} (load average {os.getloadavg()[0]:.1f} at the end). \"(NO)\": some fit of the cell stopped at max_iter = 1000 "
+            f"{machine()} (load average {os.getloadavg()[0]:.1f} at the end). "
+            f"\"(NO)\": some fit of the cell stopped at max_iter = 1000 "
             f"without converging.\n\n" + format_rows(rows) + "\n")
     print(text)
     if args.out:

@@ -113,7 +113,8 @@ def describe_devices() -> str:
 
 
 def format_bench(rows) -> str:
-    out = ["| device | input | dtype | backend | forward + backward (ms) | torch.sort (ms) | ratio |",
+    out = ["| device | input | dtype | backend | forward + backward (ms) | torch.sort (ms) | "
+           "ratio |",
            "|---|---|---|---|---:|---:|---:|"]
     for device, case, dtype, backend, t, t_sort, ratio in rows:
         digits = 1 if ratio >= 1 else 2    # below 1 (the cross-entropy): two decimals

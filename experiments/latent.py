@@ -210,7 +210,8 @@ def _tables(results, shapes, folds, inner_folds) -> str:
         (rows, d), n_bags, n_pos, methods = shapes[name]
         aps = {m: _mean_ap(folds_out, m) for m in METHODS}
         best = max(v for v in aps.values() if v is not None)
-        cells = ["-" if aps[m] is None else (f"**{aps[m]:.3f}**" if aps[m] == best else f"{aps[m]:.3f}")
+        cells = ["-" if aps[m] is None
+                 else (f"**{aps[m]:.3f}**" if aps[m] == best else f"{aps[m]:.3f}")
                  for m in METHODS]
         out.append(f"| {name} | {rows} x {d} | {n_bags} ({n_pos}) | " + " | ".join(cells) + " |")
         for m in METHODS:
@@ -239,12 +240,14 @@ def _tables(results, shapes, folds, inner_folds) -> str:
         out.append(f"| {name} | " + " | ".join(
             "-" if m not in per else f"{per[m] * 1e3:.3g} ms ({per[m] / ref:.2g} x)"
             for m in METHODS) + " |")
-    chosen = ["", "Hyperparameters chosen per fold:", "", "| data | method | chosen |", "|---|---|---|"]
+    chosen = ["", "Hyperparameters chosen per fold:", "", "| data | method | chosen |",
+              "|---|---|---|"]
     for name, folds_out in results.items():
         for m in METHODS:
             if m in folds_out[0]:
                 chosen.append(f"| {name} | {m} | " + "; ".join(
-                    ", ".join(f"{k}={v:g}" for k, v in f[m]["params"].items()) for f in folds_out) + " |")
+                    ", ".join(f"{k}={v:g}" for k, v in f[m]["params"].items())
+                    for f in folds_out) + " |")
     edges = []
     for m in METHODS:
         picks = [f[m]["params"]["C"] for folds_out in results.values() for f in folds_out

@@ -4,9 +4,9 @@ settings, the refit and the test scores; and the folder that keeps finished unit
 A finished unit is kept as JSON under ``<out>/nonlinear-units[-quick]/``, named by its data
 set, seed and model and stamped with a fingerprint of what it ran (the package's source but for
 the kinds and the extra it never calls, this module, the tasks and the model's own module, the
-model's settings, grid and budgets, and the versions of the numeric libraries). A rerun reads back the units whose
-stamp still matches and computes the others: a run stopped part way goes on where it stopped,
-and a change to one model recomputes that model's units only.
+model's settings, grid and budgets, and the versions of the numeric libraries). A rerun reads
+back the units whose stamp still matches and computes the others: a run stopped part way goes on
+where it stopped, and a change to one model recomputes that model's units only.
 """
 from __future__ import annotations
 

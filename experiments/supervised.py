@@ -1,5 +1,6 @@
 """The supervised experiments on real data, one command each, writing a Markdown table the
-README includes (the latent ones: ``experiments.latent``; the torch loss: ``experiments.torch_mlp``).
+README includes (the latent ones: ``experiments.latent``; the torch loss:
+``experiments.torch_mlp``).
 
     python -m experiments digits      # scikit-learn's load_digits, one class vs the rest
     python -m experiments birds       # HJA birdsong segments, one species vs the rest
@@ -190,7 +191,8 @@ def best_mean_choice(scores: dict) -> float:
     return Cs[int(np.argmax([np.mean(scores[C]) for C in Cs]))]
 
 
-def _cross_validated_C(scores_at, grid, limits=C_LIMITS, choose=one_standard_error_choice) -> CChoice:
+def _cross_validated_C(scores_at, grid, limits=C_LIMITS,
+                       choose=one_standard_error_choice) -> CChoice:
     """Cross-validate C over ``grid``, widened by decades within ``limits`` until the choice
     (``choose``) is interior or a limit is reached; ``scores_at(Cs)`` gives the fold scores
     (``loop_scores``, ``cv_scores``)."""
@@ -227,7 +229,8 @@ def _final_fit(est, X, y, X_test, y_test, qid=None, qid_test=None) -> Fit:
     history = list(est.history_)
     if hasattr(est, "binary_"):      # APSVMAppx: its first stage is part of the cost
         history += est.binary_.history_
-    score = est.score(X_test, y_test) if qid_test is None else est.score(X_test, y_test, qid=qid_test)
+    score = (est.score(X_test, y_test) if qid_test is None
+             else est.score(X_test, y_test, qid=qid_test))
     return Fit(est.C, score, seconds, sum(h["inference_seconds"] for h in history), len(history),
                est.n_iter_, est.converged_, est.gap_, est)
 
@@ -282,7 +285,8 @@ def _one_class(task, X_train, X_test, groups, quick, log):
         choice = _cross_validated_C(scores_at, grid, limits)
         fits[method] = replace(_final_fit(make(choice.C), X_train, y, X_test, yt), choice=choice)
         log(f"  {name:28s} {method:15s} C={_c_text(choice):<12s} test AP "
-            f"{fits[method].test_ap:.3f}  {fits[method].n_iter:4d} it  {fits[method].fit_seconds:7.2f} s")
+            f"{fits[method].test_ap:.3f}  {fits[method].n_iter:4d} it  "
+            f"{fits[method].fit_seconds:7.2f} s")
     # LinearSVC solving BinarySVM's problem at its C (same loss, weights and regularised bias)
     C = fits["BinarySVM"].C
     P, N = int(y.sum()), int((~y).sum())
@@ -339,20 +343,26 @@ def one_vs_rest_tables(results, title) -> str:
            "| class | " + " | ".join(methods) + " | LinearSVC |",
            "|---|" + "---:|" * (len(methods) + 1)]
     for name in classes:
-        cells = [f"{_fmt(fits[name, m].test_ap)} (C={_c_text(fits[name, m].choice)})" for m in methods]
-        out.append(f"| {name} | " + " | ".join(cells) + f" | {_fmt(results['linear_svc'][name][1])} |")
+        cells = [f"{_fmt(fits[name, m].test_ap)} (C={_c_text(fits[name, m].choice)})"
+                 for m in methods]
+        out.append(f"| {name} | " + " | ".join(cells)
+                   + f" | {_fmt(results['linear_svc'][name][1])} |")
     means = [np.mean([fits[c, m].test_ap for c in classes]) for m in methods]
     out.append("| **mean** | " + " | ".join(f"**{_fmt(v)}**" for v in means) +
                f" | **{_fmt(np.mean([results['linear_svc'][c][1] for c in classes]))}** |")
 
-    out += ["", f"### {title}: loss-augmented inference and training time (final fits, all classes)",
+    out += ["", f"### {title}: loss-augmented inference and training time "
+            "(final fits, all classes)",
             "", "| method | inference total (s) | per call (ms) | iterations (mean) | "
-            "training total (s) | all converged | max final gap |", "|---|---:|---:|---:|---:|---|---:|"]
+            "training total (s) | all converged | max final gap |",
+            "|---|---:|---:|---:|---:|---|---:|"]
     for m in methods:
         f = [fits[c, m] for c in classes]
         inf, calls = sum(x.inference_seconds for x in f), sum(x.n_calls for x in f)
-        out.append(f"| {m} | {inf:.3f} | {1e3 * inf / calls:.3f} | {np.mean([x.n_iter for x in f]):.0f} | "
-                   f"{sum(x.fit_seconds for x in f):.2f} | {'yes' if all(x.converged for x in f) else 'NO'} | "
+        out.append(f"| {m} | {inf:.3f} | {1e3 * inf / calls:.3f} | "
+                   f"{np.mean([x.n_iter for x in f]):.0f} | "
+                   f"{sum(x.fit_seconds for x in f):.2f} | "
+                   f"{'yes' if all(x.converged for x in f) else 'NO'} | "
                    f"{max(x.gap for x in f):.1e} |")
     out.append(f"| LinearSVC (BinarySVM's problem, liblinear) | | | | "
                f"{sum(results['linear_svc'][c][0] for c in classes):.2f} | | |")
@@ -360,7 +370,8 @@ def one_vs_rest_tables(results, title) -> str:
     exact = results["exact"]
     algos = list(next(iter(exact.values())))
     out += ["", f"### {title}: APSVM with each exact inference algorithm (same C per class)", "",
-            "| algorithm | inference total (s) | per call (ms) | max relative difference of w to qs |",
+            "| algorithm | inference total (s) | per call (ms) | "
+            "max relative difference of w to qs |",
             "|---|---:|---:|---:|"]
     for a in algos:
         inf = sum(exact[c][a][0] for c in classes)
@@ -399,10 +410,10 @@ def birds(quick=False, log=print, jobs=1) -> str:
     results = one_vs_rest(scaler.transform(data.X[train]), data.species[train],
                           scaler.transform(data.X[test]), data.species[test], classes,
                           groups=data.recording[train], quick=quick, log=log, jobs=jobs)
-    return (f"Data: HJA birdsong, the {data.X.shape[0]} labelled segments (38 features, standardised "
-            f"on the training split), species as classes; train/test split by recording "
-            f"({int(train.sum())} / {int(test.sum())} segments, seed 0); cross-validation folds also "
-            f"keep recordings together. "
+    return (f"Data: HJA birdsong, the {data.X.shape[0]} labelled segments (38 features, "
+            f"standardised on the training split), species as classes; train/test split by "
+            f"recording ({int(train.sum())} / {int(test.sum())} segments, seed 0); "
+            f"cross-validation folds also keep recordings together. "
             + _c_search_text(quick, [f.choice for f in results["fits"].values()], 3 if quick else 5,
                              "folds by recording, mean AP") + f" tol = {TOL:g}.\n\n"
             + one_vs_rest_tables(results, "HJA birdsong"))
@@ -448,13 +459,15 @@ def yahoo(quick=False, log=print) -> str:
            + _c_search_text(quick, [row[2].choice for row in rows], folds,
                             "folds by query, each estimator's own score: mean per-query AP, "
                             "NDCG for NDCGSVM")
-           + f" Queries without a positive are skipped in training and evaluation; tol = {TOL:g}.", "",
+           + f" Queries without a positive are skipped in training and evaluation; "
+             f"tol = {TOL:g}.", "",
            "| positive if | method | C | test mean AP | test mean NDCG (binary) | "
-           "test mean NDCG (graded 0-4) | iterations | training (s) | queries skipped (train / test) |",
+           "test mean NDCG (graded 0-4) | iterations | training (s) | "
+           "queries skipped (train / test) |",
            "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for threshold, name, fit, ap, bn, gn, st, ss in rows:
-        out.append(f"| relevance >= {threshold} | {name} | {_c_text(fit.choice)} | {ap:.3f} | {bn:.3f} | "
-                   f"{gn:.3f} | {fit.n_iter} | {fit.fit_seconds:.2f} | {st} / {ss} |")
+        out.append(f"| relevance >= {threshold} | {name} | {_c_text(fit.choice)} | {ap:.3f} | "
+                   f"{bn:.3f} | {gn:.3f} | {fit.n_iter} | {fit.fit_seconds:.2f} | {st} / {ss} |")
     return "\n".join(out) + "\n"
 
 
@@ -500,13 +513,14 @@ def cstar(quick=False, log=print) -> str:
     qs = (0,) + CSTAR_QUESTIONS
     out = [f"Data: HJA birdsong recordings ({X.shape[0]} recordings, {Y.shape[1]} species; a "
            f"recording's features are the mean and the max of its segments' 38, standardised on "
-           f"the training folds), {len(folds)}-fold cross-validation (shuffled, seed 0). Break-even "
-           f"precision (precision@k with k = the recording's number of species), mean +- std over "
-           f"folds, automatic and after Q questions (Mensink et al. 2011, section 5: the label whose best "
-           f"scores clamped in and out of the top k are closest is asked and clamped to the "
-           f"truth). C from {{{', '.join(f'{c:g}' for c in grid)}}} by {inner}-fold inner "
-           f"cross-validation (BEP); 300 subgradient steps at most. With 13 labels, 10 questions "
-           f"leave 3 unasked, so Q = 10 is close to the truth for every model.", "",
+           f"the training folds), {len(folds)}-fold cross-validation (shuffled, seed 0). "
+           f"Break-even precision (precision@k with k = the recording's number of species), mean "
+           f"+- std over folds, automatic and after Q questions (Mensink et al. 2011, section 5: "
+           f"the label whose best scores clamped in and out of the top k are closest is asked and "
+           f"clamped to the truth). C from {{{', '.join(f'{c:g}' for c in grid)}}} by "
+           f"{inner}-fold inner cross-validation (BEP); 300 subgradient steps at most. With 13 "
+           f"labels, 10 questions leave 3 unasked, so Q = 10 is close to the truth for every "
+           f"model.", "",
            "| scores | model | " + " | ".join("automatic" if q == 0 else f"Q = {q}" for q in qs)
            + " | regularisation C chosen per fold | fit (s) |",
            "|---|---|" + "---:|" * len(qs) + "---|---:|"]
@@ -596,7 +610,8 @@ def _ho_species(name, y, X, rec, idx_train, idx_test, c_grid, eta_grid, folds, l
 
 
 def high_order(quick=False, log=print) -> str:
-    """Dokania et al. (2014), Table 1 analogue on HJA birdsong segments (see the module docstring)."""
+    """Dokania et al. (2014), Table 1 analogue on HJA birdsong segments (see the module
+    docstring)."""
     from joblib import Parallel, delayed
     from sklearn.preprocessing import StandardScaler
 

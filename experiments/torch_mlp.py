@@ -33,7 +33,8 @@ def _train(loss_fn, X, Y, X_test, Y_test, *, epochs, batch, lr, hidden, seed):
     """(test mAP, median step seconds, median loss seconds, per-class test AP)."""
     torch.manual_seed(seed)
     d, L = X.shape[1], Y.shape[1]
-    net = torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, L))
+    net = torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.ReLU(),
+                              torch.nn.Linear(hidden, L))
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
     steps, loss_times = [], []

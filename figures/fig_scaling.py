@@ -32,7 +32,8 @@ def panels(quick):
     return {
         "a": {"xlabel": "negatives N (P = 100)", "points": [(100, N) for N in _sizes(1e3, top)]},
         "b": {"xlabel": "positives P (N = 1e5)" if not quick else "positives P (N = 1e4)",
-              "points": [(P, 10**4 if quick else 10**5) for P in _sizes(10, 1e3 if quick else 1e4)]},
+              "points": [(P, 10**4 if quick else 10**5)
+                         for P in _sizes(10, 1e3 if quick else 1e4)]},
         "c": {"xlabel": "samples n = P + N (P : N = 1 : 10)",
               "points": [(n // 11, n - n // 11) for n in _sizes(1.1e3, 11 * top / 10)]},
     }
@@ -111,7 +112,8 @@ def plot(results):
             ax.set_title(f"({key}) {regime}")
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7, loc="upper left")
-    fig.suptitle("Loss-augmented inference, one call (" + results.get("machine", "") + ")", fontsize=10)
+    fig.suptitle("Loss-augmented inference, one call (" + results.get("machine", "") + ")",
+                 fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -39,7 +39,8 @@ def learners():
     for cls, loss in ((APSVM, "ap"), (NDCGSVM, "ndcg")):
         for a in algorithms(loss=loss, exact=True):
             if a.max_samples is None:
-                out.append((f"{cls.__name__}/{a.name}", lambda n, cls=cls, a=a: cls(C=C, algorithm=a.name)))
+                out.append((f"{cls.__name__}/{a.name}",
+                            lambda n, cls=cls, a=a: cls(C=C, algorithm=a.name)))
     return out
 
 
@@ -66,7 +67,8 @@ def compute(quick):
             row = {"P": P, "N": N}
             for label, make in learners():
                 est = make(y.size).fit(X[idx], y, qid=np.zeros(y.size))    # one ranking, said
-                row[label] = {"inference_seconds": sum(h["inference_seconds"] for h in est.history_),
+                row[label] = {"inference_seconds": sum(h["inference_seconds"]
+                                                       for h in est.history_),
                               "iterations": est.n_iter_, "converged": bool(est.converged_)}
             rows.append(row)
         results["panels"][key] = rows
@@ -85,7 +87,8 @@ def plot(results):
         for col, key in enumerate("abc"):
             ax = axes[row, col]
             rows = results["panels"][key]
-            x = [r["P"] + r["N"] if key == "a" else (r["N"] if key == "b" else r["P"]) for r in rows]
+            x = [r["P"] + r["N"] if key == "a" else (r["N"] if key == "b" else r["P"])
+                 for r in rows]
             for label in members:
                 t = [r[label]["inference_seconds"] for r in rows]
                 ax.loglog(x, t, "o-", ms=3, color=colours[label],

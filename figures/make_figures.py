@@ -22,7 +22,8 @@ HERE = Path(__file__).resolve().parent
 
 def scripts() -> list:
     """Every fig_*.py of this folder as a module, in name order."""
-    return [importlib.import_module(f"figures.{path.stem}") for path in sorted(HERE.glob("fig_*.py"))]
+    return [importlib.import_module(f"figures.{path.stem}")
+            for path in sorted(HERE.glob("fig_*.py"))]
 
 
 def main(argv=None) -> int:
@@ -31,7 +32,8 @@ def main(argv=None) -> int:
                                      description=__doc__.replace("``", ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--out", default=str(HERE / "out"), help="output folder (default: %(default)s)")
+    parser.add_argument("--out", default=str(HERE / "out"),
+                        help="output folder (default: %(default)s)")
     parser.add_argument("--recompute", action="store_true", help="ignore cached results")
     parser.add_argument("--only", nargs="+", choices=names, metavar="NAME",
                         help="names of the figures to make: " + ", ".join(names))

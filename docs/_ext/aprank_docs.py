@@ -8,8 +8,9 @@ tools write, so that nothing is copied by hand:
   docstring, machine and run time from the JSON next to it), the PNGs copied beside it.
 
 Everything goes to git-ignored folders (``docs/api/generated/``, ``docs/_generated/``), written
-once the configuration is read, before Sphinx lists the sources. ``tests/documentation/test_docs.py`` imports this module to
-check that the API pages cover every public name.
+once the configuration is read, before Sphinx lists the sources.
+``tests/documentation/test_docs.py`` imports this module to check that the API pages cover every
+public name.
 """
 import ast
 import importlib
