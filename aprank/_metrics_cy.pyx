@@ -82,7 +82,7 @@ cdef double dcg_value(const double* s, const double* r, i64 m, bint blockwise,
                       const double* table) noexcept nogil:
     """DCG of one ranked query with each tie block's gains replaced by their mean (the expected
     gain at each of its positions under a uniformly random order of the block)."""
-    cdef i64 b = 0, e, j
+    cdef i64 b = 0, e, j, _position
     cdef double bs, mean, dcg = 0.0
     while b < m:
         e = block_end(s, b, m, blockwise)
@@ -127,7 +127,9 @@ cdef double precision_value(const double* s, const double* r, i64 m, bint blockw
         for j in range(b, e):
             bs += r[j]
         mean = bs / <double>(e - b)
-        for j in range(b, e if e < k else k):
+        # one addition per position of the block within k, in order (not a product: the bits of
+        # the reference's sum)
+        for _position in range(b, e if e < k else k):
             acc += mean
         b = e
     return acc / k_float

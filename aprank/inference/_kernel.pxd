@@ -60,12 +60,14 @@ cdef struct LossSpec:
     i64 N
     double score_scale        # 2 / (P N): weight of one inverted (positive, negative) pair
     double inv_norm           # NDCG: 1 / sum_{i <= P} D(i)
-    double loss_weight        # a power of two <= 1: the scale the driver gave this query's
-                              # scores (1 unless they come near DBL_MAX; see the driver)
+    # a power of two <= 1: the scale the driver gave this query's scores (1 unless they come
+    # near DBL_MAX; see the driver)
+    double loss_weight
     const double* discount    # NDCG: D(m) = discount[m - 1]; NULL means D(m) = 1 / log2(1 + m)
     int simd                  # the highest partition path allowed (SimdLevel in _order.hpp)
-    Poll* poll                # Ctrl-C: the driver's poll, which kernels whose work can run
-                              # long (P N steps) count their work in and stop on (NULL: none)
+    # Ctrl-C: the driver's poll, which kernels whose work can run long (P N steps) count their
+    # work in and stop on (NULL: none)
+    Poll* poll
 
 
 cdef inline dict kernel_loss_codes():
@@ -134,7 +136,8 @@ cdef inline double loss_step(const LossSpec* L, i64 j, i64 i) noexcept nogil:
     return (discount_at(L, i + j) - discount_at(L, i + j - 1)) * L.inv_norm * L.loss_weight
 
 
-cdef inline double step(const LossSpec* L, const double* pos, double s, i64 j, i64 i) noexcept nogil:
+cdef inline double step(const LossSpec* L, const double* pos, double s, i64 j,
+                        i64 i) noexcept nogil:
     """f_j(i+1) - f_j(i) for a negative with score s at position j (both 1-based); pos holds
     the positives' scores in rank order."""
     return L.score_scale * (pos[i - 1] - s) + loss_step(L, j, i)
@@ -146,9 +149,9 @@ cdef inline i64 concave_end(const LossSpec* L, i64 j) noexcept nogil:
     AP only. The score part of step(j, i) does not increase with i (positives are sorted) and
     the loss part -(1/P) i/((j+i)(j+i-1)) does not increase while i <= j-1, because
     (i+1)(j+i-1) >= i(j+i+1) iff i <= j-1. So steps 1..min(j, P) are non-increasing and f_j is
-    concave on candidates 1..min(j, P)+1: one more candidate than Mohapatra et al. (2018), Prop. 5
-    states (docs/references.md, printing errors); tests/inference/test_oracle.py checks the claim against
-    exhaustive search.
+    concave on candidates 1..min(j, P)+1: one more candidate than Mohapatra et al. (2018),
+    Prop. 5 states (docs/references.md, printing errors); tests/inference/test_oracle.py checks
+    the claim against exhaustive search.
     """
     if L.kind == LOSS_AP:
         return (j if j < L.P else L.P) + 1

@@ -429,7 +429,7 @@ cdef class _Split:
     cdef int swap_search(self, double* next_check) except -1 nogil:
         """Best swaps (a member x of A and one y of B trade sets) until none gains more than
         the rounding of its terms; leaves the arcs current."""
-        cdef i64 it, i, j, b, a2, nx, ny, bx, by
+        cdef i64 _round, i, j, b, a2, nx, ny, bx, by
         cdef double g, best, u1b, d1b, u2a, d2a, mag, bl, lx
         cdef i64* ya = self.ya.data()
         cdef i64* yb = self.yb.data()
@@ -437,7 +437,7 @@ cdef class _Split:
         cdef double* yd1 = self.yd1.data()
         cdef double* yu2 = self.yu2.data()
         cdef double* yd2 = self.yd2.data()
-        for it in range(self.n * self.n):
+        for _round in range(self.n * self.n):
             self.arcs()
             nx = ny = 0
             for b in range(self.n):
@@ -498,7 +498,7 @@ cdef class _Split:
         paths' places) and d0 (the left-over node), costs the negated gains: each pass sweeps
         each path both ways and the bags' arcs (with ``track``, recording predecessors).
         Returns the passes taken to settle, or -1 if not settled within ``limit``."""
-        cdef i64 it, i, b, n = self.n, k = self.nc - self.m, h, l
+        cdef i64 it, i, b, n = self.n, k = self.nc - self.m, h, lw
         cdef bint changed
         cdef double* d1 = self.d1.data()
         cdef double* d2 = self.d2.data()
@@ -532,18 +532,18 @@ cdef class _Split:
             # none into it: the bag left over is given); joining A costs base low_b
             for b in range(n):
                 w = self.where[b]
-                h, l = self.at_h[b], self.at_l[b]
+                h, lw = self.at_h[b], self.at_l[b]
                 a = self.base * self.lo[b]
                 if w == IN_A:
-                    changed |= self.lower(&d2[l], &m2[l], n + l, d1[h] - a, m1[h] + fabs(a), h,
+                    changed |= self.lower(&d2[lw], &m2[lw], n + lw, d1[h] - a, m1[h] + fabs(a), h,
                                           b, track)
                 elif w == IN_B:
-                    changed |= self.lower(&d1[h], &m1[h], h, d2[l] + a, m2[l] + fabs(a), n + l,
+                    changed |= self.lower(&d1[h], &m1[h], h, d2[lw] + a, m2[lw] + fabs(a), n + lw,
                                           b, track)
                 else:
                     changed |= self.lower(&d1[h], &m1[h], h, self.d0 + a, self.m0 + fabs(a),
                                           2 * n, b, track)
-                    changed |= self.lower(&d2[l], &m2[l], n + l, self.d0, self.m0, 2 * n, b,
+                    changed |= self.lower(&d2[lw], &m2[lw], n + lw, self.d0, self.m0, 2 * n, b,
                                           track)
             if not changed:
                 return it + 1

@@ -29,8 +29,9 @@ only where a proven bound on its rounding (``tol``) says it cannot be wrong:
   the sum (compensated) of the unary and pair scores in which the two labellings differ (a
   sample labelled alike in both adds exactly nothing, so a unary score far from the others,
   1e16 beside ones of order 1, decides nothing it does not change) (ties: the first labelling
-  of the walk with the largest value, as in the fast walk). At extreme scales (a labelling and its complement cut the same huge pairs) that is many
-  labellings, O(2^k (k + m)) at worst, which is why it runs only where the fast walk gave up.
+  of the walk with the largest value, as in the fast walk). At extreme scales (a labelling and
+  its complement cut the same huge pairs) that is many labellings, O(2^k (k + m)) at worst,
+  which is why it runs only where the fast walk gave up.
 
 Ctrl-C: a component of 24 samples walks 2^24 labellings (seconds; the exact walk far more), so
 the walks count their steps in a poll (``_interrupt.pxd``) and stop on a signal, and the loop
@@ -273,7 +274,8 @@ def enumerate_components(const double[::1] s, const i64[::1] offsets, const i64[
                 size += fabs(c[i])
             adds = 0.0
             for i in range(k):          # sample i flips 2^(k-1-i) times, each 1 + degree adds
-                adds += <double>((<i64>1) << (k - 1 - i)) * (1 + nbr_ptr[a + i + 1] - nbr_ptr[a + i])
+                adds += (<double>((<i64>1) << (k - 1 - i))
+                         * (1 + nbr_ptr[a + i + 1] - nbr_ptr[a + i]))
             tol = size * (4.0 * (adds + k + (e1 - e0) + 2) * 1.1102230246251565e-16)
             if _walk_fast(a, k, tol, s, nbr_ptr, nbr, nbr_c, run, run_code, &bcode, marginals,
                           &poll):

@@ -195,6 +195,87 @@ cdef inline void _dd_add_product(double* hi, double* lo, double m, double a,
     lo[0] += fma(m, d, -p) + m * e
 
 
+cdef inline double _sum_unit(double amax, i64 P, i64 N) noexcept nogil:
+    """The power of two the pair sums are taken in: 1 unless 4 P N amax, a bound on |pairs|,
+    would pass DBL_MAX."""
+    cdef int need
+    if amax > 0.0:
+        # ilogb(x) + 1 bounds log2 x from above; + 2 for the factor 4
+        need = ilogb(amax) + ilogb(<double>P * <double>N) + 4
+        if need > 1021:
+            return ldexp(1.0, 1021 - need)
+    return 1.0
+
+
+cdef inline void _negative_terms(const LossSpec* L, const double[:] scores,
+                                 const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
+                                 const i64* ranks, double* coef, i64* count, double centre,
+                                 double inv_pn, double unit, double* pairs, double* lo,
+                                 double* mag) noexcept nogil:
+    """Each negative's coefficient, the negatives at each rank (``count``) and the negatives'
+    terms of the inverted pairs' sum (each rounded once; ``mag`` sums their sizes)."""
+    cdef i64 P = L.P, t, k, r
+    cdef double w = L.loss_weight, v
+    for r in range(P + 2):
+        count[r] = 0
+    for t in range(a, b):
+        k = order[t] if order != NULL else t
+        if not is_pos[k]:
+            r = ranks[k]
+            count[r] += 1
+            # the P - r + 1 positives ranked below this negative are inverted pairs
+            if r <= P:
+                v = (P - r + 1) * (scores[k] * w * unit - centre * unit)
+                _dd_add(pairs, lo, v)
+                mag[0] += fabs(v)
+            coef[k] = (P + 2 - 2 * r) * inv_pn
+
+
+cdef inline void _positive_terms(const LossSpec* L, const double* pos_s, const i64* pos_x,
+                                 i64* ranks, double* coef, const i64* count, double centre,
+                                 double inv_pn, double unit, double* pairs, double* lo,
+                                 double* mag, double* lsum, double* llo) noexcept nogil:
+    """Each positive's rank and coefficient, the positives' terms of the inverted pairs' sum,
+    and the loss's terms (compensated: P terms of up to 1 each, the sum to an ulp or two of its
+    own size)."""
+    cdef i64 P = L.P, N = L.N, r, k, above = 0
+    cdef double v
+    for r in range(1, P + 1):
+        above += count[r]     # negatives above the r-th positive
+        k = pos_x[r - 1]
+        ranks[k] = 1 + above
+        if above:
+            v = above * (pos_s[r - 1] * unit - centre * unit)
+            _dd_add(pairs, lo, -v)
+            mag[0] += fabs(v)
+        coef[k] = (N - 2 * above) * inv_pn
+        if L.kind == LOSS_AP:
+            _dd_add(lsum, llo, <double>above / <double>(r + above))   # 1 - precision
+        else:
+            _dd_add(lsum, llo, discount_at(L, r) - discount_at(L, r + above))
+
+
+cdef inline void _exact_pairs(const LossSpec* L, const double* pos_s, const double[:] scores,
+                              const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
+                              const i64* ranks, const i64* count, double centre, double unit,
+                              double* pairs, double* lo) noexcept nogil:
+    """The inverted pairs' sum again, every difference and product split exactly: what the sum
+    is where its rounded terms cancel."""
+    cdef i64 P = L.P, t, k, r, above = 0
+    cdef double w = L.loss_weight
+    pairs[0] = 0.0
+    lo[0] = 0.0
+    for t in range(a, b):
+        k = order[t] if order != NULL else t
+        if not is_pos[k] and ranks[k] <= P:
+            _dd_add_product(pairs, lo, <double>(P - ranks[k] + 1), scores[k] * w * unit,
+                            centre * unit)
+    for r in range(1, P + 1):
+        above += count[r]
+        if above:
+            _dd_add_product(pairs, lo, -<double>above, pos_s[r - 1] * unit, centre * unit)
+
+
 cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const double[:] scores,
                 const uint8_t[:] is_pos, const i64* order, i64 a, i64 b,
                 i64* ranks, double* coef, i64* count, double* suffix, double amax,
@@ -221,61 +302,21 @@ cdef int finish(const LossSpec* L, const double* pos_s, const i64* pos_x, const 
     exceeds DBL_MAX.
     """
     cdef i64 P = L.P, N = L.N
-    cdef i64 t, k, r, above = 0
     cdef double centre = pos_s[P // 2]
     cdef double inv_pn = 1.0 / (<double>P * <double>N)
-    cdef double pairs = 0.0, lsum = 0.0, w = L.loss_weight, unit = 1.0, lo = 0.0, llo = 0.0
-    cdef double mag = 0.0, v
-    cdef int need
-    if amax > 0.0:
-        # ilogb(x) + 1 bounds log2 x from above; + 2 for the factor 4
-        need = ilogb(amax) + ilogb(<double>P * <double>N) + 4
-        if need > 1021:
-            unit = ldexp(1.0, 1021 - need)
-    for r in range(P + 2):
-        count[r] = 0
-    for t in range(a, b):
-        k = order[t] if order != NULL else t
-        if not is_pos[k]:
-            r = ranks[k]
-            count[r] += 1
-            # the P - r + 1 positives ranked below this negative are inverted pairs
-            if r <= P:
-                v = (P - r + 1) * (scores[k] * w * unit - centre * unit)
-                _dd_add(&pairs, &lo, v)
-                mag += fabs(v)
-            coef[k] = (P + 2 - 2 * r) * inv_pn
-    for r in range(1, P + 1):
-        above += count[r]     # negatives above the r-th positive
-        k = pos_x[r - 1]
-        ranks[k] = 1 + above
-        if above:
-            v = above * (pos_s[r - 1] * unit - centre * unit)
-            _dd_add(&pairs, &lo, -v)
-            mag += fabs(v)
-        coef[k] = (N - 2 * above) * inv_pn
-        # compensated: P terms of up to 1 each, the sum to an ulp or two of its own size
-        if L.kind == LOSS_AP:
-            _dd_add(&lsum, &llo, <double>above / <double>(r + above))   # 1 - precision
-        else:
-            _dd_add(&lsum, &llo, discount_at(L, r) - discount_at(L, r + above))
+    cdef double pairs = 0.0, lsum = 0.0, w = L.loss_weight, lo = 0.0, llo = 0.0, mag = 0.0
+    cdef double unit = _sum_unit(amax, P, N)
+    _negative_terms(L, scores, is_pos, order, a, b, ranks, coef, count, centre, inv_pn, unit,
+                    &pairs, &lo, &mag)
+    _positive_terms(L, pos_s, pos_x, ranks, coef, count, centre, inv_pn, unit, &pairs, &lo,
+                    &mag, &lsum, &llo)
     lsum += llo
     loss_out[0] = lsum / <double>P if L.kind == LOSS_AP else lsum * L.inv_norm
     # each term rounded once (eps of its size): a few ulps of the sum unless its terms
     # cancel; then the sum again with every term split exactly
     if mag > 4.0 * fabs(pairs + lo):
-        pairs = lo = 0.0
-        for t in range(a, b):
-            k = order[t] if order != NULL else t
-            if not is_pos[k] and ranks[k] <= P:
-                _dd_add_product(&pairs, &lo, <double>(P - ranks[k] + 1), scores[k] * w * unit,
-                                centre * unit)
-        above = 0
-        for r in range(1, P + 1):
-            above += count[r]
-            if above:
-                _dd_add_product(&pairs, &lo, -<double>above, pos_s[r - 1] * unit,
-                                centre * unit)
+        _exact_pairs(L, pos_s, scores, is_pos, order, a, b, ranks, count, centre, unit, &pairs,
+                     &lo)
     pairs += lo
     if w == 1.0 and unit == 1.0:
         # amax <= 2^1020 and 4 P N amax <= 2^1021: the objective is at most 1 + 2^1022

@@ -42,10 +42,18 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
     cdef i64 depth_s[STACK_SIZE]
     cdef i64 sp = 1, lo, hi, rl, rh, depth, m, r, t, p
     cdef i64 max_depth = 2 * <i64>log2(<double>n_neg + 1.0) + 8
-    lo_s[0] = 0; hi_s[0] = n_neg; rl_s[0] = 1; rh_s[0] = P + 1; depth_s[0] = 0
+    lo_s[0] = 0
+    hi_s[0] = n_neg
+    rl_s[0] = 1
+    rh_s[0] = P + 1
+    depth_s[0] = 0
     while sp > 0:
         sp -= 1
-        lo = lo_s[sp]; hi = hi_s[sp]; rl = rl_s[sp]; rh = rh_s[sp]; depth = depth_s[sp]
+        lo = lo_s[sp]
+        hi = hi_s[sp]
+        rl = rl_s[sp]
+        rh = rh_s[sp]
+        depth = depth_s[sp]
         while hi > lo:
             if rl == rh:
                 if rl <= P:
@@ -67,11 +75,17 @@ cdef void solve(const LossSpec* L, const double* pos, double* neg_s, i64* neg_x,
             set_rank(ranks, P, neg_x, m, r)
             depth += 1
             if m - lo < hi - m - 1:
-                lo_s[sp] = m + 1; hi_s[sp] = hi; rl_s[sp] = r; rh_s[sp] = rh
+                lo_s[sp] = m + 1
+                hi_s[sp] = hi
+                rl_s[sp] = r
+                rh_s[sp] = rh
                 hi = m
                 rh = r
             else:
-                lo_s[sp] = lo; hi_s[sp] = m; rl_s[sp] = rl; rh_s[sp] = r
+                lo_s[sp] = lo
+                hi_s[sp] = m
+                rl_s[sp] = rl
+                rh_s[sp] = r
                 lo = m + 1
                 rl = r
             depth_s[sp] = depth
