@@ -386,7 +386,9 @@ class NDCG(RankingLoss):
         self.discount = None if discount is None else self._check_discount(discount)
 
     def __repr__(self) -> str:
-        return "NDCG()" if self.discount is None else f"NDCG(discount=<{self.discount.size} values>)"
+        if self.discount is None:
+            return "NDCG()"
+        return f"NDCG(discount=<{self.discount.size} values>)"
 
     def identity(self) -> tuple:
         # the whole discount, not its repr: two discounts of equal length must not compare equal
@@ -683,7 +685,8 @@ def get_loss(loss) -> Loss:
     try:
         return LOSSES[loss]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)} or pass a Loss") from None
+        raise ValueError(f"unknown loss {loss!r}; choose one of {sorted(LOSSES)} or pass a "
+                         "Loss") from None
 
 
 def register_loss(loss: Loss) -> Loss:

@@ -66,7 +66,8 @@ TIE_POLICIES = ("sklearn", "expected", "pessimistic", "optimistic")
 def _check_options(ties, empty):
     """Refuse an unknown tie policy or empty-query rule before any work is done."""
     if not isinstance(ties, str) or ties not in TIE_POLICIES:
-        raise ValueError(f"ties={ties!r} is not a tie policy; use one of {', '.join(map(repr, TIE_POLICIES))}")
+        raise ValueError(f"ties={ties!r} is not a tie policy; use one of "
+                         f"{', '.join(map(repr, TIE_POLICIES))}")
     if isinstance(empty, str):
         if empty in ("error", "skip"):
             return

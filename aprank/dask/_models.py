@@ -226,7 +226,8 @@ class GiantQueryModel(StructuredModel):
         _, pos_coef, value, objective = split_outcome(
             self.loss, pos_s, count, sum(p for _, p, _ in got), self.N)
         rows = np.searchsorted(self.pos_rows, pos_x)
-        g = np.sum([g for _, _, g in got], axis=0) + self.pos_X[rows].T @ (self.truth_pos - pos_coef)
+        g = (np.sum([g for _, _, g in got], axis=0)
+             + self.pos_X[rows].T @ (self.truth_pos - pos_coef))
         return Constraint(g, value, objective, time.perf_counter() - t0,
                           info={"n_last_rank": int(count[self.P + 1]),
                                 "split_rounds": anchors.rounds})

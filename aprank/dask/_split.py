@@ -136,7 +136,8 @@ def _samples(part: SplitPart, buckets, right_s, right_x, per_range: int):
 
 def _split(part: SplitPart, buckets, right_s, right_x, cand_ptr, cand_s, cand_x) -> SplitPart:
     s, x, local, bounds, at_or_before = split_buckets(
-        part.s, part.x, part.local, part.bounds, buckets, right_s, right_x, cand_ptr, cand_s, cand_x)
+        part.s, part.x, part.local, part.bounds, buckets, right_s, right_x, cand_ptr, cand_s,
+        cand_x)
     return SplitPart(s, x, local, bounds, part.pos_s, part.pos_x, part.start, part.size,
                      at_or_before)
 
@@ -316,6 +317,8 @@ def infer(scores, labels, *, loss="ap", samples: int = 64) -> SplitResult:
     pieces = [dask.delayed(_outputs, nout=2)(p, t, pos_x, pos_ranks, pos_coef, loss, P, N)
               for p, t in zip(parts, tallies)]
     sizes = scores.chunks[0]
-    ranks = da.concatenate([da.from_delayed(r, (m,), np.int64) for (r, _), m in zip(pieces, sizes)])
-    coef = da.concatenate([da.from_delayed(c, (m,), np.float64) for (_, c), m in zip(pieces, sizes)])
+    ranks = da.concatenate([da.from_delayed(r, (m,), np.int64)
+                            for (r, _), m in zip(pieces, sizes)])
+    coef = da.concatenate([da.from_delayed(c, (m,), np.float64)
+                           for (_, c), m in zip(pieces, sizes)])
     return SplitResult(ranks, coef, value, objective, "qs", anchors.rounds, int(anchors.j.size - 2))

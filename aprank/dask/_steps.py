@@ -66,7 +66,8 @@ def split_buckets(s, x, local, bounds, buckets, right_s, right_x, cand_ptr, cand
     most = int(np.diff(cand_ptr).max()) if buckets.size else 0
     _split_cy.split_buckets(
         s, x, local, new_s, new_x, new_local, bounds, buckets,
-        np.ascontiguousarray(right_s, dtype=np.float64), np.ascontiguousarray(right_x, dtype=np.int64),
+        np.ascontiguousarray(right_s, dtype=np.float64),
+        np.ascontiguousarray(right_x, dtype=np.int64),
         cand_ptr, cand_s, cand_x, at_or_before, np.empty(max(widest, 1), dtype=np.int64),
         np.empty(2 * most + 2, dtype=np.int64))
     cuts = np.repeat(buckets + 1, np.diff(cand_ptr))

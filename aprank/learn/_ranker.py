@@ -15,6 +15,7 @@ rankers of ``aprank.boost`` share besides how they learn.
 """
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 
 import numpy as np
@@ -77,7 +78,7 @@ def refuse_keywords(estimator, unexpected: dict, method: str = "fit",
                     f"{name!r}" + ("" if why is None else f"; {why}"))
 
 
-class BaseRanker(ClassifierMixin, BaseEstimator):
+class BaseRanker(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base of the binary rankers: the rank SVMs of :mod:`aprank.learn` and the boosted
     rankers of :mod:`aprank.boost`.
 
@@ -173,6 +174,18 @@ class BaseRanker(ClassifierMixin, BaseEstimator):
         self._say_if_scored_as_one_query(qid, scores.shape[0])
         self._say_score_skipped(relevant, qid)
         return scores, relevant, qid
+
+    @abstractmethod
+    def fit(self, X, y, qid=None):
+        """Learn the ranker from samples ``X``, labels ``y`` and their queries ``qid``."""
+
+    @abstractmethod
+    def decision_function(self, X):
+        """The scores of ``X`` less ``threshold_``: rank samples by them, highest first."""
+
+    @abstractmethod
+    def score(self, X, y, qid=None):
+        """The ranking metric the ranker optimises (AP or NDCG, mean over the queries)."""
 
     def predict(self, X):
         """The second class where ``decision_function`` is above 0, else the first.

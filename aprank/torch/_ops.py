@@ -22,8 +22,8 @@ form, so each evaluation is O(1):
 
 Decisions are taken in float64 whatever the scores' dtype (bfloat16, float16 and float32
 convert exactly), with scores centred on a positive of their query, so rounding stays relative
-to the differences being compared. Ties follow the kernels' rule: equal scores in input-index order (stable sort),
-and the largest maximiser.
+to the differences being compared. Ties follow the kernels' rule: equal scores in input-index
+order (stable sort), and the largest maximiser.
 """
 from __future__ import annotations
 
@@ -366,7 +366,8 @@ def _solve_negatives(Q: _Queries, loss: _Loss, blocks: bool, n_groups: int,
         i0 = rl[seg]
         # slots past the last node's are padding: give them an index that stays in range
         i = torch.where(valid, i0 + slot - (end - count)[seg], i0)
-        qs, js, ts = q[seg], torch.where(valid, m[seg], torch.ones_like(slot)), t[seg].clamp(max=n - 1)
+        qs, ts = q[seg], t[seg].clamp(max=n - 1)
+        js = torch.where(valid, m[seg], torch.ones_like(slot))
         # f_j(i) - f_j(rl): the score part from prefix sums of centred positives
         gain = scale[qs] * (Q.prefix_gap(qs, i, i0) - (i - i0) * Q.sc[ts]) \
             + loss.relative(Q.P[qs], js, i, i0)

@@ -179,10 +179,12 @@ def _negative_ranks(s_ptr, group_ptr, p_ptr, n_ptr, pos_start_ptr, neg_start_ptr
     if not PIVOTS:
         above = (j // EVERY) * EVERY
         below = above + EVERY
-        lo = tl.where(live & (above >= 1), tl.load(out_ptr + tl.where(live & (above >= 1),
-                                                                      neg_start + above - 1, 0)), lo)
-        hi = tl.where(live & (below <= N), tl.load(out_ptr + tl.where(live & (below <= N),
-                                                                      neg_start + below - 1, 0)), hi)
+        has_above = live & (above >= 1)
+        has_below = live & (below <= N)
+        lo = tl.where(has_above,
+                      tl.load(out_ptr + tl.where(has_above, neg_start + above - 1, 0)), lo)
+        hi = tl.where(has_below,
+                      tl.load(out_ptr + tl.where(has_below, neg_start + below - 1, 0)), hi)
     if IS_AP:
         concave = tl.minimum(j, P) + 1
     else:

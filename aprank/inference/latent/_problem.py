@@ -93,8 +93,9 @@ class LatentBags:
             rows = np.flatnonzero(self.inverse == b)
             first_pos = int(rows[is_pos[rows]][0])
             first_neg = int(rows[~is_pos[rows]][0])
-            raise ValueError(f"bag {self.bag_name(b)!r} has two labels (row {first_pos} relevant, row "
-                             f"{first_neg} not): a bag takes one label, shared by its rows")
+            raise ValueError(f"bag {self.bag_name(b)!r} has two labels (row {first_pos} "
+                             f"relevant, row {first_neg} not): a bag takes one label, shared "
+                             "by its rows")
         self.is_pos = positives > 0
         self.known = self._known(h, M)
 
