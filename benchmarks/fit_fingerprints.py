@@ -26,6 +26,7 @@ from threadpoolctl import threadpool_limits
 
 #: the structural SVM's C of each fit (BinarySVM's per-sample C is C / n)
 C_VALUES = (1e-2, 1.0, 100.0, 1e4)
+#: the built-in solvers, by name: an older checkout, which has no registry to read, runs it too
 SOLVERS = ("cutting-plane", "ocas", "multi-cut", "dual-cd")
 #: the fitted attributes stored where an estimator has them
 ATTRIBUTES = ("coef_", "intercept_", "threshold_", "n_iter_", "C_", "scores_", "objective_",
