@@ -60,7 +60,7 @@ class _OnDask:
     _train: Callable[..., tuple[CuttingPlaneResult, dict]]
     _fitted: Callable[..., dict]
     _break_even: Callable[..., float]
-    _relevance: Callable[[np.ndarray, int], np.ndarray]
+    _relevance: Callable[..., np.ndarray]
     _say_if_scored_as_one_query: Callable[[object, int], None]
     _say_relevant_class: Callable[[np.ndarray], None]
     _say_score_skipped: Callable[[np.ndarray, object], None]
@@ -137,7 +137,7 @@ class _OnDask:
     # TypeError, as fit's), and metadata routing requests none
     __metadata_request__score = {"sample_weight": metadata_routing.UNUSED}
 
-    def _scored(self, X, y, qid, sample_weight):
+    def _gathered_scores(self, X, y, qid, sample_weight):
         """(is relevant, scores, qid) on the client: 1-D, n values each (X stays distributed).
         A sample_weight is a TypeError; a label outside ``classes_`` is a ValueError; no qid
         after a fit on several queries is an ``aprank.learn.OneQueryWarning``, as on one
@@ -158,7 +158,7 @@ class _OnDask:
         """Mean average precision (per query when qid is given; ties as scikit-learn). The
         scores, labels and qid -- n values each -- are gathered on the client. No
         ``sample_weight`` (a TypeError)."""
-        is_pos, scores, qid = self._scored(X, y, qid, sample_weight)
+        is_pos, scores, qid = self._gathered_scores(X, y, qid, sample_weight)
         return average_precision(is_pos, scores, qid=qid, empty=self.empty)
 
 
@@ -204,7 +204,7 @@ class DaskNDCGSVM(_OnDask, NDCGSVM):
     def score(self, X, y, qid=None, sample_weight=None):
         """Mean NDCG with binary relevance and this model's discount (gathered as in
         DaskAPSVM.score; no ``sample_weight``)."""
-        is_pos, scores, qid = self._scored(X, y, qid, sample_weight)
+        is_pos, scores, qid = self._gathered_scores(X, y, qid, sample_weight)
         return ndcg(is_pos.astype(float), scores, qid=qid, empty=self.empty,
                     discount=self.discount)
 

@@ -16,7 +16,6 @@ rankers of ``aprank.boost`` share besides how they learn.
 from __future__ import annotations
 
 from abc import ABCMeta, abstractmethod
-from collections.abc import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -104,8 +103,7 @@ class BaseRanker(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     #: the reasons a keyword is refused, beyond the query ids: {(method, keyword): why}
     _refusals: dict = {}
 
-    # what a subclass supplies: its ranking scores, and after a fit its labels and queries
-    decision_function: Callable[[object], np.ndarray]
+    # what a subclass has after a fit: its labels and queries
     classes_: np.ndarray
     empty: str                # where _takes_empty
     _n_fit_queries: int

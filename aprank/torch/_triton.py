@@ -293,6 +293,7 @@ def _loss_tables(code: KernelLoss, discount, n: int, P: torch.Tensor, device):
         d = torch.zeros(1, dtype=torch.float64, device=device)
         return d, d, d
     tables = _Loss(code, discount, n, device)
+    assert tables.Z is not None, "an NDCG loss's tables hold its norms"
     return tables.D, tables.Z, 1.0 / tables.Z[P.clamp(min=1)]
 
 
