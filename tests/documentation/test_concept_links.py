@@ -12,9 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from aprank_support.doc_pages import user_pages
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 CONCEPTS = DOCS / "concepts.md"
+#: the pages that link to the Concepts page: all but the changelog and the Concepts page itself
+PAGES = user_pages(("docs/changelog.md", "docs/concepts.md"))
 
 #: term: (its pattern in prose, the section of docs/concepts.md that explains it)
 TERMS = {
@@ -39,19 +43,6 @@ TERMS = {
 #: a link to a section of the Concepts page, from the README (docs/concepts.md), a page of
 #: docs/ (concepts.md) or of a folder below it (../concepts.md)
 CONCEPT_LINK = re.compile(r"\[[^\]]*\]\((?:\.\./)*(?:docs/)?concepts\.md#([\w-]+)\)")
-
-
-def pages():
-    """The README and every page under docs/ but the Concepts page itself and the changelog
-    (which includes CHANGELOG.md, a record of changes), relative to the repository root."""
-    skip = {"_build", "_generated", "generated", "_templates"}
-    found = ["README.md"]
-    for path in sorted(DOCS.rglob("*.md")):
-        rel = path.relative_to(ROOT).as_posix()
-        if set(path.relative_to(DOCS).parts) & skip or path in (CONCEPTS, DOCS / "changelog.md"):
-            continue
-        found.append(rel)
-    return found
 
 
 def masked(text):
@@ -118,20 +109,20 @@ def test_the_concepts_page_reads_without_the_build():
 
 
 def test_the_pages_are_found():
-    found = pages()
+    found = list(PAGES)
     assert {"README.md", "docs/learning.md", "docs/kinds/topk.md",
             "docs/benchmarks/training.md"} <= set(found)
     assert "docs/concepts.md" not in found
 
 
-@pytest.mark.parametrize("page", pages())
+@pytest.mark.parametrize("page", PAGES)
 def test_a_page_links_each_term_to_its_concept_at_first_use(page):
     text = (ROOT / page).read_text()
     problems = first_use_problems(text)
     assert not problems, f"{page}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("page", pages())
+@pytest.mark.parametrize("page", PAGES)
 def test_links_into_the_concepts_page_name_a_section_of_it(page):
     anchors = concept_anchors()
     wrong = sorted({a for a in CONCEPT_LINK.findall((ROOT / page).read_text()) if a not in anchors})

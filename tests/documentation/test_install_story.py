@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from aprank_support.doc_pages import user_pages
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 #: the pages that tell a new user how to install and test: each gives the whole story
@@ -29,16 +31,6 @@ STORY = ["README.md", "docs/getting-started.md", "docs/torch.md"]
 TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 EXTRAS = {"dask": 'pip install -e ".[dask]"', "boost": 'pip install -e ".[boost]"'}
 SETUP = "pip install -e . && python -m aprank bench --quick"
-
-
-def pages():
-    skip = {"_build", "_generated", "generated", "_templates"}
-    found = ["README.md"]
-    for path in sorted(DOCS.rglob("*.md")):
-        if set(path.relative_to(DOCS).parts) & skip or path == DOCS / "changelog.md":
-            continue
-        found.append(path.relative_to(ROOT).as_posix())
-    return found
 
 
 def block_commands(text):
@@ -125,7 +117,7 @@ def test_each_install_page_tells_the_whole_story(page):
             assert wanted in found, f"{page} does not give {wanted!r}"
 
 
-@pytest.mark.parametrize("page", pages())
+@pytest.mark.parametrize("page", user_pages())
 def test_no_page_tells_another_install_or_test_command(page):
     found = problems((ROOT / page).read_text(), readme_test_command())
     assert not found, f"{page}:\n" + "\n".join(found)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from aprank_support.doc_pages import user_pages
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
@@ -56,18 +58,6 @@ HISTORY_RULES = [(name, re.compile(p, re.I)) for name, p in HISTORY + WORK]
 WORK_RULES = [(name, re.compile(p, re.I)) for name, p in WORK]
 
 
-def pages():
-    """The README and every page under docs/ but the changelog page (which includes
-    CHANGELOG.md), relative to the repository root."""
-    skip = {"_build", "_generated", "generated", "_templates"}
-    found = ["README.md"]
-    for path in sorted(DOCS.rglob("*.md")):
-        if set(path.relative_to(DOCS).parts) & skip or path == DOCS / "changelog.md":
-            continue
-        found.append(path.relative_to(ROOT).as_posix())
-    return found
-
-
 def told(text, rules):
     """'line N [rule]: the line' for every line of ``text`` that a rule matches."""
     return [f"line {number} [{name}]: {line.strip()}"
@@ -76,13 +66,13 @@ def told(text, rules):
 
 
 def test_the_pages_are_found():
-    found = pages()
+    found = user_pages()
     assert {"README.md", "docs/learning.md", "docs/experiments.md",
             "docs/benchmarks/training.md", "docs/kinds/latent.md"} <= set(found)
     assert "docs/changelog.md" not in found
 
 
-@pytest.mark.parametrize("page", pages())
+@pytest.mark.parametrize("page", user_pages())
 def test_a_page_tells_no_history(page):
     found = told((ROOT / page).read_text(), HISTORY_RULES)
     assert not found, f"{page} tells history:\n" + "\n".join(found)

@@ -16,18 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from aprank_support.doc_pages import user_pages
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-
-
-def pages():
-    skip = {"_build", "_generated", "generated", "_templates"}
-    found = ["README.md"]
-    for path in sorted(DOCS.rglob("*.md")):
-        if set(path.relative_to(DOCS).parts) & skip or path == DOCS / "changelog.md":
-            continue
-        found.append(path.relative_to(ROOT).as_posix())
-    return found
 
 
 def number(text):
@@ -112,7 +104,7 @@ GPU = re.compile(r"\bH100\b|\bH200\b|torch-gpu\.md")
 
 
 def gpu_sections():
-    return [(page, heading, body) for page in pages()
+    return [(page, heading, body) for page in user_pages()
             for heading, body in sections((ROOT / page).read_text()) if GPU.search(body)]
 
 
