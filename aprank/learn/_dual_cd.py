@@ -8,11 +8,6 @@ and w(alpha) = sum_i alpha_i s_i x_i, is what liblinear's dual coordinate descen
 (Hsieh et al., ICML 2008); the compiled epochs are in ``_dual_cd_cy.pyx``. Its dual objective is
 a lower bound of the same primal, so primal - dual is a true duality gap of the structural SVM
 and the stopping rule and gap mean what they mean for the cutting planes.
-
-The multipliers also give a cut of the 1-slack problem: with beta_i = alpha_i / (C a_i) in
-[0, 1], sum_i a_i beta_i (1 - s_i x_i'w) <= xi is a mean of labellings' cuts, and that one cut,
-with dual weight C, has the dual objective of alpha. A cutting plane that takes over from the
-descent starts from it (``HingeDual.cut``).
 """
 from __future__ import annotations
 
@@ -123,14 +118,3 @@ class HingeDual:
         another C."""
         return np.divide(self.alpha, self.bound, out=np.zeros_like(self.alpha),
                          where=self.bound > 0)
-
-    def hinge_cut(self) -> tuple:
-        """(coefficient, loss) per hinge of the cut that the multipliers make (module
-        docstring): alpha_i s_i / C and alpha_i / C, which :meth:`cut` sums over the hinges
-        and a model's ``RiskSplit.hinge_cut`` over its parts."""
-        return self.alpha * self.sign / self.C, self.alpha / self.C
-
-    def cut(self) -> tuple:
-        """(g, b) of the 1-slack cut w'g >= b - xi that the multipliers make (module
-        docstring): g = w(alpha) / C, b = sum_i alpha_i / C."""
-        return self.w / self.C, float(self.alpha.sum()) / self.C

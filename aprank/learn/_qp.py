@@ -17,9 +17,12 @@ Cholesky factor updated from step to step, and the previous solution is the star
 constraint joins the working set per cutting-plane iteration, so a handful of steps finish). K
 is a Gram matrix, only semi-definite: where the subproblem's Hessian is singular the method
 steps along a direction of zero curvature to the next bound, which leaves the optimum exact (w
-is unique even where z is not). Where the active set fails (its step limit), quadprog with
-ridged proximal steps solves the QP (:func:`solve_dual_quadprog`, also the tests' reference);
-the training benchmark's page (``docs/benchmarks/training.md``) compares their costs.
+is unique even where z is not); where the curvature is small but not zero, the step stops at
+the minimum along the direction if that comes before the bound, so the objective never rises
+(a rise let the steps cycle for good on degenerate multi-cut working sets). Where the active
+set fails (its step limit), quadprog with ridged proximal steps solves the QP
+(:func:`solve_dual_quadprog`, also the tests' reference); the training benchmark's page
+(``docs/benchmarks/training.md``) compares their costs.
 """
 from __future__ import annotations
 

@@ -126,14 +126,23 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
                            const Py_ssize_t[::1] j0, double[:, ::1] L, const Py_ssize_t[::1] R,
                            Py_ssize_t mr, Py_ssize_t c, double[::1] y, double[::1] u,
                            double[::1] p, double[::1] x, double[::1] grad,
-                           const Py_ssize_t[::1] F, Py_ssize_t m, double[::1] Kp) noexcept nogil:
-    """Where free variable c's column is a combination of the factored ones' (its append
-    left d2 ~ 0 with y = L^-1 h), H has the null direction v = (-L^-T y, 1 at c): f is linear
-    along it. x moves along +-v, whichever does not raise f, to the first bound, and that
-    variable (returned; -1 where none blocks) is at 0; x and grad are updated, the caller
-    takes it out of the free set. F (m entries) holds every free variable, c included."""
+                           const Py_ssize_t[::1] F, Py_ssize_t m, double[::1] Kp,
+                           double* kappa) noexcept nogil:
+    """Where free variable c's column is nearly a combination of the factored ones' (its
+    append left d2 ~ 0 with y = L^-1 h), v = (-L^-T y, 1 at c) is H-orthogonal to the factored
+    coordinates and its curvature kappa = v'Hv is ~0: f is nearly linear along it. x moves
+    along +-v, whichever does not raise f, to the first bound, and that variable (returned) is
+    at 0; x and grad are updated, the caller takes it out of the free set.
+
+    Nearly linear is not linear: with kappa > 0, a step longer than -2 slope / kappa would
+    raise f, and a release followed by such steps can return to where it started (a cycle
+    that never ends). So the step stops at the line's minimum -slope / kappa where that comes
+    first: then x minimises f over the free set with c (v is H-orthogonal to the rest), and
+    the caller appends c with the pivot kappa (returned: -2, kappa in ``kappa``). -1: no bound
+    blocks and f has no minimum along v. F (m entries) holds every free variable, c
+    included."""
     cdef Py_ssize_t a, b, i, g, q = -1
-    cdef double s, slope = 0.0
+    cdef double s, slope = 0.0, curvature = 0.0, cap = INFINITY, step
     for b in range(mr - 1, -1, -1):
         s = y[b]
         for a in range(b + 1, mr):
@@ -154,9 +163,24 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
     for a in range(m):
         slope += grad[F[a]] * p[F[a]]
     if slope > 0.0:
+        slope = -slope
         for a in range(m):
             p[F[a]] = -p[F[a]]
-    _move(K, x, grad, p, F, m, INFINITY, &q, Kp)
+    for i in range(grad.shape[0]):
+        Kp[i] = 0.0
+    for a in range(m):
+        b = F[a]
+        if p[b] != 0.0:
+            for i in range(grad.shape[0]):
+                Kp[i] += p[b] * K[b, i]
+    for a in range(m):
+        curvature += p[F[a]] * Kp[F[a]]
+    if curvature > 0.0:
+        cap = -slope / curvature
+    step = _move(K, x, grad, p, F, m, cap, &q, Kp)
+    if q < 0 and step == cap and isfinite(cap):
+        kappa[0] = curvature
+        return -2
     return q
 
 
@@ -182,6 +206,19 @@ cdef Py_ssize_t _append(double[:, ::1] K, const Py_ssize_t[::1] group, const Py_
     for a in range(mr):
         L[mr, a] = y[a]
     L[mr, mr] = sqrt(d2)
+    R[mr] = c
+    return mr + 1
+
+
+cdef Py_ssize_t _append_pivot(double[:, ::1] L, Py_ssize_t[::1] R, Py_ssize_t mr,
+                              Py_ssize_t c, const double[::1] y, double kappa) noexcept nogil:
+    """Append variable c to the factor of R[:mr] with y = L^-1 h (left by its failed
+    ``_append``) and the pivot kappa > 0 that ``_null_step`` measured along its direction (a
+    small but true curvature); the new mr."""
+    cdef Py_ssize_t a
+    for a in range(mr):
+        L[mr, a] = y[a]
+    L[mr, mr] = sqrt(kappa)
     R[mr] = c
     return mr + 1
 
@@ -300,8 +337,11 @@ cdef inline int _release(double[:, ::1] K, const Py_ssize_t[::1] group,
 
     Where its column is a combination of the free ones' (more cuts than features, say), x
     moves along the null direction, on which f falls at the rate of its negative multiplier,
-    to the first bound, which leaves the free set and H definite again."""
+    to the first bound, which leaves the free set and H definite again; or to the minimum of
+    f along it where that comes first, and the column joins with its small true pivot
+    (_null_step)."""
     cdef Py_ssize_t a, g, q
+    cdef double kappa = 0.0
     F[m] = block
     m += 1
     while True:
@@ -309,7 +349,10 @@ cdef inline int _release(double[:, ::1] K, const Py_ssize_t[::1] group,
         if a >= 0:
             mr[0] = a
             return KEPT
-        q = _null_step(K, group, j0, L, R, mr[0], block, y, u, p, x, grad, F, m, Kp)
+        q = _null_step(K, group, j0, L, R, mr[0], block, y, u, p, x, grad, F, m, Kp, &kappa)
+        if q == -2:
+            mr[0] = _append_pivot(L, R, mr[0], block, y, kappa)
+            return KEPT
         if q < 0:
             return UNBOUNDED
         free[q] = 0
@@ -331,8 +374,10 @@ cdef inline int _factor_free(double[:, ::1] K, const Py_ssize_t[::1] group,
 
     j0[g]: the first free member of block g (none: the block has no free member); the other
     free variables join the factor one by one, and one whose column is a combination of those
-    before it moves x to a bound first (_null_step)."""
+    before it moves x to a bound first, or to the minimum along its direction and then joins
+    (_null_step)."""
     cdef Py_ssize_t a, c, g, i, q
+    cdef double kappa = 0.0
     for g in range(n_groups):
         j0[g] = -1
     for a in range(m):
@@ -353,7 +398,11 @@ cdef inline int _factor_free(double[:, ::1] K, const Py_ssize_t[::1] group,
             mr[0] = a
             c += 1
             continue
-        q = _null_step(K, group, j0, L, R, mr[0], i, y, u, p, x, grad, F, m, Kp)
+        q = _null_step(K, group, j0, L, R, mr[0], i, y, u, p, x, grad, F, m, Kp, &kappa)
+        if q == -2:
+            mr[0] = _append_pivot(L, R, mr[0], i, y, kappa)
+            c += 1
+            continue
         if q < 0:
             return UNBOUNDED
         free[q] = 0

@@ -160,27 +160,6 @@ class RiskSplit(ABC):
             G.sum(0) and b.sum() the cut's g and b.
         """
 
-    def hinge_cut(self, coef: np.ndarray, loss: np.ndarray) -> tuple:
-        """A cut of a risk that is a sum of hinges (the model's ``hinge_terms()``), given per
-        hinge, split into the parts; a model that offers both ``hinge_terms`` and
-        ``split_risk`` implements it (``solver="dual-cd"`` hands its multipliers' cut over to
-        multi-cut with it).
-
-        The cut is w'g >= b - xi with g = sum_i coef_i x_i and b = sum_i loss_i (what a
-        learner's multipliers of the hinges make); part j sums the hinges of part j.
-
-        Parameters
-        ----------
-        coef, loss : ndarray of shape (n,)
-            Each hinge's coefficient and loss (0 for a hinge outside the risk).
-
-        Returns
-        -------
-        (G, b)
-            As :meth:`most_violated`'s parts.
-        """
-        raise NotImplementedError(f"{type(self).__name__} splits no cut given per hinge")
-
 
 class StructuredModel(Model):
     """Joint feature, loss and loss-augmented inference of one training set.

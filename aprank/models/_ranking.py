@@ -285,20 +285,3 @@ class _Blocks(RiskSplit):
     def most_violated(self, w: np.ndarray) -> tuple:
         cut, (G, b) = self.model._cut(w, self.n_blocks)
         return cut, G, b
-
-    def hinge_cut(self, coef: np.ndarray, loss: np.ndarray) -> tuple:
-        """The 0-1 loss's cut given per sample, summed over each block's samples; see
-        :meth:`RiskSplit.hinge_cut`.
-
-        Parameters
-        ----------
-        coef, loss : ndarray of shape (n,)
-            Each sample's coefficient and loss (0 outside the used queries).
-
-        Returns
-        -------
-        (G, b)
-        """
-        if self.model.problem.kind != "labelling":
-            return super().hinge_cut(coef, loss)
-        return self.model._sample_parts(coef, loss, self.n_blocks)

@@ -213,3 +213,23 @@ def test_the_cutting_plane_converges_at_large_C_without_pruning(digits, solver):
     model = RankingModel(X, y == 3, "ap", algorithm="qs")
     res = cutting_plane(model, 1e4, tol=1e-3, max_iter=1000, prune_after=0, solver=solver)
     assert res.converged and res.gap <= 1e-3
+
+
+def test_the_active_set_solves_the_degenerate_working_sets_of_a_hinge_fit(digits, monkeypatch):
+    # BinarySVM at C = 1e4 hands its descent over to multi-cut OCAS, whose working sets hold
+    # more cuts than the 65 dimensions of w: a released bound's column is then nearly a
+    # combination of the free ones', with a small but true curvature along its direction. A
+    # step to the next bound along it raised the objective, and a chain of such steps
+    # returned to where it started, a cycle the step limit alone ended (then quadprog's
+    # ridged steps, a hundred times slower). The active set solves every one of them.
+    import aprank.learn._qp as qp
+    from aprank.learn import BinarySVM
+
+    fallbacks = []
+    monkeypatch.setattr(qp, "solve_dual_quadprog",
+                        lambda *args, **kwargs: fallbacks.append(args) or pytest.fail(
+                            "the active set failed on a working-set QP"))
+    X, y = digits
+    train = np.r_[600:1797]                  # a fold's training rows: 2 / 3 of the digits
+    fitted = BinarySVM(C=1e4, max_iter=400).fit(X[train], y[train] == 3)
+    assert fitted.converged_ and not fallbacks
