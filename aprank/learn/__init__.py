@@ -24,6 +24,7 @@ from aprank.learn._query_warnings import EmptyQueryWarning, OneQueryWarning
 from aprank.learn._ranker import BaseRanker
 from aprank.learn._slow_fits import SlowFitWarning
 from aprank.learn._solvers import (
+    STALL_ITERATIONS,
     CuttingPlaneRun,
     EvaluatedPoint,
     Solver,
@@ -39,4 +40,4 @@ __all__ = ["BinarySVM", "APSVM", "NDCGSVM", "APSVMAppx", "APSVMCV", "NDCGSVMCV",
            "cccp", "CCCPResult", "CStarPrecisionAtK", "break_even_precision",
            "HOBSVM", "HOAPSVM", "LatentAPSVM", "LatentSSVM", "LatentSVM", "EmptyQueryWarning",
            "OneQueryWarning", "SlowFitWarning", "GridEdgeWarning", "RelevantClassWarning",
-           "BaseRanker"]
+           "BaseRanker", "STALL_ITERATIONS"]

@@ -367,6 +367,7 @@ class _DualCD(Solver):
         w = self._descent_w(run)
         split = _offered(run.model, "split_risk", MULTI_CUT_BLOCKS)
         match_parts(run.working_set, 1 if split is None else split.n_parts)
+        run.forget_dual()
         run.w, run.first_at_w0 = w, True
         self.cuts = _multi_cut()
         self.cuts.start(run)

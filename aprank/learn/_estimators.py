@@ -247,9 +247,7 @@ class _StructuredSVM(BaseRanker):
             if bar is not None:
                 bar.close()
         if not res.converged:
-            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
-                          f"(gap {res.gap:.3g}, tol {self.tol:g}); raise max_iter or tol",
-                          ConvergenceWarning)
+            warnings.warn(res.unconverged(type(self).__name__, self.tol), ConvergenceWarning)
         return res, {"_working_set": res.working_set, "_fingerprint": fingerprint, "_w": res.w}
 
     def _fitted(self, res, n_features, classes, X=None, is_pos=None, sample_weight=None) -> dict:
@@ -421,7 +419,9 @@ _COMMON_DOC: str = """
     n_iter_ : int
         Iterations run.
     converged_ : bool
-        Whether the stopping rule was met.
+        Whether the stopping rule was met (else a ``ConvergenceWarning`` said why the fit
+        stopped: ``max_iter``, or a gap that stood still for 50 iterations, where ``tol`` is
+        below what the fit resolves at this C).
     primal_, dual_, gap_ : float
         Final primal objective 1/2||w||^2 + C xi (xi from exact inference at the final w),
         dual objective of the working set, and their difference.

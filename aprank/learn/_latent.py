@@ -139,8 +139,7 @@ class _Latent(_StructuredSVM):
         res = cutting_plane(completed, float(self.C), tol=self.tol, max_iter=self.max_iter,
                             prune_after=self.prune_after, solver=self.solver)
         if not res.converged:
-            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
-                          f"(gap {res.gap:.3g}, tol {self.tol:g})", ConvergenceWarning)
+            warnings.warn(res.unconverged(type(self).__name__, self.tol), ConvergenceWarning)
         return CCCPResult(res.w, res.primal, res.converged, 1,
                           [{"outer": 1, "objective": res.primal, "inner_iterations": res.n_iter,
                             "inner_converged": res.converged}], res)
