@@ -7,7 +7,7 @@ def test_rows_and_table():
     after = {"batch": targets.batch_rows(1, sizes=((5, 30),)),
              "single": targets.single_rows(calls=10, repeats=1, sizes=(20,)),
              "component": targets.component_rows(300),
-             "cv": targets.cv_rows(names=("APSVMCV",), rows_used=300)}
+             "cv": targets.cv_rows(names=("APSVMCV",), rows_used=300, repeats=1)}
     assert [r[2] for r in after["batch"]] == ["contiguous", "interleaved"]
     assert all(r[3] > 0 and r[5] > 0 for r in after["batch"])
     assert after["component"][0][:2] == (300, 3000)
