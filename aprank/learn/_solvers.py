@@ -42,7 +42,7 @@ MULTI_CUT_PRUNE_AFTER = 5
 #: recorded has not fallen in this many iterations: that gap is what the fit can still certify,
 #: and one that stands still is below what the working-set QP resolves (the gradient's roundoff
 #: times C: at C = 1e4 on the raw digits it stood at 0.02 to 0.04 for 900 of 1000 iterations,
-#: against a stopping rule of 0.001). Any fall counts: over 288 fits of the digits (3 and 8
+#: against a stopping rule of 0.001). Any fall counts: over 480 fits of the digits (3 and 8
 #: against the rest; raw, standardised and scaled pixels; one query and queries of 60;
 #: BinarySVM, APSVM and NDCGSVM; every solver; C from 0.01 to 1e4), no fit that met the
 #: stopping rule had the gap stand still for a single iteration before, while one had it fall
