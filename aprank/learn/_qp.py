@@ -66,7 +66,8 @@ def solve_dual(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
     if z is not None:
         z, steps = z
         return DualSolution(z, _dual(K, b, z), 0.0, steps)
-    return solve_dual_quadprog(K, b, soft, C, ridge=ridge, precision=precision, block=block)
+    return solve_dual_quadprog(K, b, soft, C, ridge=ridge, precision=precision, block=block,
+                               z0=z0)
 
 
 def _block_ids(soft: np.ndarray, block) -> np.ndarray:
@@ -140,7 +141,8 @@ def _qp(K, b, A, lower, member, C):
 
 def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float, *,
                         ridge: float = 0.0, precision: float = 1e-12,
-                        max_steps: int = 100, block: np.ndarray | None = None) -> DualSolution:
+                        max_steps: int = 100, block: np.ndarray | None = None,
+                        z0: np.ndarray | None = None) -> DualSolution:
     """quadprog, with ridged proximal steps where K is singular: :func:`solve_dual`'s fallback.
 
     quadprog needs a positive definite matrix, but a Gram matrix is only semi-definite (two
@@ -150,7 +152,10 @@ def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float
         z <- argmax D(z) - r/2 ||z - z_prev||^2,
     each well conditioned, until D gains less than ``precision`` per step (so the result is
     only as exact as that). ``ridge`` is where to start (the last value that worked); it grows
-    tenfold whenever quadprog still fails.
+    tenfold whenever quadprog still fails. The steps start from ``z0`` made feasible (clipped
+    at 0, each block scaled into its sum; default 0), and only a step that gains D is taken,
+    so the result is never below the start: from 0, a hundred steps can end far below a warm
+    start (0.76 against 6.08 on a degenerate multi-cut working set whose optimum is 6.15).
     """
     k = b.shape[0]
     ids = _block_ids(np.asarray(soft, dtype=bool), block)
@@ -164,8 +169,11 @@ def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float
         if z is not None:
             return DualSolution(z, _dual(K, b, z), 0.0)
         ridge = 1e-8 * max(float(np.max(np.diag(K))), 1e-12)
-    z = np.zeros(k)
-    value = 0.0
+    z = np.zeros(k) if z0 is None else np.maximum(np.asarray(z0, dtype=float), 0.0)
+    sums = z @ member
+    z = z * (member @ np.where(sums > C, C / np.where(sums > C, sums, 1.0), 1.0)
+             + (1.0 - member.sum(1)))
+    value = _dual(K, b, z)
     for _ in range(max_steps):
         step = _qp(K + ridge * np.eye(k), b + ridge * z, A, lower, member, C)
         if step is None:
@@ -175,7 +183,8 @@ def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float
                                    f"{ridge:g}")
             continue
         gained = _dual(K, b, step) - value
-        z, value = step, value + gained
+        if gained > 0.0:            # quadprog's roundoff can lose a little: not taken
+            z, value = step, value + gained
         if gained <= precision:
             break
     return DualSolution(z, value, ridge)

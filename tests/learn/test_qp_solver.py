@@ -233,3 +233,18 @@ def test_the_active_set_solves_the_degenerate_working_sets_of_a_hinge_fit(digits
     train = np.r_[600:1797]                  # a fold's training rows: 2 / 3 of the digits
     fitted = BinarySVM(C=1e4, max_iter=400).fit(X[train], y[train] == 3)
     assert fitted.converged_ and not fallbacks
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_quadprog_fallback_starts_from_the_warm_start_and_never_ends_below_it(seed):
+    # more constraints than features: K singular, where the fallback's ridged steps run
+    G, b, soft, C = working_set(seed, 40, 8, singular=True, hard_fraction=0.0)
+    K = G @ G.T
+    best = solve_dual(K, b, soft, C).z
+    start = 3.0 * best                            # infeasible: its sum is 3 C where C binds
+    feasible = start * min(1.0, C / start.sum())
+    held = solve_dual_quadprog(K, b, soft, C, ridge=1e-6, max_steps=0, z0=start)
+    np.testing.assert_allclose(held.z, feasible)
+    assert held.objective == pytest.approx(float(b @ feasible - 0.5 * feasible @ K @ feasible))
+    stepped = solve_dual_quadprog(K, b, soft, C, ridge=1e-6, z0=best)
+    assert stepped.objective >= float(b @ best - 0.5 * best @ K @ best)
