@@ -143,6 +143,7 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
     included."""
     cdef Py_ssize_t a, b, i, g, q = -1
     cdef double s, slope = 0.0, curvature = 0.0, cap = INFINITY, step
+    cdef double size = 0.0, diagonal = 0.0
     for b in range(mr - 1, -1, -1):
         s = y[b]
         for a in range(b + 1, mr):
@@ -174,8 +175,14 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
             for i in range(grad.shape[0]):
                 Kp[i] += p[b] * K[b, i]
     for a in range(m):
-        curvature += p[F[a]] * Kp[F[a]]
-    if curvature > 0.0:
+        b = F[a]
+        curvature += p[b] * Kp[b]
+        size += fabs(p[b])
+        if K[b, b] > diagonal:
+            diagonal = K[b, b]
+    # a curvature within the roundoff of p'Kp (|K_ab| <= the largest diagonal) is none: f is
+    # linear along v, and with no bound ahead unbounded below
+    if curvature > 4.0 * m * 2.220446049250313e-16 * size * size * diagonal:
         cap = -slope / curvature
     step = _move(K, x, grad, p, F, m, cap, &q, Kp)
     if q < 0 and step == cap and isfinite(cap):

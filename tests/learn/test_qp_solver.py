@@ -122,6 +122,17 @@ def test_infeasible_hard_constraints_are_reported_not_solved():
     assert active_set(G @ G.T, np.ones(2), np.zeros(2, dtype=bool), 1.0) is None
 
 
+def test_a_roundoff_curvature_is_no_curvature():
+    # w'u >= 1/c0 and -w'u >= 1/c1 (and a third along u): infeasible, so the dual is unbounded
+    # along a null direction of K = G G'; computed, its curvature is roundoff, sometimes
+    # above 0, whose "minimum along it" lies 1e15 away. That is no minimum: refused, every time.
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        u, c = rng.normal(size=5), rng.uniform(0.5, 2.0, size=3)
+        G = np.array([c[0] * u, -c[1] * u, c[2] * u])
+        assert active_set(G @ G.T, np.ones(3), np.zeros(3, dtype=bool), 1.0) is None, seed
+
+
 def test_working_set_buffers_match_a_rebuild_and_pickle():
     rng = np.random.default_rng(0)
     ws = WorkingSet(5)
