@@ -54,6 +54,8 @@ def _queries(n_queries=30, size=25, d=8, seed=0):
 
 
 def _grouped(n_groups=14, size=5, d=4, seed=0):
+    """(X, y, groups): the tests' ``aprank_support.synthetic.grouped``, kept here rather than
+    imported, so that a stored fingerprint does not move when the tests' data do."""
     rng = np.random.default_rng(seed)
     groups = np.repeat(np.arange(n_groups), size)
     group_label = rng.random(n_groups) < 0.4

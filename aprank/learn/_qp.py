@@ -130,6 +130,11 @@ def _qp(K, b, A, lower, member, C):
     if z.min() < -slack or np.any(z @ member > C + slack):
         return None
     # remove the rounding left over, so that the dual objective is a true lower bound
+    return _feasible(z, member, C)
+
+
+def _feasible(z, member, C):
+    """z clipped at 0, each block's members scaled down where their sum exceeds C."""
     z = np.maximum(z, 0.0)
     total = z @ member
     over = total > C
@@ -169,10 +174,7 @@ def solve_dual_quadprog(K: np.ndarray, b: np.ndarray, soft: np.ndarray, C: float
         if z is not None:
             return DualSolution(z, _dual(K, b, z), 0.0)
         ridge = 1e-8 * max(float(np.max(np.diag(K))), 1e-12)
-    z = np.zeros(k) if z0 is None else np.maximum(np.asarray(z0, dtype=float), 0.0)
-    sums = z @ member
-    z = z * (member @ np.where(sums > C, C / np.where(sums > C, sums, 1.0), 1.0)
-             + (1.0 - member.sum(1)))
+    z = np.zeros(k) if z0 is None else _feasible(np.asarray(z0, dtype=float), member, C)
     value = _dual(K, b, z)
     for _ in range(max_steps):
         step = _qp(K + ridge * np.eye(k), b + ridge * z, A, lower, member, C)

@@ -79,15 +79,34 @@ cdef void _delete(double[:, ::1] L, Py_ssize_t q, Py_ssize_t mr) noexcept nogil:
         L[t, t + 1] = 0.0
 
 
+cdef void _k_times(double[:, ::1] K, const double[::1] p, const Py_ssize_t[::1] F,
+                   Py_ssize_t m, double[::1] Kp) noexcept nogil:
+    """Kp <- K p, p zero off the free set F (m entries).
+
+    A sum of K's rows (K is symmetric): contiguous rows that the compiler vectorises, rather
+    than each row's free columns gathered one by one (the moves are most of a multi-cut QP's
+    time)."""
+    cdef Py_ssize_t a, i, c, n = Kp.shape[0]
+    cdef double s
+    for i in range(n):
+        Kp[i] = 0.0
+    for a in range(m):
+        c = F[a]
+        s = p[c]
+        if s != 0.0:
+            for i in range(n):
+                Kp[i] += s * K[c, i]
+
+
 cdef double _move(double[:, ::1] K, double[::1] x, double[::1] grad, const double[::1] p,
                   const Py_ssize_t[::1] F, Py_ssize_t m, double cap,
-                  Py_ssize_t* blocking, double[::1] Kp) noexcept nogil:
+                  Py_ssize_t* blocking, double[::1] Kp, bint have_kp=False) noexcept nogil:
     """x <- x + alpha p over the free set F (m entries), alpha the longest step at most ``cap``
     keeping x >= 0, and grad <- grad + alpha K p; returns alpha, the variable that reached 0
     in ``blocking`` (set to exactly 0; -1: none, and with cap infinite nothing moves). Kp:
-    scratch of n entries."""
-    cdef Py_ssize_t a, i, c, n = grad.shape[0], q = -1
-    cdef double s, ratio, alpha = cap
+    scratch of n entries, or K p already (``have_kp``)."""
+    cdef Py_ssize_t a, i, n = grad.shape[0], q = -1
+    cdef double ratio, alpha = cap
     for a in range(m):
         i = F[a]
         if p[i] < 0.0:
@@ -104,17 +123,8 @@ cdef double _move(double[:, ::1] K, double[::1] x, double[::1] grad, const doubl
         if x[i] < 0.0:
             x[i] = 0.0
     if alpha > 0.0:
-        # K p as a sum of K's rows (K is symmetric): contiguous rows that the compiler
-        # vectorises, rather than each row's free columns gathered one by one (the moves are
-        # most of a multi-cut QP's time)
-        for i in range(n):
-            Kp[i] = 0.0
-        for a in range(m):
-            c = F[a]
-            s = p[c]
-            if s != 0.0:
-                for i in range(n):
-                    Kp[i] += s * K[c, i]
+        if not have_kp:
+            _k_times(K, p, F, m, Kp)
         for i in range(n):
             grad[i] += alpha * Kp[i]
     if q >= 0:
@@ -167,13 +177,7 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
         slope = -slope
         for a in range(m):
             p[F[a]] = -p[F[a]]
-    for i in range(grad.shape[0]):
-        Kp[i] = 0.0
-    for a in range(m):
-        b = F[a]
-        if p[b] != 0.0:
-            for i in range(grad.shape[0]):
-                Kp[i] += p[b] * K[b, i]
+    _k_times(K, p, F, m, Kp)
     for a in range(m):
         b = F[a]
         curvature += p[b] * Kp[b]
@@ -184,7 +188,7 @@ cdef Py_ssize_t _null_step(double[:, ::1] K, const Py_ssize_t[::1] group,
     # linear along v, and with no bound ahead unbounded below
     if curvature > 4.0 * m * 2.220446049250313e-16 * size * size * diagonal:
         cap = -slope / curvature
-    step = _move(K, x, grad, p, F, m, cap, &q, Kp)
+    step = _move(K, x, grad, p, F, m, cap, &q, Kp, True)
     if q < 0 and step == cap and isfinite(cap):
         kappa[0] = curvature
         return -2
