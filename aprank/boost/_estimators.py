@@ -235,8 +235,7 @@ class _BoostRanker(BaseRanker):
         check_classification_targets(y)
         qid = check_qid(qid, X.shape[0])
         classes = np.unique(y)
-        self._check_classes(classes)
-        self._say_relevant_class(classes)
+        self._take_classes(classes)
         is_pos = y == classes[1]
         evals = self._eval_sets(eval_set, eval_qid, eval_names, classes, given)
         objective = HingeObjective(is_pos.astype(np.int64), qid, loss=self._loss,

@@ -55,14 +55,13 @@ class _OnDask:
     _algorithm: Callable[[], str]
     _fit_atomically: Callable[..., object]
     _check_params: Callable[[], object]
-    _check_classes: Callable[[np.ndarray], None]
+    _take_classes: Callable[[np.ndarray], None]
     _say_skipped: Callable[[int, int], int]
     _train: Callable[..., tuple[CuttingPlaneResult, dict]]
     _fitted: Callable[..., dict]
     _break_even: Callable[..., float]
     _relevance: Callable[..., np.ndarray]
     _say_if_scored_as_one_query: Callable[[object, int], None]
-    _say_relevant_class: Callable[[np.ndarray], None]
     _say_score_skipped: Callable[[np.ndarray, object], None]
 
     def fit(self, X, y, qid=None):
@@ -84,8 +83,7 @@ class _OnDask:
         # labels and queries are refused on the client before anything is persisted: one
         # error here, not a traceback from every worker
         found = inputs.survey
-        self._check_classes(found.classes)
-        self._say_relevant_class(found.classes)
+        self._take_classes(found.classes)
         n_skipped = self._say_skipped(empty_queries(found, self._loss(), self.empty),
                                       1 if found.query_ids is None else found.query_ids.shape[0])
         data = persist_inputs(inputs)

@@ -58,7 +58,7 @@ from aprank.learn._solvers import (
     run_solver,
     solver_for,
 )
-from aprank.learn._working_set import WorkingSet, match_parts
+from aprank.learn._working_set import WorkingSet
 from aprank.models import StructuredModel
 
 __all__ = ["cutting_plane", "CuttingPlaneResult", "WorkingSet"]
@@ -116,9 +116,6 @@ class _CuttingPlane(Solver):
 
     def finish(self, run: CuttingPlaneRun) -> np.ndarray:
         assert self.at is not None, "finish follows an iteration"
-        return self.at.w
-
-
         return self.at.w
 
 
@@ -187,6 +184,8 @@ class _OCAS(Solver):
         The fraction of the way from w_b to w_c where the next cut is sought.
     at : EvaluatedPoint or None
         The point of the last iteration.
+    block_slacks : ndarray of shape (parts,)
+        The working set's slack of each block there (``WorkingSet.block_slacks``).
     """
 
     def __init__(self, n_blocks: int = 1) -> None:
@@ -198,6 +197,7 @@ class _OCAS(Solver):
         self.exact = False
         self.mu = 1.0
         self.at: EvaluatedPoint | None = None
+        self.block_slacks = np.zeros(1)
 
     def start(self, run: CuttingPlaneRun) -> None:
         self.split = _offered(run.model, "split_risk", self.n_blocks) if self.n_blocks > 1 else None
@@ -215,7 +215,8 @@ class _OCAS(Solver):
         if best is not None:
             self.mu = (min(1.0, 2 * self.mu) if at.primal < best.primal
                        else max(_OCAS_MU_MIN, 0.5 * self.mu))
-        slack = run.working_set.slack(query)
+        self.block_slacks = run.working_set.block_slacks(query)
+        slack = float(self.block_slacks.sum())
         # the cut raises the model at its point by C times this excess; a thousandth of what
         # the stopping rule tolerates counts as nothing
         self.exact = run.C * (at.cut.violation - slack) <= 1e-3 * self.stop
@@ -231,20 +232,22 @@ class _OCAS(Solver):
         at = self.at
         assert at is not None, "grow follows an iteration"
         if not self.exact:
-            self._add_cut(at, run.working_set, 1e-3 * self.stop / (run.C * self.parts))
+            self._add_cut(at, run.working_set, self.block_slacks,
+                          1e-3 * self.stop / (run.C * self.parts))
         run.add_hard(at)
         run.next_optimum()
 
     @staticmethod
-    def _add_cut(at: EvaluatedPoint, ws: WorkingSet, floor: float) -> None:
-        """The cut at the point: whole, or its parts that raise their block's model by more
-        than ``floor`` (the rest would only grow the QP), the part that raises it most
-        always."""
+    def _add_cut(at: EvaluatedPoint, ws: WorkingSet, block_slacks: np.ndarray,
+                 floor: float) -> None:
+        """The cut at the point: whole, or its parts that raise their block's model (its
+        ``block_slacks`` at the point) by more than ``floor`` (the rest would only grow the
+        QP), the part that raises it most always."""
         if at.parts is None:
             ws.add(at.cut.g, at.cut.b, soft=True, output=at.cut.output)
             return
         G, b = at.parts
-        excess = (b - G @ at.w) - ws.block_slacks(at.w)
+        excess = (b - G @ at.w) - block_slacks
         chosen = excess > floor
         chosen[np.argmax(excess)] = True
         index = np.flatnonzero(chosen)
@@ -291,8 +294,6 @@ class _DualCD(Solver):
         The gap the descent stops at, ``min(1, C) tol``.
     paces : float or None
         Full epochs per epoch in the descent's last round (None before the first).
-    spent : bool
-        Whether the descent's budget ran out (the next ``grow`` hands over).
     cuts : _OCAS or None
         The cutting plane that runs where the risk is not a sum of hinges, or after the
         hand-over (None while the descent runs).
@@ -302,11 +303,10 @@ class _DualCD(Solver):
         self.descent: HingeDual | None = None
         self.stop = 0.0
         self.paces: float | None = None
-        self.spent = False
         self.cuts: _OCAS | None = None
 
     def start(self, run: CuttingPlaneRun) -> None:
-        self.descent, self.paces, self.spent, self.cuts = None, None, False, None
+        self.descent, self.paces, self.cuts = None, None, None
         terms = _offered(run.model, "hinge_terms")
         if terms is None:
             self.cuts = _OCAS()
@@ -329,16 +329,13 @@ class _DualCD(Solver):
         gap = run.record(0.5 * float(w @ w) + run.C * violation, violation, float("nan"), 0.0,
                          w=w, dual=descent.dual, qp_seconds=seconds,
                          info={"epochs": descent.epochs})["gap"]
-        if gap <= self.stop:
-            return True
-        # spent: unconverged where no iteration is left, else the cutting planes take over
-        self.spent = _budget_spent(descent)
-        return None
+        return True if gap <= self.stop else None
 
     def grow(self, run: CuttingPlaneRun) -> None:
         if self.cuts is not None:
             self.cuts.grow(run)
-        elif self.spent:
+        elif self.descent is not None and _budget_spent(self.descent):
+            # the budget spent with iterations left: the cutting planes take over
             self._hand_over(run)
         # else nothing: the next round of epochs goes on from the multipliers
 
@@ -365,8 +362,6 @@ class _DualCD(Solver):
         against the rest, C = 1000), where OCAS from the descent's w alone converges in a
         dozen iterations."""
         w = self._descent_w(run)
-        split = _offered(run.model, "split_risk", MULTI_CUT_BLOCKS)
-        match_parts(run.working_set, 1 if split is None else split.n_parts)
         run.forget_dual()
         run.w, run.first_at_w0 = w, True
         self.cuts = _multi_cut()

@@ -188,8 +188,7 @@ class _StructuredSVM(BaseRanker):
             X, y = X[kept], y[kept]
             qid = None if qid is None else qid[kept]
         classes = np.unique(y)
-        self._check_classes(classes)
-        self._say_relevant_class(classes)
+        self._take_classes(classes)
         return _FitData(X, y == classes[1], qid, sample_weight, classes, kept)
 
     def _design(self, X):

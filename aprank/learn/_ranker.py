@@ -130,9 +130,10 @@ class BaseRanker(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
         return not self._takes_empty or self.empty == "skip"
 
     # ------------------------------------------------------------------- what it says
-    def _say_relevant_class(self, classes) -> None:
-        """The RelevantClassWarning of a fit on labels that do not say which class is
-        relevant."""
+    def _take_classes(self, classes) -> None:
+        """Refuse training labels of other than two classes (:meth:`_check_classes`), then
+        give the RelevantClassWarning of labels that do not say which class is relevant."""
+        self._check_classes(classes)
         say_relevant_class(classes, type(self).__name__)
 
     def _say_skipped(self, n_skipped: int, n_queries: int) -> int:
