@@ -95,6 +95,96 @@ def test_one_tree_recuts_equal_dynamic_cuts_under_strong_pairs(scale):
     _check_flips(got, s, edges, c, rng.choice(3000, 60, replace=False))
 
 
+def _near_tie_components(rng, sizes, strength=1.0):
+    """kNN components of ``sizes`` (numbered one after another), each with unary scores summing
+    to +0.5 or -0.5 in turn and strong pairs: each takes one label, and flipping it whole
+    costs 0.5, less than flipping most single samples with their pairs."""
+    edges, s, a = [], [], 0
+    for q, k in enumerate(sizes):
+        chain = np.column_stack([np.arange(k - 1), np.arange(1, k)])   # one component
+        edges.append(np.unique(np.r_[_knn(rng, k, 6), chain], axis=0) + a)
+        u = rng.standard_normal(k)
+        s.append(u - u.mean() + (0.5 if q % 2 == 0 else -0.5) / k)
+        a += k
+    edges = np.concatenate(edges)
+    return np.concatenate(s), edges, -strength * (0.5 + np.abs(rng.standard_normal(len(edges))))
+
+
+def _at_side_flip(r, s, edges, c, sizes):
+    """Per component: how many samples have as the max-marginal of their other label the
+    value of their component's side (the samples of their label) flipped whole."""
+    y = r.labelling.astype(bool)
+
+    def score(z):
+        return float(s[z].sum() + c[z[edges[:, 0]] != z[edges[:, 1]]].sum())
+
+    counts, a = [], 0
+    for k in sizes:
+        part = np.zeros(len(s), bool)
+        part[a:a + k] = True
+        other = np.where(y, r.m_minus, r.m_plus)
+        tol = 1e-9 * (1 + np.abs(s).sum())
+        n_at = 0
+        for side in (False, True):
+            members = part & (y == side)
+            if members.any():
+                flipped = score(y ^ members)
+                n_at += int(np.sum(np.abs(other[members] - flipped) <= tol))
+        counts.append(n_at)
+        a += k
+    return counts
+
+
+@pytest.mark.parametrize("sizes", [(70, 300), (1500, 80)])
+def test_pinned_recuts_equal_dynamic_cuts_on_near_tie_components(sizes):
+    """Components whose best other labelling, for most samples, flips the whole component
+    (their unary scores sum to +-0.5 under strong pairs): "graphcut" without flips pins each
+    sample whose max-marginal is that whole flip for the later re-cuts, which end where the
+    pinned samples start; against the dynamic re-cuts (no pins), across RESTORE_EVERY (the
+    pins kept when the optimum's flow is restored), both labels' sides, pair scales apart."""
+    for strength in (1.0, 1e8):
+        rng = np.random.default_rng([len(sizes), sizes[0], int(np.log10(strength))])
+        s, edges, c = _near_tie_components(rng, sizes, strength)
+        ref = max_marginals(s, edges, c, algorithm="graphcut-dynamic")
+        got = max_marginals(s, edges, c, algorithm="graphcut")
+        tol = 1e-9 * (1 + np.abs(s).sum())
+        assert abs(got.value - ref.value) <= tol
+        np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol)
+        np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol)
+        # both sides' labels are taken, and most samples' max-marginal is the whole flip
+        assert set(got.labelling[:sizes[0]]) == {1} and set(got.labelling[sizes[0]:]) == {0}
+        at = _at_side_flip(got, s, edges, c, sizes)
+        assert all(n > k // 2 for n, k in zip(at, sizes)), at
+
+
+def test_pinned_recuts_on_components_taking_both_labels():
+    """Components of two clusters joined by a few weak pairs: one cluster near a tie (its
+    side's whole flip is what most of its samples' max-marginals take, so they are pinned),
+    the other strongly of the other label. The pinned re-cuts against the dynamic ones, and
+    against the one-tree re-cuts with flips (which pin nothing: each clamp's own flips are
+    kept)."""
+    rng = np.random.default_rng(5)
+    for trial in range(4):
+        ka, kb = (int(k) for k in rng.integers(40, 300, 2))
+        s, edges, c = _near_tie_components(rng, (ka, kb), strength=rng.choice([1.0, 3.0]))
+        sign = 1.0 if trial % 2 else -1.0            # which label the near tie takes
+        s[:ka] *= sign
+        s[ka:] = -sign * (2.0 + np.abs(s[ka:]))       # the other cluster: the other label
+        joins = np.column_stack([rng.integers(0, ka, 3), ka + rng.integers(0, kb, 3)])
+        edges = np.r_[edges, joins]
+        c = np.r_[c, np.full(3, -0.05)]
+        ref = max_marginals(s, edges, c, algorithm="graphcut-dynamic")
+        flips = max_marginals(s, edges, c, algorithm="graphcut", flips=True)
+        got = max_marginals(s, edges, c, algorithm="graphcut")
+        tol = 1e-9 * (1 + np.abs(s).sum())
+        for other in (ref, flips):
+            np.testing.assert_allclose(got.m_plus, other.m_plus, rtol=0, atol=tol)
+            np.testing.assert_allclose(got.m_minus, other.m_minus, rtol=0, atol=tol)
+        assert set(got.labelling[:ka]) == {sign > 0} and set(got.labelling[ka:]) == {sign < 0}
+        at, = _at_side_flip(got, s, edges, c, (ka + kb,))
+        assert ka // 2 < at <= ka, (trial, at, ka)
+
+
 @pytest.mark.parametrize("top", [16, 300])
 def test_one_tree_recuts_are_exact_at_extreme_pair_scales(top):
     """Components of 65-400 samples (past the dense cuts' 64): pair scores up to 10^top times
@@ -110,12 +200,15 @@ def test_one_tree_recuts_are_exact_at_extreme_pair_scales(top):
         if trial % 2:
             s = np.round(s)             # ties
         ref = max_marginals(s, edges, c, algorithm="graphcut-static")
-        got = max_marginals(s, edges, c, algorithm="graphcut", flips=True)
         tol = 1e-9 * (1.0 + np.abs(s).sum())
-        where = f"trial {trial}: n={n}"
-        assert abs(got.value - ref.value) <= tol, where
-        np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol, err_msg=where)
-        np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol, err_msg=where)
+        # with flips every clamp's re-cut runs whole; without, samples are pinned
+        for flips in (True, False):
+            got = max_marginals(s, edges, c, algorithm="graphcut", flips=flips)
+            where = f"trial {trial}: n={n}, flips={flips}"
+            assert abs(got.value - ref.value) <= tol, where
+            np.testing.assert_allclose(got.m_plus, ref.m_plus, rtol=0, atol=tol, err_msg=where)
+            np.testing.assert_allclose(got.m_minus, ref.m_minus, rtol=0, atol=tol,
+                                       err_msg=where)
 
 
 def test_dynamic_cuts_on_ten_thousand_samples_reach_what_they_report():

@@ -138,6 +138,16 @@ class PairwiseInstances(Instances):
                 cases.append(DeepCase("components", dict(
                     shape=shape, sizes=large + (2 * sw["RESTORE_EVERY"] + 3,), copies=1,
                     ratio=1.0, seed=seed + s), loss, relations=False))
+        # near ties: most samples' max-marginal flips their whole side, which pins them
+        # for the later one-tree re-cuts; sides of both labels, sizes past DENSE_MAX and
+        # (knn) around RESTORE_EVERY, where the optimum's flow is restored under the pins
+        for s, shape in enumerate(("knn", "grid", "expander")):
+            cases.append(DeepCase("components", dict(
+                shape=shape, sizes=(sw["DENSE_MAX"] + 1, 3 * sw["DENSE_MAX"]), copies=2,
+                ratio=1.0, near_tie=True, seed=seed + 110 + s), loss))
+        cases.append(DeepCase("components", dict(shape="knn", sizes=large, copies=1, ratio=1.0,
+                                                 near_tie=True, seed=seed + 113), loss,
+                              relations=False))
         for ratio in (1e-300, 1e300):
             cases.append(DeepCase("components", dict(shape="random", sizes=small, copies=2,
                                                      ratio=ratio, seed=seed), loss))
@@ -172,7 +182,8 @@ class PairwiseInstances(Instances):
         ``"random sizes"``: ``n`` samples in components of ``low``-``high`` samples. Unary
         scores ~ N(0, 1), pair scores -|N(0, 1)| times ``ratio``; ``ties``: unary scores,
         pair scores or both rounded to integers, or a fifth of the pairs 0; ``outliers``
-        unary scores (0 by default) at +-2^``spread``."""
+        unary scores (0 by default) at +-2^``spread``; ``near_tie``: each component's unary
+        scores summing to +-0.5 (its whole flip cheaper than most samples' own)."""
         rng = np.random.default_rng([params.get("seed", 0), 37])
         if family == "components":
             sizes = np.repeat(np.asarray(params["sizes"], dtype=np.int64), params["copies"])
@@ -188,7 +199,8 @@ class PairwiseInstances(Instances):
             return super().deep_instance(family, **params)
         instance = _component_instance(rng, params["shape"], sizes, params.get("ratio", 1.0),
                                        params.get("ties", "none"),
-                                       f"{family} {_describe(params)}", params.get("seed", 0))
+                                       f"{family} {_describe(params)}", params.get("seed", 0),
+                                       params.get("near_tie", False))
         if params.get("outliers", 0):
             instance = replace(instance, scores=with_outliers(
                 rng, instance.scores, int(params["outliers"]), int(params["spread"]),
@@ -217,6 +229,8 @@ class PairwiseInstances(Instances):
                     tags.append(tag)
             if np.sum(k > d) >= 2:
                 tags.append(f"two or more components of k > {d}")
+            if result is not None and _pinned_sides(instance, result, d):
+                tags.append(f"pinned re-cuts (k > {d}: max-marginals at a side's whole flip)")
         else:
             tags += [tag for test, tag in ((k == 1, "single samples"), (k >= 2, "cuts (k >= 2)"))
                      if np.any(test)]
@@ -331,9 +345,12 @@ def _shape_pairs(rng, shape: str, k: int) -> np.ndarray:
     return np.unique(np.sort(e, axis=1), axis=0).astype(np.int64)
 
 
-def _component_instance(rng, shape, sizes, ratio, ties, description, seed) -> PairwiseInstance:
+def _component_instance(rng, shape, sizes, ratio, ties, description, seed,
+                        near_tie=False) -> PairwiseInstance:
     """Components of ``sizes`` of one shape, their samples spread over the index range by a
-    permutation (so that no component's samples are contiguous)."""
+    permutation (so that no component's samples are contiguous). ``near_tie``: each
+    component's unary scores centred to sum to +0.5 or -0.5 (in turn), so that, the pairs
+    holding it to one label, flipping it whole costs less than most samples' own flips."""
     offsets = np.r_[0, np.cumsum(sizes)]
     n = int(offsets[-1])
     edges = np.concatenate([_shape_pairs(rng, shape, int(k)) + a
@@ -342,6 +359,10 @@ def _component_instance(rng, shape, sizes, ratio, ties, description, seed) -> Pa
     edges = perm[edges].astype(np.int64)
     s = rng.standard_normal(n)
     c = -np.abs(rng.standard_normal(edges.shape[0]))
+    if near_tie:
+        for q, (a, b) in enumerate(zip(offsets[:-1], offsets[1:])):
+            members = perm[a:b]
+            s[members] += (0.5 if q % 2 == 0 else -0.5) / (b - a) - s[members].mean()
     if ties in ("unary", "both"):
         s = np.round(s)
     if ties in ("pairs", "both"):
@@ -354,6 +375,35 @@ def _component_instance(rng, shape, sizes, ratio, ties, description, seed) -> Pa
     labels[(int(np.flatnonzero(labels)[0]) + 1) % n] = False
     return PairwiseInstance(s, labels, f"{description} n={n} m={edges.shape[0]}", seed, 0, n,
                             edges=edges, edge_scores=c)
+
+
+def _pinned_sides(instance, result, dense_max) -> bool:
+    """Whether two or more samples of one side (the samples of one label) of a component of
+    more than ``dense_max`` samples have as their other max-marginal the value of that side
+    flipped whole: the samples "graphcut" pins (``_maxflow_cy._pin_rule``). The flip's value
+    is the result's maximum less the side's (loss-augmented) unary terms and plus the pairs
+    it stops cutting."""
+    if result.m_plus is None:
+        return False
+    n = instance.size
+    live = instance.edge_scores != 0
+    e, c = instance.edges[live], instance.edge_scores[live]
+    adjacency = sp.csr_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(n, n))
+    _, comp = connected_components(adjacency, directed=False)
+    problem = PairwiseProblem(instance.labels, edges=instance.edges,
+                              edge_scores=instance.edge_scores)
+    u = instance.scores + problem.loss_unary
+    y = result.labelling.astype(bool)
+    side = 2 * comp + y
+    flip = np.bincount(side, np.where(y, -u, u), minlength=2 * n)
+    cut = y[e[:, 0]] != y[e[:, 1]]
+    for end in (0, 1):
+        flip -= np.bincount(side[e[cut, end]], c[cut], minlength=2 * n)
+    other = np.where(y, result.m_minus, result.m_plus)
+    at = np.abs(other - (result.value + flip[side])) <= _marginal_tolerance(
+        other, result.value + flip[side], instance)
+    large = np.bincount(comp)[comp] > dense_max
+    return bool(np.any(np.bincount(side[at & large], minlength=2 * n) >= 2))
 
 
 def _component_sizes(instance) -> np.ndarray:

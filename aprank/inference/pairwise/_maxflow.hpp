@@ -67,6 +67,7 @@ struct Graph {
     double pushed = 0.0;                    // flow augmented since the clamp
     double tr_clamped = 0.0;                // the clamped node's residual before its clamp
     std::vector<double> rcap_rest, tr_rest; // the optimum's flow (one-tree re-cuts)
+    std::vector<i64> pins;                  // nodes pinned to their side (see pin)
     // A check for a pending stop (Ctrl-C) every POLL_WORK arcs scanned: one cut of a dense
     // component can take seconds. ``pending`` is the caller's (the Cython wrapper asks
     // PyErr_CheckSignals; this header knows nothing of Python); a stopped solve returns at
@@ -97,7 +98,7 @@ struct Graph {
         k = k_;
         // one Graph serves many components: a component's one-tree re-cuts must not leave
         // the next one's cut growing a single tree inside the last one's sides
-        one_tree = false;
+        one_tree = false; pins.clear();
         work = 0; stopped = false;
         first.assign(k + 1, 0);
         for (i64 e = 0; e < m; ++e) { ++first[ea[e] + 1]; ++first[eb[e] + 1]; }
@@ -202,8 +203,18 @@ struct Graph {
             tree[i] = FREE; parent[i] = ORPHAN; queued[i] = 0; ts[i] = 0; dist[i] = 0;
         }
         active.clear(); orphans.clear(); clear_log();
-        one_tree = true;
+        one_tree = true; pins.clear();
         rcap_rest = rcap; tr_rest = tr;
+    }
+
+    // One-tree re-cuts: i keeps its label of the optimum in every later re-cut (an infinite
+    // capacity to its side's terminal, kept by restore_rest). The state stays a maximum flow
+    // of the pinned problem: i's side has no residual capacity toward the other terminal.
+    // The flow later re-cuts draw from i is not recorded (its capacity stays infinite).
+    void pin(i64 i) {
+        pins.push_back(i);
+        tr[i] = label[i] ? std::numeric_limits<double>::infinity()
+                         : -std::numeric_limits<double>::infinity();
     }
 
     // One-tree re-cuts: remove the clamp of i (to: the label it was clamped to) keeping the
@@ -220,7 +231,12 @@ struct Graph {
     }
 
     // Back to the optimum's flow exactly (the rounding of released flows does not pile up).
-    void restore_rest() { rcap = rcap_rest; tr = tr_rest; }
+    void restore_rest() {
+        rcap = rcap_rest; tr = tr_rest;
+        std::vector<i64> kept;
+        kept.swap(pins);
+        for (i64 i : kept) pin(i);
+    }
     void unclamp() {
         for (size_t r = undo_rcap.size(); r-- > 0;) rcap[undo_rcap[r].first] = undo_rcap[r].second;
         for (size_t r = undo_tr.size(); r-- > 0;) tr[undo_tr[r].first] = undo_tr[r].second;

@@ -54,6 +54,7 @@ cdef extern from "_maxflow.hpp" namespace "aprank::maxflow" nogil:
         void rest_without_trees(const char* y) except +
         void release(i64 i, int to)
         void restore_rest() except +
+        void pin(i64 i) except +
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
@@ -189,16 +190,87 @@ cdef void _breadth_first_labels(i64 k, i64 m, const i64* ea, const i64* eb,
         pos[perm[i]] = i
 
 
+cdef double _flip_delta(Graph& g, const vector[i64]& d_list, const char* lab,
+                        const char* in_d, const char* y, const double* s) noexcept nogil:
+    """The value of labelling ``lab`` less that of y, where they differ on d_list alone
+    (in_d: d_list's members flagged): the samples' unary terms and the pairs whose cut
+    changes, each pair once."""
+    cdef i64 j, q, r, arc
+    cdef double delta = 0.0, cut_change
+    for r in range(<i64>d_list.size()):
+        j = d_list[r]
+        delta += (lab[j] - y[j]) * s[j]
+        for arc in range(g.first[j], g.first[j + 1]):
+            q = g.head[arc]
+            if in_d[q] and q < j:
+                continue            # the pair is counted from q
+            # integer factor: a pair whose cut does not change adds an exact zero
+            cut_change = (<int>(lab[j] != lab[q])) - (<int>(y[j] != y[q]))
+            delta -= cut_change * g.cap0[arc]
+    return delta
+
+
+cdef struct _Sides:
+    # The labellings with one whole side of the optimum flipped (samples of label l all
+    # given 1 - l): their values and the sides' sizes. A sample whose clamp costs as much as
+    # flipping its whole side is pinned (Graph::pin) for the later re-cuts (_pin_rule).
+    double value[2]
+    i64 size[2]
+
+
+cdef void _side_values(Graph& g, i64 k, const char* y, const double* s, double base,
+                       vector[char]& lab, vector[char]& in_d, vector[i64]& d_list,
+                       _Sides* sides) noexcept nogil:
+    """sides: the value of each side of y flipped whole, summed as the re-cuts sum theirs."""
+    cdef i64 j, side
+    for side in range(2):
+        d_list.clear()
+        for j in range(k):
+            if y[j] == side:
+                d_list.push_back(j)
+                lab[j] = 1 - y[j]
+                in_d[j] = 1
+        sides.value[side] = base + _flip_delta(g, d_list, lab.data(), in_d.data(), y, s)
+        sides.size[side] = d_list.size()
+        for j in d_list:
+            lab[j] = y[j]
+            in_d[j] = 0
+
+
+cdef inline double _pin_rule(Graph& g, i64 i, const char* y, double clamped, i64 flipped,
+                             const _Sides* sides) noexcept nogil:
+    """Sample i's max-marginal given ``clamped``, the value of its re-cut with the samples
+    pinned so far kept at their labels (``flipped`` samples changed), and pins i when that
+    max-marginal is its side's whole flip.
+
+    Why it is exact. Write c(D) >= 0 for the loss of flipping a set D of samples of one
+    side S of the optimum y (clamping i to 1 - y_i flips a set D containing i, within S:
+    the lattice of minimum cuts), and c_i = min over D containing i of c(D). Let every
+    pinned p have c_p = c(S). Any D containing i and a pinned p costs c(D) >= c_p = c(S),
+    and D = S itself contains i: so c_i = min(c(S), the least c(D) over D containing i and
+    no pinned sample), the second term being the pinned re-cut's. Then c_i = c(S) makes i
+    pinnable in turn. In a component whose whole-side flip is cheap (a near tie), most
+    clamps flip the whole side, and without pins each re-cut grows its tree over all of it;
+    pinned samples around the clamped one end its tree where it starts."""
+    cdef int side = y[i]
+    if flipped == sides.size[side] or clamped <= sides.value[side]:
+        # (flipped == size: the re-cut flipped the whole side, whose value is taken as
+        # _side_values summed it, so that the same labelling has one value)
+        g.pin(i)
+        return sides.value[side]
+    return clamped
+
+
 cdef int _dynamic_marginal(Graph& g, i64 a, i64 i, const char* y, const double* s, double base,
                            bint flips, bint one_tree, vector[char]& lab, vector[char]& in_d,
                            vector[i64]& d_list, double* other, vector[i64]& rows,
-                           vector[i64]& cols) except -1 nogil:
+                           vector[i64]& cols, const _Sides* sides) except -1 nogil:
     """other[i] after the dynamic re-cut of sample i's clamp: the best value ``base`` plus the
     terms of the samples whose label differs from y; then the clamp is undone (one tree: its
-    sample released, the flow kept). lab: each node's label as of its last tree change, in_d
-    and d_list: the set of the differing samples, both cleared again."""
-    cdef i64 j, q, r, arc
-    cdef double delta, cut_change
+    sample released, the flow kept; with ``sides``, the pin rule applied). lab: each node's
+    label as of its last tree change, in_d and d_list: the set of the differing samples, both
+    cleared again."""
+    cdef i64 j, r
     # the samples whose label differs from y: among those whose tree changed (one tree: those
     # left in the tree grown from i; the rest keep their labels)
     d_list.clear()
@@ -215,18 +287,9 @@ cdef int _dynamic_marginal(Graph& g, i64 a, i64 i, const char* y, const double* 
         g.release(i, 1 - y[i])
     else:
         g.clear_log()
-    delta = 0.0
-    for r in range(<i64>d_list.size()):
-        j = d_list[r]
-        delta += (lab[j] - y[j]) * s[j]
-        for arc in range(g.first[j], g.first[j + 1]):
-            q = g.head[arc]
-            if in_d[q] and q < j:
-                continue            # the pair is counted from q
-            # integer factor: a pair whose cut does not change adds an exact zero
-            cut_change = (<int>(lab[j] != lab[q])) - (<int>(y[j] != y[q]))
-            delta -= cut_change * g.cap0[arc]
-    other[i] = base + delta
+    other[i] = base + _flip_delta(g, d_list, lab.data(), in_d.data(), y, s)
+    if sides != NULL:
+        other[i] = _pin_rule(g, i, y, other[i], d_list.size(), sides)
     for r in range(<i64>d_list.size()):
         j = d_list[r]
         in_d[j] = 0
@@ -269,6 +332,8 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     cdef vector[i64] d_list, order
     cdef i64 i, t
     cdef double base
+    cdef _Sides sides
+    cdef _Sides* pinning = NULL
     g.pending = _pending
     g.pending_arg = next_check
     g.build(k, s, m, ea, eb, w)
@@ -286,6 +351,11 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
     if one_tree:
         g.rest_without_trees(y)
         _breadth_first(g, order)
+        if not flips:
+            # pins give each sample a least-loss labelling, not the least such set of flips
+            # that its clamp alone gives: kept for the values
+            _side_values(g, k, y, s, base, lab, in_d, d_list, &sides)
+            pinning = &sides
     for t in range(k):
         check_signals(next_check)
         i = order[t] if one_tree else t
@@ -297,7 +367,7 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
         _solve(g)
         if dynamic:
             _dynamic_marginal(g, a, i, y, s, base, flips, one_tree, lab, in_d, d_list, other,
-                              rows, cols)
+                              rows, cols, pinning)
         else:
             _static_marginal(g, a, i, k, y, s, flips, lab, other, rows, cols)
     return 0
