@@ -62,6 +62,8 @@ def test_pairwise_cases_take_every_path_of_graphcut(reports):
                  f"one-tree re-cuts (k > {_maxflow_cy.DENSE_MAX})",
                  f"two or more components of k > {_maxflow_cy.DENSE_MAX}",
                  f"restored flows (k > RESTORE_EVERY = {_maxflow_cy.RESTORE_EVERY})",
+                 f"pinned re-cuts (k > {_maxflow_cy.DENSE_MAX}: max-marginals at a side's "
+                 "whole flip)",
                  "pair scores >= 1e8 x unary", "pair scores <= 1e-8 x unary"):
         assert f"vs graphcut-static: {path}" in seen, path
     assert len({c for c in seen if c.startswith("relation:")}) == 6

@@ -145,9 +145,9 @@ class PairwiseInstances(Instances):
             cases.append(DeepCase("components", dict(
                 shape=shape, sizes=(sw["DENSE_MAX"] + 1, 3 * sw["DENSE_MAX"]), copies=2,
                 ratio=1.0, near_tie=True, seed=seed + 110 + s), loss))
-        cases.append(DeepCase("components", dict(shape="knn", sizes=large, copies=1, ratio=1.0,
-                                                 near_tie=True, seed=seed + 113), loss,
-                              relations=False))
+        cases.append(DeepCase("components", dict(shape="knn", sizes=(sw["RESTORE_EVERY"] + 3,),
+                                                 copies=2, ratio=1.0, near_tie=True,
+                                                 seed=seed + 113), loss, relations=False))
         for ratio in (1e-300, 1e300):
             cases.append(DeepCase("components", dict(shape="random", sizes=small, copies=2,
                                                      ratio=ratio, seed=seed), loss))
