@@ -56,24 +56,39 @@ static inline int64_t choose_pivot(const double* s, const int64_t* x, int64_t lo
                    median3(s, x, hi - 1 - 2 * d, hi - 1 - d, hi - 1));
 }
 
-// Branch-free Lomuto over [lo, hi) around (ps, pi); returns the number of keys ranked above it
-// plus lo. The swap is unconditional and only the counter depends on the comparison.
+// Longest range lomuto() partitions: partition_block leaves it at most 2 B = 256 keys.
+constexpr int64_t LOMUTO_MAX = 256;
+
+// Branch-free partition of [lo, hi) (at most LOMUTO_MAX keys) around (ps, pi); returns the
+// number of keys ranked above it plus lo. Every key is written both to the left run (at k, which
+// never passes the key being read) and to a buffer of the right run, and only the two counters
+// depend on the comparison: no load waits for the comparison before it, as the in-place swap
+// of Lomuto's scheme would (a load from position k, just stored to). The buffer then follows
+// the left run. Each side keeps the keys' order.
 static inline int64_t lomuto(double* s, int64_t* x, int64_t lo, int64_t hi, double ps, int64_t pi) {
-    int64_t k = lo;
+    double rs[LOMUTO_MAX];
+    int64_t rx[LOMUTO_MAX];
+    int64_t k = lo, r = 0;
     for (int64_t t = lo; t < hi; ++t) {
         const double es = s[t];
         const int64_t ei = x[t];
-        s[t] = s[k];
-        x[t] = x[k];
+        const bool above = before(es, ei, ps, pi);
         s[k] = es;
         x[k] = ei;
-        k += before(es, ei, ps, pi);
+        rs[r] = es;
+        rx[r] = ei;
+        k += above;
+        r += !above;
+    }
+    for (int64_t j = 0; j < r; ++j) {
+        s[k + j] = rs[j];
+        x[k + j] = rx[j];
     }
     return k;
 }
 
 static inline int64_t partition_block(double* s, int64_t* x, int64_t lo, int64_t hi) {
-    constexpr int B = 128;  // offsets fit in an unsigned char
+    constexpr int B = LOMUTO_MAX / 2;  // 128: offsets fit in an unsigned char
     const double ps = s[hi - 1];
     const int64_t pi = x[hi - 1];
     int64_t first = lo, last = hi - 2;  // keys before first belong left, after last right
