@@ -213,7 +213,7 @@ def _grouped(arr: np.ndarray, n: int):
         if hi - lo < 2 * n + COUNTING_SLACK:
             # signed: widen before shifting (int8 - min could wrap); unsigned: shift first
             # (values past 2^63 do not fit int64, their offsets from the minimum do)
-            shifted = (arr.astype(np.int64) - lo if arr.dtype.kind == "i" else
+            shifted = (np.subtract(arr, lo, dtype=np.int64) if arr.dtype.kind == "i" else
                        (arr - arr.dtype.type(lo)).astype(np.int64))
             order, offsets = count_groups(shifted, hi - lo + 1)
             if order is not None:

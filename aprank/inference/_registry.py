@@ -470,6 +470,20 @@ def _as_float(x) -> float:
         return float("inf")
 
 
+def _distinct_sizes(P: np.ndarray, N: np.ndarray):
+    """(pairs, counts): the distinct (P, N) of the queries in ascending order (P first) and how
+    many queries have each, as ``np.unique(np.stack([P, N], 1), axis=0, return_counts=True)``
+    gives them, from one int64 key per query (P (max N + 1) + N, ordered as the pairs): a
+    sort of integers instead of one of rows, which cost a tenth of an infer_batch call of
+    10,000 queries of 100 samples."""
+    P, N = np.asarray(P, dtype=np.int64), np.asarray(N, dtype=np.int64)
+    width = int(N.max()) + 1
+    if int(P.max()) >= np.iinfo(np.int64).max // width:
+        return np.unique(np.stack([P, N], 1), axis=0, return_counts=True)
+    keys, counts = np.unique(P * width + N, return_counts=True)
+    return np.stack([keys // width, keys % width], 1), counts
+
+
 def per_query_seconds(cost: Callable, us_per_unit: float,
                       us_per_query: float = 0.0) -> Callable:
     """A ``seconds(call)`` model (see :class:`Algorithm`) from a per-query cost model.
@@ -499,7 +513,7 @@ def per_query_seconds(cost: Callable, us_per_unit: float,
             return 1e-6 * (us_per_unit * _as_float(cost(int(P[0]), int(N[0]))) + us_per_query)
         # one evaluation per distinct size: the models use Python integers (C(n, P) overflows
         # int64) and a batch repeats few sizes
-        pairs, counts = np.unique(np.stack([P, N], 1), axis=0, return_counts=True)
+        pairs, counts = _distinct_sizes(P, N)
         units = sum(count * _as_float(cost(p, n))
                     for (p, n), count in zip(pairs.tolist(), counts.tolist()))
         return 1e-6 * (us_per_unit * units + us_per_query * P.size)

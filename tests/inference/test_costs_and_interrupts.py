@@ -410,3 +410,34 @@ def test_ctrl_c_stops_one_cut_of_a_dense_component_within_a_second():
     small = max_marginals(s[:12], [[i, i + 1] for i in range(11)], -0.5, algorithm="graphcut")
     ref = max_marginals(s[:12], [[i, i + 1] for i in range(11)], -0.5, algorithm="brute")
     np.testing.assert_allclose(small.m_plus, ref.m_plus, atol=1e-12)
+
+
+def test_a_batch_estimate_sums_every_querys_cost_once_per_distinct_size():
+    """``per_query_seconds`` evaluates the model once per distinct (P, N) and weighs it by the
+    queries of that size: against a sum over every query, sizes from a few to past 2^31
+    (where the sizes' one-integer key would overflow, the pairs are taken as rows)."""
+    rng = np.random.default_rng(7)
+    calls = []
+
+    def cost(P, N):
+        calls.append((P, N))
+        return P * N + 3 * P + 1
+
+    class Call:
+        def __init__(self, P, N):
+            self.sizes = (P, N)
+
+        def query_sizes(self):
+            return self.sizes
+
+    seconds = _registry.per_query_seconds(cost, 2.0, 5.0)
+    for high in (4, 100, 5000, 2 ** 33):
+        P = rng.integers(0, high, 300)
+        N = rng.integers(0, high, 300)
+        P[:3], N[:3] = P[3], N[3]             # a repeated size
+        calls.clear()
+        got = seconds(Call(P, N))
+        assert len(calls) == len(set(zip(P.tolist(), N.tolist())))
+        expected = 1e-6 * (2.0 * sum(cost(p, n) for p, n in zip(P.tolist(), N.tolist()))
+                           + 5.0 * P.size)
+        assert got == pytest.approx(expected, rel=1e-12), high
