@@ -15,7 +15,10 @@
 //   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss
 //     2016, BlockQuicksort).
 // All partition around the key at s[hi-1], x[hi-1] and return its final position;
-// partition_at() moves the chosen pivot there and dispatches.
+// partition_at() moves the chosen pivot there and dispatches. The same `simd` level chooses how
+// sort_keys() orders ranges of at most SORT_SMALL keys, which qs sorts by the thousand: by rank
+// (rank_sort_avx512, rank_sort_avx2: each key's count of keys ranked above it, 8 or 4 keys per
+// comparison, no branch on the keys) or by insertion sort (portable).
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -332,6 +335,68 @@ APRANK_AVX2 static inline int64_t partition_avx2(double* s_all, int64_t* x_all, 
     APRANK_VECTOR_PARTITION(Avx2Keys)
 }
 
+// Short ranges sorted by rank: each key goes to the position given by the number of keys
+// ranked above it (distinct keys: the tie rule makes the order strict), counted 8 keys per
+// comparison. No branch depends on the keys, where insertion sort mispredicts about once a key.
+constexpr int64_t RANK_SORT_MAX = 32;
+
+APRANK_AVX512 static inline void rank_sort_avx512(double* s, int64_t* x, int64_t lo, int64_t hi) {
+    const int64_t n = hi - lo;
+    double ts[RANK_SORT_MAX];
+    int64_t tx[RANK_SORT_MAX];
+    for (int64_t j = 0; j < n; ++j) {
+        ts[j] = s[lo + j];
+        tx[j] = x[lo + j];
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const __m512d vi = _mm512_set1_pd(ts[i]);
+        const __m512i xi = _mm512_set1_epi64(tx[i]);
+        int64_t above = 0;
+        for (int64_t b = 0; b < n; b += 8) {
+            const __mmask8 m = n - b >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (n - b)) - 1);
+            const __m512d vs = _mm512_maskz_loadu_pd(m, ts + b);
+            const __m512i vx = _mm512_maskz_loadu_epi64(m, tx + b);
+            const __mmask8 gt = _mm512_mask_cmp_pd_mask(m, vs, vi, _CMP_GT_OQ);
+            const __mmask8 eq = _mm512_mask_cmp_pd_mask(m, vs, vi, _CMP_EQ_OQ);
+            const __mmask8 lt = _mm512_mask_cmplt_epi64_mask(eq, vx, xi);
+            above += _mm_popcnt_u32((unsigned)(gt | lt));
+        }
+        s[lo + above] = ts[i];
+        x[lo + above] = tx[i];
+    }
+}
+
+APRANK_AVX2 static inline void rank_sort_avx2(double* s, int64_t* x, int64_t lo, int64_t hi) {
+    const int64_t n = hi - lo;
+    // padded to whole vectors with NaN scores, which no comparison counts
+    alignas(32) double ts[RANK_SORT_MAX];
+    alignas(32) int64_t tx[RANK_SORT_MAX];
+    for (int64_t j = 0; j < n; ++j) {
+        ts[j] = s[lo + j];
+        tx[j] = x[lo + j];
+    }
+    for (int64_t j = n; j < ((n + 3) & ~int64_t(3)); ++j) {
+        ts[j] = __builtin_nan("");
+        tx[j] = 0;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const __m256d vi = _mm256_set1_pd(ts[i]);
+        const __m256i xi = _mm256_set1_epi64x(tx[i]);
+        int64_t above = 0;
+        for (int64_t b = 0; b < n; b += 4) {
+            const __m256d vs = _mm256_load_pd(ts + b);
+            const __m256i vx = _mm256_load_si256((const __m256i*)(tx + b));
+            const __m256d gt = _mm256_cmp_pd(vs, vi, _CMP_GT_OQ);
+            const __m256d eq = _mm256_cmp_pd(vs, vi, _CMP_EQ_OQ);
+            const __m256d lt = _mm256_castsi256_pd(_mm256_cmpgt_epi64(xi, vx));
+            above += _mm_popcnt_u32((unsigned)_mm256_movemask_pd(
+                _mm256_or_pd(gt, _mm256_and_pd(eq, lt))));
+        }
+        s[lo + above] = ts[i];
+        x[lo + above] = tx[i];
+    }
+}
+
 static inline bool cpu_has_avx512() {
     static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
     return has;
@@ -411,10 +476,14 @@ static inline void heap_sort(double* s, int64_t* x, int64_t lo, int64_t hi) {
     }
 }
 
-// Introsort: quicksort on partition(), insertion sort on short ranges, heap sort once the
-// depth budget is spent (worst case O(n log n)).
+// Ranges of at most this many keys are sorted without partitioning.
+constexpr int64_t SORT_SMALL = 24;
+
+// Introsort: quicksort on partition(), short ranges by rank (the vector paths) or insertion
+// sort (the portable one), heap sort once the depth budget is spent (worst case O(n log n)).
+
 static inline void sort_within(double* s, int64_t* x, int64_t lo, int64_t hi, int budget, int simd) {
-    while (hi - lo > 24) {
+    while (hi - lo > SORT_SMALL) {
         if (budget-- <= 0) {
             heap_sort(s, x, lo, hi);
             return;
@@ -428,6 +497,15 @@ static inline void sort_within(double* s, int64_t* x, int64_t lo, int64_t hi, in
             hi = m;
         }
     }
+#ifdef APRANK_HAVE_SIMD
+    static_assert(SORT_SMALL <= RANK_SORT_MAX, "rank_sort_avx512 sorts at most RANK_SORT_MAX keys");
+    if (hi - lo > 1) {
+        if (simd >= SIMD_AVX512 && cpu_has_avx512()) return rank_sort_avx512(s, x, lo, hi);
+        if (simd >= SIMD_AVX2 && cpu_has_avx2()) return rank_sort_avx2(s, x, lo, hi);
+    }
+#else
+    (void)simd;
+#endif
     insertion_sort(s, x, lo, hi);
 }
 

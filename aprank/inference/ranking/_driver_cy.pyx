@@ -49,7 +49,8 @@ cdef enum:
 DISCOUNT_TABLE_MAX = TABLE_MAX
 
 
-#: Names of the partition paths (SimdLevel in _order.hpp), slowest first.
+#: Names of the vector paths (SimdLevel in _order.hpp: the partition and the sort of short
+#: ranges), slowest first.
 SIMD_LEVELS = ("portable", "avx2", "avx512")
 
 #: The setting as last given to set_simd (True: the fastest path this CPU runs).
@@ -59,8 +60,8 @@ cdef int _simd = cpu_simd_level()
 
 
 def set_simd(level=True):
-    """Choose the partition path of the kernels; results are identical on every path, so this
-    exists to test and time them.
+    """Choose the vector path of the kernels (their partition and their sort of short ranges);
+    results are identical on every path, so this exists to test and time them.
 
     Parameters
     ----------
@@ -103,7 +104,7 @@ def simd_active():
 
 
 def simd_level():
-    """The partition path the kernels use: ``"avx512"``, ``"avx2"`` or ``"portable"``."""
+    """The vector path the kernels use: ``"avx512"``, ``"avx2"`` or ``"portable"``."""
     return SIMD_LEVELS[_simd]
 
 
