@@ -352,8 +352,9 @@ cdef int _component(Graph& g, i64 a, i64 k, const double* s, i64 m, const i64* e
         g.rest_without_trees(y)
         _breadth_first(g, order)
         if not flips:
-            # pins give each sample a least-loss labelling, not the least such set of flips
-            # that its clamp alone gives: kept for the values
+            # pins only where the labellings are not asked for: a pinned sample's max-marginal
+            # comes from its side's whole flip, which may flip more samples than the least
+            # labelling its clamp alone finds (what flips reports)
             _side_values(g, k, y, s, base, lab, in_d, d_list, &sides)
             pinning = &sides
     for t in range(k):
