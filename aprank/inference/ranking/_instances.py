@@ -358,8 +358,8 @@ def _among_others(instances, instance, loss, algorithm, rng):
 
 
 def _partition_paths(instances, instance, loss, algorithm, rng):
-    """Every partition path this CPU runs (portable, AVX2, AVX-512): the same ranks and
-    objective, bit for bit."""
+    """Every partition path this CPU runs (portable, AVX2, AVX-512; each also sorts the short
+    ranges its own way): the same ranks and objective, bit for bit."""
     before = _driver_cy.simd_level()
     try:
         _driver_cy.set_simd("portable")
