@@ -24,19 +24,20 @@ def _grid(rows, cols):
                  np.column_stack([i[:-1].ravel(), i[1:].ravel()])]
 
 
+def _score(z, s, edges, c):
+    """The value of labelling z (bool): its samples' unary scores plus the pairs it cuts."""
+    return float(s[z].sum() + c[z[edges[:, 0]] != z[edges[:, 1]]].sum())
+
+
 def _check_flips(r, s, edges, c, samples):
     """The labelling behind each max-marginal scores what is reported."""
     y = r.labelling.astype(bool)
-
-    def score(z):
-        return float(s[z].sum() + c[z[edges[:, 0]] != z[edges[:, 1]]].sum())
-
-    assert score(y) == pytest.approx(r.value, abs=1e-9 * (1 + np.abs(s).sum()))
+    assert _score(y, s, edges, c) == pytest.approx(r.value, abs=1e-9 * (1 + np.abs(s).sum()))
     for i in samples:
         z = y ^ r.flips[i].toarray().ravel().astype(bool)
         assert z[i] != y[i]
         expected = r.m_minus[i] if y[i] else r.m_plus[i]
-        assert score(z) == pytest.approx(expected, abs=1e-9 * (1 + np.abs(s).sum()))
+        assert _score(z, s, edges, c) == pytest.approx(expected, abs=1e-9 * (1 + np.abs(s).sum()))
 
 
 @pytest.mark.parametrize("shape", ["knn", "grid", "ties", "zero-pairs"])
@@ -114,21 +115,17 @@ def _at_side_flip(r, s, edges, c, sizes):
     """Per component: how many samples have as the max-marginal of their other label the
     value of their component's side (the samples of their label) flipped whole."""
     y = r.labelling.astype(bool)
-
-    def score(z):
-        return float(s[z].sum() + c[z[edges[:, 0]] != z[edges[:, 1]]].sum())
-
+    other = np.where(y, r.m_minus, r.m_plus)
+    tol = 1e-9 * (1 + np.abs(s).sum())
     counts, a = [], 0
     for k in sizes:
         part = np.zeros(len(s), bool)
         part[a:a + k] = True
-        other = np.where(y, r.m_minus, r.m_plus)
-        tol = 1e-9 * (1 + np.abs(s).sum())
         n_at = 0
         for side in (False, True):
             members = part & (y == side)
             if members.any():
-                flipped = score(y ^ members)
+                flipped = _score(y ^ members, s, edges, c)
                 n_at += int(np.sum(np.abs(other[members] - flipped) <= tol))
         counts.append(n_at)
         a += k

@@ -215,7 +215,8 @@ class PairwiseInstances(Instances):
         """The component sizes the instance has, on each side of the switches of
         ``algorithm`` ("graphcut": enumeration, dense cuts, one-tree re-cuts, restores), and
         its pair/unary scale."""
-        k = _component_sizes(instance)
+        comp = _components(instance)
+        k = np.bincount(comp)
         sw = self.switches()
         tags = []
         if algorithm == "graphcut":
@@ -229,7 +230,7 @@ class PairwiseInstances(Instances):
                     tags.append(tag)
             if np.sum(k > d) >= 2:
                 tags.append(f"two or more components of k > {d}")
-            if result is not None and _pinned_sides(instance, result, d):
+            if result is not None and _pinned_sides(instance, result, comp, d):
                 tags.append(f"pinned re-cuts (k > {d}: max-marginals at a side's whole flip)")
         else:
             tags += [tag for test, tag in ((k == 1, "single samples"), (k >= 2, "cuts (k >= 2)"))
@@ -377,19 +378,17 @@ def _component_instance(rng, shape, sizes, ratio, ties, description, seed,
                             edges=edges, edge_scores=c)
 
 
-def _pinned_sides(instance, result, dense_max) -> bool:
-    """Whether two or more samples of one side (the samples of one label) of a component of
-    more than ``dense_max`` samples have as their other max-marginal the value of that side
-    flipped whole: the samples "graphcut" pins (``_maxflow_cy._pin_rule``). The flip's value
-    is the result's maximum less the side's (loss-augmented) unary terms and plus the pairs
-    it stops cutting."""
+def _pinned_sides(instance, result, comp, dense_max) -> bool:
+    """Whether two or more samples of one side (the samples of one label) of a component
+    (``comp``: :func:`_components`) of more than ``dense_max`` samples have as their other
+    max-marginal the value of that side flipped whole: the samples "graphcut" pins
+    (``_maxflow_cy._pin_rule``). The flip's value is the result's maximum less the side's
+    (loss-augmented) unary terms and plus the pairs it stops cutting."""
     if result.m_plus is None:
         return False
     n = instance.size
     live = instance.edge_scores != 0
     e, c = instance.edges[live], instance.edge_scores[live]
-    adjacency = sp.csr_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(n, n))
-    _, comp = connected_components(adjacency, directed=False)
     problem = PairwiseProblem(instance.labels, edges=instance.edges,
                               edge_scores=instance.edge_scores)
     u = instance.scores + problem.loss_unary
@@ -406,13 +405,12 @@ def _pinned_sides(instance, result, dense_max) -> bool:
     return bool(np.any(np.bincount(side[at & large], minlength=2 * n) >= 2))
 
 
-def _component_sizes(instance) -> np.ndarray:
-    """The sizes of the components that the instance's non-zero pairs link."""
+def _components(instance) -> np.ndarray:
+    """Per sample, its component (numbered from 0) among those the non-zero pairs link."""
     n = instance.size
     e = instance.edges[instance.edge_scores != 0]
     adjacency = sp.csr_matrix((np.ones(e.shape[0]), (e[:, 0], e[:, 1])), shape=(n, n))
-    _, comp = connected_components(adjacency, directed=False)
-    return np.bincount(comp)
+    return connected_components(adjacency, directed=False)[1]
 
 
 def _pair_scale(instance) -> str | None:
@@ -488,11 +486,8 @@ def _split(instances, instance, loss, algorithm, rng):
     the parts' sum, a sample's max-marginal its part's plus the other parts' maxima."""
     n = instance.size
     e, c = instance.edges, instance.edge_scores
-    linked = e[c != 0]
-    adjacency = sp.csr_matrix((np.ones(linked.shape[0]), (linked[:, 0], linked[:, 1])),
-                              shape=(n, n))
-    n_comp, comp = connected_components(adjacency, directed=False)
-    part = rng.integers(0, 3, n_comp)[comp]
+    comp = _components(instance)
+    part = rng.integers(0, 3, int(comp.max(initial=-1)) + 1)[comp]
     whole = _solve_graph(instance, algorithm)
     plus, minus = np.empty(n), np.empty(n)
     values = []
