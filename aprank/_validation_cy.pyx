@@ -3,7 +3,8 @@
 
 A stable argsort of the ids costs O(n log n) and dominates a batch of many small queries whose
 samples come shuffled; ids that are integers in a range not much wider than n are grouped by a
-counting sort instead, in two passes over the samples (the same groups, in the same order).
+counting sort instead, in two passes over the samples, one where each id's samples form one
+block (the same groups, in the same order).
 """
 from libc.stdint cimport int64_t
 import numpy as np
@@ -19,27 +20,31 @@ def count_groups(const i64[::1] ids, i64 n_values):
     When every id occupies one contiguous block, order is None and the groups are the blocks in
     input order (nothing to gather).
     """
-    cdef i64 n = ids.shape[0], k, v, g = 0, blocks = 0, groups = 0, total = 0, c
+    cdef i64 n = ids.shape[0], k, v, g = 0, blocks = 0, groups = 0, total = 0, c, start = 0
     counts_buf = np.zeros(n_values, dtype=np.int64)
     cdef i64[::1] counts = counts_buf
+    # the blocks' starts while there are at most n_values of them (more blocks than ids: some
+    # id spans several blocks, and the starts are not needed)
+    starts_buf = np.empty(n_values + 1, dtype=np.int64)
+    cdef i64[::1] starts = starts_buf
     with nogil:
-        for k in range(n):
-            counts[ids[k]] += 1
-            if k == 0 or ids[k] != ids[k - 1]:
+        # counted run by run: one addition per block of equal ids, not a chain of increments of
+        # one counter through memory when the ids come in blocks
+        for k in range(1, n + 1):
+            if k == n or ids[k] != ids[k - 1]:
+                counts[ids[k - 1]] += k - start
+                if blocks < n_values:
+                    starts[blocks] = start
                 blocks += 1
+                start = k
         for v in range(n_values):
             if counts[v] != 0:
                 groups += 1
-    offsets_buf = np.empty((blocks if blocks == groups else groups) + 1, dtype=np.int64)
-    cdef i64[::1] offsets = offsets_buf
     if blocks == groups:
-        with nogil:
-            for k in range(n):
-                if k == 0 or ids[k] != ids[k - 1]:
-                    offsets[g] = k
-                    g += 1
-            offsets[g] = n
-        return None, offsets_buf
+        starts[blocks] = n
+        return None, starts_buf[:blocks + 1].copy()
+    offsets_buf = np.empty(groups + 1, dtype=np.int64)
+    cdef i64[::1] offsets = offsets_buf
     order_buf = np.empty(n, dtype=np.int64)
     cdef i64[::1] order = order_buf
     with nogil:
