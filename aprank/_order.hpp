@@ -9,7 +9,8 @@
 // it has three implementations that give identical results:
 //   * partition_avx512 and partition_avx2: the vectorised in-place scheme of x86-simd-sort
 //     (Bramas 2017; Intel's x86-simd-sort), 8 and 4 keys per vector, chosen at run time when the
-//     CPU has the instructions and the caller allows them (the `simd` level, see SimdLevel).
+//     CPU has the instructions and the caller allows them (the `simd` level, see SimdLevel);
+//     ranges of at most SHORT_MAX keys out of place, with the same vector steps.
 //     They are compiled with target attributes, so the module builds and runs on any x86-64
 //     and elsewhere.
 //   * partition_block: portable branch-free block partitioning (Edelkamp & Weiss
@@ -21,6 +22,7 @@
 // comparison, no branch on the keys) or by insertion sort (portable).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
@@ -335,6 +337,57 @@ APRANK_AVX2 static inline int64_t partition_avx2(double* s_all, int64_t* x_all, 
     APRANK_VECTOR_PARTITION(Avx2Keys)
 }
 
+// Ranges of at most SHORT_MAX keys, too short for the in-place scheme's setup (whole steps of
+// K vectors on each side), are partitioned out of place: each vector of keys is classified and
+// permuted as above and stored twice into a buffer, the left run growing from its start and the
+// right run from its end, and both runs are copied back. Keys past the last whole vector are
+// placed one by one, branch-free. The left run keeps its keys' order; the right run keeps it
+// within each vector.
+constexpr int64_t SHORT_MAX = 128;
+
+#define APRANK_SHORT_PARTITION(V)                                                               \
+    constexpr int W = V::W;                                                                   \
+    const double ps = s[hi - 1];                                                              \
+    const int64_t pi = x[hi - 1];                                                             \
+    const int64_t n = hi - 1 - lo; /* keys to place; the pivot stays at hi-1 until the end */ \
+    const V v(ps, pi);                                                                        \
+    /* the gap between the runs is at least 2 W before every store: neither store of a     \
+       vector reaches the other run */                                                        \
+    alignas(64) double bs[SHORT_MAX + 2 * W];                                                 \
+    alignas(64) int64_t bx[SHORT_MAX + 2 * W];                                                \
+    const int64_t end = n + 2 * W;                                                            \
+    int64_t lw = 0, rw = end, t = 0;                                                          \
+    for (; t + W <= n; t += W)                                                                \
+        v.scatter(bs, bx, &lw, &rw, V::load_s(s + lo + t), V::load_x(x + lo + t));            \
+    for (; t < n; ++t) {                                                                      \
+        const double es = s[lo + t];                                                          \
+        const int64_t ei = x[lo + t];                                                         \
+        const bool above = before(es, ei, ps, pi);                                            \
+        bs[lw] = es;                                                                          \
+        bx[lw] = ei;                                                                          \
+        bs[rw - 1] = es;                                                                      \
+        bx[rw - 1] = ei;                                                                      \
+        lw += above;                                                                          \
+        rw -= !above;                                                                         \
+    }                                                                                         \
+    std::memcpy(s + lo, bs, (size_t)lw * sizeof(double));                                    \
+    std::memcpy(x + lo, bx, (size_t)lw * sizeof(int64_t));                                    \
+    std::memcpy(s + lo + lw, bs + rw, (size_t)(end - rw) * sizeof(double));                   \
+    std::memcpy(x + lo + lw, bx + rw, (size_t)(end - rw) * sizeof(int64_t));                  \
+    swap_at(s, x, lo + lw, hi - 1);                                                           \
+    return lo + lw;
+
+// Partition [lo, hi) (hi - lo <= SHORT_MAX) around the key at hi-1; return its final position.
+APRANK_AVX512 static inline int64_t short_partition_avx512(double* s, int64_t* x, int64_t lo,
+                                                           int64_t hi) {
+    APRANK_SHORT_PARTITION(Avx512Keys)
+}
+
+APRANK_AVX2 static inline int64_t short_partition_avx2(double* s, int64_t* x, int64_t lo,
+                                                       int64_t hi) {
+    APRANK_SHORT_PARTITION(Avx2Keys)
+}
+
 // Short ranges sorted by rank: each key goes to the position given by the number of keys
 // ranked above it (distinct keys: the tie rule makes the order strict), counted 8 keys per
 // comparison. No branch depends on the keys, where insertion sort mispredicts about once a key.
@@ -425,9 +478,13 @@ static inline int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi
                                    int simd) {
     swap_at(s, x, p, hi - 1);
 #ifdef APRANK_HAVE_SIMD
+    static_assert(SHORT_MAX == 128, "the two vector schemes meet at 128 keys");
     if (hi - lo > 128) {  // see the static_asserts above partition_avx512
         if (simd >= SIMD_AVX512 && cpu_has_avx512()) return partition_avx512(s, x, lo, hi);
         if (simd >= SIMD_AVX2 && cpu_has_avx2()) return partition_avx2(s, x, lo, hi);
+    } else {
+        if (simd >= SIMD_AVX512 && cpu_has_avx512()) return short_partition_avx512(s, x, lo, hi);
+        if (simd >= SIMD_AVX2 && cpu_has_avx2()) return short_partition_avx2(s, x, lo, hi);
     }
 #else
     (void)simd;
