@@ -3,11 +3,12 @@
 Every exact ranking algorithm is run with each vector path forced (``aprank.set_simd``) and
 with the portable path, on instances built to stress the vector partitions: heavy ties, all
 scores equal, +-0.0 mixed (the tie rule treats them as one score), huge and subnormal scores,
-sorted and reverse-sorted input, at sizes around the vector widths and the partitions' minimum
-(the vector paths take ranges of more than 128 keys) and in the thousands (guided pivots). The
-ranks, coefficients, loss and objective must be identical bit for bit; the objective must equal
-an oracle's: every permutation (n <= 8), the exhaustive ``brute`` (n <= 16), and Yue's greedy
-written in NumPy from the paper at every size. A path this CPU lacks is skipped with the reason.
+sorted and reverse-sorted input, at sizes around the vector widths and the switch between the
+two vector partitions (in place above 128 keys, through a buffer up to 128) and in the
+thousands (guided pivots). The ranks, coefficients, loss and objective must be identical bit
+for bit; the objective must equal an oracle's: every permutation (n <= 8), the exhaustive
+``brute`` (n <= 16), and Yue's greedy written in NumPy from the paper at every size. A path
+this CPU lacks is skipped with the reason.
 """
 import numpy as np
 import pytest
@@ -23,8 +24,8 @@ KINDS = ["ties", "all-equal", "signed-zeros", "extreme", "descending", "ascendin
 #: the kinds the quick lane (pytest -m "not slow") runs on each vector path; every kind takes
 #: 3-10 s, and the whole sweep runs in the full suite
 QUICK_KINDS = {"ties"}
-# (P, N): N around the vector widths and block sizes, around the 128-key minimum of the
-# vector partitions, and in the thousands (sampled pivots start at 4096 keys).
+# (P, N): N around the vector widths and block sizes, around the 128 keys where the vector
+# partitions switch scheme, and in the thousands (sampled pivots start at 4096 keys).
 SIZES = ([(1, n) for n in range(0, 71, 3)] + [(3, n) for n in range(1, 71, 5)]
          + [(p, n) for p in (1, 4, 40) for n in range(126, 132)]
          + [(p, n) for p in (2, 25, 300) for n in (257, 1000, 1023, 1025, 4095, 4097, 6000)])
