@@ -322,20 +322,11 @@ struct Avx2Keys {
     }
 };
 
-// The loop needs n >= rem + 2 K W keys, rem < K W; partition_at sends it ranges over 128.
-static_assert(3 * Avx512Keys::K * Avx512Keys::W - 1 <= 128, "AVX-512 steps too long");
-static_assert(3 * Avx2Keys::K * Avx2Keys::W - 1 <= 128, "AVX2 steps too long");
-
-// Partition [lo, hi) (hi - lo > 128) around the key at hi-1; return its final position.
-APRANK_AVX512 static inline int64_t partition_avx512(double* s_all, int64_t* x_all, int64_t lo,
-                                                     int64_t hi) {
-    APRANK_VECTOR_PARTITION(Avx512Keys)
-}
-
-APRANK_AVX2 static inline int64_t partition_avx2(double* s_all, int64_t* x_all, int64_t lo,
-                                                 int64_t hi) {
-    APRANK_VECTOR_PARTITION(Avx2Keys)
-}
+// Ranges of more than SHORT_MAX keys are partitioned in place, shorter ones through a buffer
+// (below). The in-place loop needs n >= rem + 2 K W keys, rem < K W.
+constexpr int64_t SHORT_MAX = 128;
+static_assert(3 * Avx512Keys::K * Avx512Keys::W - 1 <= SHORT_MAX, "AVX-512 steps too long");
+static_assert(3 * Avx2Keys::K * Avx2Keys::W - 1 <= SHORT_MAX, "AVX2 steps too long");
 
 // Ranges of at most SHORT_MAX keys, too short for the in-place scheme's setup (whole steps of
 // K vectors on each side), are partitioned out of place: each vector of keys is classified and
@@ -343,12 +334,10 @@ APRANK_AVX2 static inline int64_t partition_avx2(double* s_all, int64_t* x_all, 
 // right run from its end, and both runs are copied back. Keys past the last whole vector are
 // placed one by one, branch-free. The left run keeps its keys' order; the right run keeps it
 // within each vector.
-constexpr int64_t SHORT_MAX = 128;
-
 #define APRANK_SHORT_PARTITION(V)                                                               \
     constexpr int W = V::W;                                                                   \
-    const double ps = s[hi - 1];                                                              \
-    const int64_t pi = x[hi - 1];                                                             \
+    const double ps = s_all[hi - 1];                                                          \
+    const int64_t pi = x_all[hi - 1];                                                         \
     const int64_t n = hi - 1 - lo; /* keys to place; the pivot stays at hi-1 until the end */ \
     const V v(ps, pi);                                                                        \
     /* the gap between the runs is at least 2 W before every store: neither store of a     \
@@ -358,10 +347,10 @@ constexpr int64_t SHORT_MAX = 128;
     const int64_t end = n + 2 * W;                                                            \
     int64_t lw = 0, rw = end, t = 0;                                                          \
     for (; t + W <= n; t += W)                                                                \
-        v.scatter(bs, bx, &lw, &rw, V::load_s(s + lo + t), V::load_x(x + lo + t));            \
+        v.scatter(bs, bx, &lw, &rw, V::load_s(s_all + lo + t), V::load_x(x_all + lo + t));    \
     for (; t < n; ++t) {                                                                      \
-        const double es = s[lo + t];                                                          \
-        const int64_t ei = x[lo + t];                                                         \
+        const double es = s_all[lo + t];                                                      \
+        const int64_t ei = x_all[lo + t];                                                     \
         const bool above = before(es, ei, ps, pi);                                            \
         bs[lw] = es;                                                                          \
         bx[lw] = ei;                                                                          \
@@ -370,22 +359,28 @@ constexpr int64_t SHORT_MAX = 128;
         lw += above;                                                                          \
         rw -= !above;                                                                         \
     }                                                                                         \
-    std::memcpy(s + lo, bs, (size_t)lw * sizeof(double));                                    \
-    std::memcpy(x + lo, bx, (size_t)lw * sizeof(int64_t));                                    \
-    std::memcpy(s + lo + lw, bs + rw, (size_t)(end - rw) * sizeof(double));                   \
-    std::memcpy(x + lo + lw, bx + rw, (size_t)(end - rw) * sizeof(int64_t));                  \
-    swap_at(s, x, lo + lw, hi - 1);                                                           \
+    std::memcpy(s_all + lo, bs, (size_t)lw * sizeof(double));                                 \
+    std::memcpy(x_all + lo, bx, (size_t)lw * sizeof(int64_t));                                \
+    std::memcpy(s_all + lo + lw, bs + rw, (size_t)(end - rw) * sizeof(double));               \
+    std::memcpy(x_all + lo + lw, bx + rw, (size_t)(end - rw) * sizeof(int64_t));              \
+    swap_at(s_all, x_all, lo + lw, hi - 1);                                                   \
     return lo + lw;
 
-// Partition [lo, hi) (hi - lo <= SHORT_MAX) around the key at hi-1; return its final position.
-APRANK_AVX512 static inline int64_t short_partition_avx512(double* s, int64_t* x, int64_t lo,
-                                                           int64_t hi) {
-    APRANK_SHORT_PARTITION(Avx512Keys)
+// Partition [lo, hi) (hi - lo >= 3) around the key at hi-1; return its final position.
+APRANK_AVX512 static inline int64_t partition_avx512(double* s_all, int64_t* x_all, int64_t lo,
+                                                     int64_t hi) {
+    if (hi - lo <= SHORT_MAX) {
+        APRANK_SHORT_PARTITION(Avx512Keys)
+    }
+    APRANK_VECTOR_PARTITION(Avx512Keys)
 }
 
-APRANK_AVX2 static inline int64_t short_partition_avx2(double* s, int64_t* x, int64_t lo,
-                                                       int64_t hi) {
-    APRANK_SHORT_PARTITION(Avx2Keys)
+APRANK_AVX2 static inline int64_t partition_avx2(double* s_all, int64_t* x_all, int64_t lo,
+                                                 int64_t hi) {
+    if (hi - lo <= SHORT_MAX) {
+        APRANK_SHORT_PARTITION(Avx2Keys)
+    }
+    APRANK_VECTOR_PARTITION(Avx2Keys)
 }
 
 // Short ranges sorted by rank: each key goes to the position given by the number of keys
@@ -478,14 +473,8 @@ static inline int64_t partition_at(double* s, int64_t* x, int64_t lo, int64_t hi
                                    int simd) {
     swap_at(s, x, p, hi - 1);
 #ifdef APRANK_HAVE_SIMD
-    static_assert(SHORT_MAX == 128, "the two vector schemes meet at 128 keys");
-    if (hi - lo > 128) {  // see the static_asserts above partition_avx512
-        if (simd >= SIMD_AVX512 && cpu_has_avx512()) return partition_avx512(s, x, lo, hi);
-        if (simd >= SIMD_AVX2 && cpu_has_avx2()) return partition_avx2(s, x, lo, hi);
-    } else {
-        if (simd >= SIMD_AVX512 && cpu_has_avx512()) return short_partition_avx512(s, x, lo, hi);
-        if (simd >= SIMD_AVX2 && cpu_has_avx2()) return short_partition_avx2(s, x, lo, hi);
-    }
+    if (simd >= SIMD_AVX512 && cpu_has_avx512()) return partition_avx512(s, x, lo, hi);
+    if (simd >= SIMD_AVX2 && cpu_has_avx2()) return partition_avx2(s, x, lo, hi);
 #else
     (void)simd;
 #endif
