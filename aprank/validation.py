@@ -152,7 +152,7 @@ def as_labels(labels, n: int, name: str = "labels") -> np.ndarray:
     raise ValueError(f"{name} mix 0 and -1 as the negative label; use {{0, 1}} or {{-1, +1}}")
 
 
-def as_query_groups(qid, n: int):
+def as_query_groups(qid, n: int, *, return_slot: bool = False):
     """Group samples by query id.
 
     Query ids must be comparable with each other (real numbers, or strings, not both) and not
@@ -164,6 +164,8 @@ def as_query_groups(qid, n: int):
         One query id per sample; None: every sample in one query.
     n : int
         The number of samples.
+    return_slot : bool, default False
+        Also return ``slot``, the inverse of ``order``.
 
     Returns
     -------
@@ -177,9 +179,15 @@ def as_query_groups(qid, n: int):
         The query ids in the order of the groups (None without ``qid``): ascending, as
         ``np.unique(qid)`` gives them, whatever the layout (contiguous or interleaved), so
         every per-query output of the package has one order.
+    slot : ndarray of int64 or None
+        Only with ``return_slot``: each sample's position in ``order`` (its inverse,
+        ``order[slot[k]] == k``), None when ``order`` is. The counting pass writes it as it
+        places the samples, in input order, which costs far less than inverting ``order``
+        afterwards (a write to a random position per sample).
     """
     if qid is None:
-        return None, np.array([0, n], dtype=np.int64), None
+        groups = None, np.array([0, n], dtype=np.int64), None
+        return groups + (None,) if return_slot else groups
     arr = _one_dimensional(qid, "qid")
     if arr.shape[0] != n:
         raise ValueError(f"qid has {arr.shape[0]} entries but there are {n} scores")
@@ -194,11 +202,17 @@ def as_query_groups(qid, n: int):
             raise ValueError(f"qid[{int(np.argmax(nan))}] is NaN: NaN equals no id, not even "
                              "itself, so it names no query")
     try:
-        return _grouped(arr, n)
+        order, offsets, ids, slot = _grouped(arr, n, return_slot)
     except TypeError:       # sorting ids that do not order together (an object array)
         kinds = sorted({type(v).__name__ for v in arr})
         raise ValueError(f"qid mixes ids of types {kinds} that cannot be ordered together; use "
                          "one type (all numbers or all strings)") from None
+    if not return_slot:
+        return order, offsets, ids
+    if order is not None and slot is None:
+        slot = np.empty(n, dtype=np.int64)
+        slot[order] = np.arange(n, dtype=np.int64)
+    return order, offsets, ids, slot
 
 
 #: Integer ids spanning at most this many values beyond n are grouped by a counting sort
@@ -206,8 +220,9 @@ def as_query_groups(qid, n: int):
 COUNTING_SLACK = 1 << 16
 
 
-def _grouped(arr: np.ndarray, n: int):
-    """as_query_groups' result for valid ids."""
+def _grouped(arr: np.ndarray, n: int, with_slot: bool):
+    """as_query_groups' (order, offsets, qids) for valid ids, and the slot where the counting
+    pass wrote it (``with_slot``; else None)."""
     if arr.dtype.kind in "iu" and n > 0:
         lo, hi = int(arr.min()), int(arr.max())
         if hi - lo < 2 * n + COUNTING_SLACK:
@@ -215,19 +230,19 @@ def _grouped(arr: np.ndarray, n: int):
             # (values past 2^63 do not fit int64, their offsets from the minimum do)
             shifted = (np.subtract(arr, lo, dtype=np.int64) if arr.dtype.kind == "i" else
                        (arr - arr.dtype.type(lo)).astype(np.int64))
-            order, offsets = count_groups(shifted, hi - lo + 1)
+            order, offsets, slot = count_groups(shifted, hi - lo + 1, with_slot)
             if order is not None:
-                return order, offsets, arr[order[offsets[:-1]]]
-            return _ascending_blocks(offsets, arr[offsets[:-1]])
+                return order, offsets, arr[order[offsets[:-1]]], slot
+            return _ascending_blocks(offsets, arr[offsets[:-1]]) + (None,)
     starts = np.flatnonzero(np.r_[True, arr[1:] != arr[:-1]])
     block_ids = arr[starts]
     offsets = np.r_[starts, n].astype(np.int64)
     if np.unique(block_ids).size == block_ids.size:
-        return _ascending_blocks(offsets, block_ids)
+        return _ascending_blocks(offsets, block_ids) + (None,)
     order = np.argsort(arr, kind="stable").astype(np.int64)
     sorted_ids = arr[order]
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    return order, np.r_[starts, n].astype(np.int64), sorted_ids[starts]
+    return order, np.r_[starts, n].astype(np.int64), sorted_ids[starts], None
 
 
 def _ascending_blocks(offsets: np.ndarray, block_ids: np.ndarray):

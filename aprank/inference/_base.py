@@ -256,6 +256,7 @@ class QueryProblem(Problem):
             # cost more than a kernel on a small query
             n = self.is_pos.shape[0]
             self.order, self.offsets, self.query_ids = None, np.array([0, n], dtype=np.int64), None
+            self._grouping_slot = None
             self.n_pos = int(np.count_nonzero(self.is_pos))
             self.positives = np.array([self.n_pos], dtype=np.int64)
             self.__dict__["max_query_size"] = n
@@ -265,7 +266,10 @@ class QueryProblem(Problem):
             self.__dict__["largest_query"] = ((self.n_pos, n - self.n_pos) if self.all_used
                                               else (0, 0))
         else:
-            self.order, self.offsets, self.query_ids = validation.as_query_groups(qid, n_samples)
+            wants_slot = self._wants_slot(self.is_pos.shape[0])
+            groups = validation.as_query_groups(qid, n_samples, return_slot=wants_slot)
+            self.order, self.offsets, self.query_ids = groups[:3]
+            self._grouping_slot = groups[3] if wants_slot else None
             self.positives = self._positives_per_query()
             self.n_pos = int(self.positives.sum())
             self.used = (self.positives > 0 if self.loss.needs_positives
@@ -284,6 +288,12 @@ class QueryProblem(Problem):
                              f"and {where}" +
                              ("; pass empty='skip' to leave such queries out"
                               if qid is not None and empty == "error" else ""))
+
+    def _wants_slot(self, n: int) -> bool:
+        """Whether a problem of n samples keeps each sample's position in the order of the
+        groups (``_grouping_slot``, the inverse of ``order``), which the grouping's counting
+        pass writes for little more than its cost: not here."""
+        return False
 
     @property
     def n_samples(self) -> int:

@@ -1,6 +1,6 @@
 """Query grouping: the counting sort of small integer ids gives exactly the groups of a stable
-argsort (written out below as the reference), and the driver's ground-truth coefficients equal
-``Loss.truth_coef`` bit for bit."""
+argsort (written out below as the reference), with the inverse of its order on request, and
+the driver's ground-truth coefficients equal ``Loss.truth_coef`` bit for bit."""
 import numpy as np
 import pytest
 
@@ -40,6 +40,13 @@ def test_counting_sort_groups_as_a_stable_argsort(dtype):
             v = v * int(rng.integers(1, 10 ** 6))    # sparse ids: the argsort path
         arr = np.clip(base + v.astype(object), info.min, info.max).astype(dtype)
         got, want = as_query_groups(arr, n), reference_groups(arr, n)
+        with_slot = as_query_groups(arr, n, return_slot=True)
+        for a, b in zip(with_slot[:3], got):
+            assert (a is None and b is None) or np.array_equal(a, b)
+        slot = with_slot[3]
+        assert (slot is None) == (got[0] is None)
+        if slot is not None:
+            assert slot.dtype == np.int64 and np.array_equal(got[0][slot], np.arange(n))
         assert (got[0] is None) == (want[0] is None)
         if want[0] is not None:
             assert got[0].dtype == np.int64 and np.array_equal(got[0], want[0])

@@ -426,12 +426,20 @@ def _fast_input_path(instances, instance, loss, algorithm, rng):
     return None
 
 
+class _GatheredProblem(RankingProblem):
+    """A ranking problem whose interleaved queries run on gathered copies at every size, so
+    that its grouping keeps the slot (the inverse of its order) as for a large batch."""
+
+    gather_min = 0
+
+
 def _grouping_paths(instances, instance, loss, algorithm, rng):
     """The query riffled with others in one batch, grouped three ways: query ids dense
     (the counting pass), the same ids spread far apart (a stable argsort), both run on
-    gathered copies (``gather_min`` 0), and, for a compiled kernel, the driver reading the
-    samples through ``order`` instead: the same ranks, coefficients, losses and objectives,
-    bit for bit."""
+    gathered copies with the slot the grouping wrote (``gather_min`` 0 from the start), the
+    dense ids again with the slot inverted from the order (``gather_min`` 0 after the
+    grouping), and, for a compiled kernel, the driver reading the samples through ``order``
+    instead: the same ranks, coefficients, losses and objectives, bit for bit."""
     others = [instances.random_instance(int(rng.integers(2 ** 31)), t, min(300, instance.size))
               for t in range(2)]
     parts = [o for o in others if o.labels.any()][:1] + [instance] + others[1:]
@@ -439,13 +447,17 @@ def _grouping_paths(instances, instance, loss, algorithm, rng):
     scores, labels = np.empty(qid.size), np.empty(qid.size, dtype=bool)
     for q, part in enumerate(parts):
         scores[qid == q], labels[qid == q] = part.scores, part.labels
-    dense = instances.problem_type(labels, loss, qid=qid)
-    sparse = instances.problem_type(labels, loss, qid=qid * (2 ** 40) - 3)
-    dense.gather_min = sparse.gather_min = 0          # the gathered copies, whatever the size
+    dense = _GatheredProblem(labels, loss, qid=qid)
+    sparse = _GatheredProblem(labels, loss, qid=qid * (2 ** 40) - 3)
+    inverted = instances.problem_type(labels, loss, qid=qid)
+    inverted.gather_min = 0
     a, b = dense.solve(scores, algorithm), sparse.solve(scores, algorithm)
+    c = inverted.solve(scores, algorithm)
     for field in ("ranks", "coef", "truth_coef", "loss", "objective"):
         if not np.array_equal(getattr(a, field), getattr(b, field)):
             return f"{field}: the counting pass and the argsort group differently"
+        if not np.array_equal(getattr(a, field), getattr(c, field)):
+            return f"{field}: the grouping's slot and the inverted order differ"
     algo = as_algorithm(dense.loss, algorithm)
     if getattr(algo.run, "rank_one_route", False) is True and dense.order is not None:
         call = Call(dense, scores, want_truth=True)

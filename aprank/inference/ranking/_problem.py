@@ -85,10 +85,16 @@ class RankingProblem(QueryProblem):
         flags = self.is_pos.view(np.uint8)
         return read_only(flags if self.order is None else flags[self.order])
 
+    def _wants_slot(self, n: int) -> bool:
+        # interleaved queries of gather_min samples or more run on gathered copies
+        return n >= self.gather_min
+
     @cached_property
     def slot(self) -> np.ndarray:
         """Per sample, its position in the order of the groups (the inverse of ``order``;
-        requires one)."""
+        requires one): the grouping's where it wrote it, else inverted here."""
+        if self._grouping_slot is not None:
+            return read_only(self._grouping_slot)
         return read_only(_driver_cy.inverse(self.order))
 
     def query_indices(self, q: int) -> np.ndarray:
