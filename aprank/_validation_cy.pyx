@@ -26,8 +26,8 @@ def count_groups(const i64[::1] ids, i64 n_values, bint with_slot=False):
     cdef i64 n = ids.shape[0], k, v, g = 0, blocks = 0, groups = 0, total = 0, c, start = 0
     counts_buf = np.zeros(n_values, dtype=np.int64)
     cdef i64[::1] counts = counts_buf
-    # the blocks' starts while there are at most n_values of them (more blocks than ids: some
-    # id spans several blocks, and the starts are not needed)
+    # the blocks' starts, the first n_values of them (past n_values blocks, some id spans
+    # several blocks, and the starts are not needed)
     starts_buf = np.empty(n_values + 1, dtype=np.int64)
     cdef i64[::1] starts = starts_buf
     with nogil:
