@@ -527,7 +527,6 @@ constexpr int64_t SORT_SMALL = 24;
 
 // Introsort: quicksort on partition(), short ranges by rank (the vector paths) or insertion
 // sort (the portable one), heap sort once the depth budget is spent (worst case O(n log n)).
-
 static inline void sort_within(double* s, int64_t* x, int64_t lo, int64_t hi, int budget, int simd) {
     while (hi - lo > SORT_SMALL) {
         if (budget-- <= 0) {

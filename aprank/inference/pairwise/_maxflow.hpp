@@ -213,6 +213,10 @@ struct Graph {
     // The flow later re-cuts draw from i is not recorded (its capacity stays infinite).
     void pin(i64 i) {
         pins.push_back(i);
+        hold_pin(i);
+    }
+    // A pinned node's infinite capacity, set again by restore_rest.
+    void hold_pin(i64 i) {
         tr[i] = label[i] ? std::numeric_limits<double>::infinity()
                          : -std::numeric_limits<double>::infinity();
     }
@@ -233,9 +237,7 @@ struct Graph {
     // Back to the optimum's flow exactly (the rounding of released flows does not pile up).
     void restore_rest() {
         rcap = rcap_rest; tr = tr_rest;
-        std::vector<i64> kept;
-        kept.swap(pins);
-        for (i64 i : kept) pin(i);
+        for (i64 i : pins) hold_pin(i);
     }
     void unclamp() {
         for (size_t r = undo_rcap.size(); r-- > 0;) rcap[undo_rcap[r].first] = undo_rcap[r].second;
