@@ -16,6 +16,8 @@ Run from the repository root:
 * :mod:`benchmarks.query_metrics` -- the metrics over many queries against ``infer_batch``;
 * :mod:`benchmarks.partition_paths` -- the exact AP algorithms on every partition path;
 * :mod:`benchmarks.fit_times` -- fit times of the structured SVMs next to liblinear (``--fit``);
+* :mod:`benchmarks.cv_path` -- the C path of the ``*CV`` searches, and what looser stopping
+  rules would take;
 * :mod:`benchmarks.torch_bench` -- the PyTorch AP hinge against ``torch.sort`` (``--torch``);
 * :mod:`benchmarks.dask_bench` -- a Dask LocalCluster against one process;
 * :mod:`benchmarks.timing` -- what the tables share: how a call is timed and its memory traced;
