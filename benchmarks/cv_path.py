@@ -14,8 +14,12 @@ iteration whose recorded gap (the solver's own, which its rule compares) is at m
 (SVM-struct's rule: the most violated constraint at most ``tol`` above the working set's slack)
 or at most ``tol`` times that iteration's primal objective (a relative gap, OCAS's
 ``TolRel``). A fit follows the same path up to that iteration under either rule, so the time
-is what it would have stopped at; a fit that never met the rule counts whole. The fits' own
-rule, ``gap <= min(1, C) tol``, is the looser rules' at C <= 1 and tighter above.
+is what it would have stopped at; a fit that never met the rule counts whole. C here is the
+weight of the slack in 1/2 ||w||^2 + C xi: the estimator's C, times the training rows for
+``BinarySVM``, whose C weighs each sample's hinge. The fits' own rule, ``gap <= min(1, C)
+tol``, is SVM-struct's at C <= 1 and C times tighter above. Last, how far from the optimum
+the fits' w can lie (:func:`distance_bound`), as a fraction of its norm, at each rule's gap:
+the largest over the folds.
 """
 from __future__ import annotations
 
@@ -30,12 +34,15 @@ from threadpoolctl import threadpool_limits
 from benchmarks.cli import Parser, at_least, run
 from benchmarks.machine import machine
 
-__all__ = ["fold_path", "measure", "table", "main"]
+__all__ = ["fold_path", "slack_weight", "distance_bound", "measure", "table", "main"]
 
 ESTIMATORS = ("BinarySVM", "APSVM", "NDCGSVM")
 #: the ``*CV`` estimators' default grid (their ``Cs=5``)
 GRID = np.logspace(-4.0, 4.0, 5)
 TOL = 1e-3
+#: the estimators whose C weighs each sample's hinge (LinearSVC's scale): the weight of their
+#: slack in 1/2 ||w||^2 + C xi, the C of the stopping rules, is C times the training rows
+PER_SAMPLE_C = ("BinarySVM",)
 
 
 def fold_path(estimator, X, y, folds, Cs=GRID) -> dict:
@@ -47,13 +54,18 @@ def fold_path(estimator, X, y, folds, Cs=GRID) -> dict:
         Arrays over ``Cs``: ``seconds`` (the folds' fits summed), ``iterations``,
         ``converged`` (fits that met their rule), ``at_c_tol`` and ``at_relative`` (the seconds
         until the first iteration whose gap met each looser rule, the whole fit where none did)
-        and ``iterations_c_tol``, ``iterations_relative`` (the iterations up to it).
+        and ``iterations_c_tol``, ``iterations_relative`` (the iterations up to it); and
+        ``within_fit``, ``within_c_tol``, ``within_relative``: the largest, over the folds, of
+        how far from the optimum w* the fit's w can lie, as a fraction of ||w||, by its final gap
+        and by the gap each looser rule would have stopped at (:func:`distance_bound`).
     """
     out = {key: np.zeros(len(Cs)) for key in
            ("seconds", "iterations", "converged", "at_c_tol", "at_relative",
-            "iterations_c_tol", "iterations_relative")}
+            "iterations_c_tol", "iterations_relative", "within_fit", "within_c_tol",
+            "within_relative")}
     for train, _ in folds:
         for j, C in enumerate(Cs):
+            slack = slack_weight(estimator.__name__, C, len(train))
             stamps: list = []
             start = time.process_time()
             fit = estimator(C=C, tol=TOL,
@@ -65,12 +77,33 @@ def fold_path(estimator, X, y, folds, Cs=GRID) -> dict:
             out["seconds"][j] += seconds
             out["iterations"][j] += fit.n_iter_
             out["converged"][j] += bool(fit.converged_)
-            for key, met in (("at_c_tol", gap <= C * TOL), ("at_relative", gap <= TOL * primal)):
+            for key, met in (("at_c_tol", gap <= slack * TOL),
+                             ("at_relative", gap <= TOL * primal)):
                 first = np.flatnonzero(met)
                 out[key][j] += stamps[first[0]] - start if first.size else seconds
                 out[key.replace("at_", "iterations_")][j] += (first[0] + 1 if first.size
                                                               else fit.n_iter_)
+            # the objective's w: BinarySVM's has the weight of its constant feature too
+            w = (np.append(fit.coef_, fit.intercept_ / fit.intercept_scaling)
+                 if hasattr(fit, "intercept_") else fit.coef_)
+            norm = float(np.linalg.norm(w))
+            for key, gap_at in (("within_fit", fit.gap_), ("within_c_tol", slack * TOL),
+                                ("within_relative", TOL * fit.primal_)):
+                out[key][j] = max(out[key][j], distance_bound(gap_at) / norm)
     return out
+
+
+def slack_weight(name: str, C, n_rows: int):
+    """The weight of the slack in 1/2 ||w||^2 + C xi that estimator ``name`` fitted with ``C``
+    on ``n_rows`` rows minimises: the C its stopping rule reads."""
+    return C * n_rows if name in PER_SAMPLE_C else C
+
+
+def distance_bound(gap: float) -> float:
+    """How far from the optimum w* a point whose gap is ``gap`` can lie: sqrt(2 gap), since
+    the objective's 1/2 ||w||^2 makes it 1-strongly convex (F(w) - F(w*) >= 1/2 ||w - w*||^2)
+    and the gap bounds F(w) - F(w*)."""
+    return float(np.sqrt(2.0 * max(gap, 0.0)))
 
 
 def measure(rounds: int = 3, rows_used=None, names=ESTIMATORS) -> dict:
@@ -110,20 +143,23 @@ def table(measured: dict) -> str:
              f"`LogisticRegressionCV(cv=3, Cs=5)` on the same folds: "
              f"{measured['logistic']:.3f} s.", "",
              "| estimator | C | seconds | iterations | met the rule | seconds to gap <= C tol "
-             "(iterations) | seconds to gap <= tol primal (iterations) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "(iterations) | seconds to gap <= tol primal (iterations) | w within, % of its norm: "
+             "at the fit's gap / C tol / tol primal |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, path in measured["paths"].items():
         for j, C in enumerate(GRID):
             lines.append(f"| {name} | {C:g} | {path['seconds'][j]:.3f} | "
                          f"{path['iterations'][j]:.0f} | {path['converged'][j]:.0f} of "
                          f"{measured['n_folds']} | {path['at_c_tol'][j]:.3f} "
                          f"({path['iterations_c_tol'][j]:.0f}) | {path['at_relative'][j]:.3f} "
-                         f"({path['iterations_relative'][j]:.0f}) |")
+                         f"({path['iterations_relative'][j]:.0f}) | "
+                         f"{100 * path['within_fit'][j]:.2g} / {100 * path['within_c_tol'][j]:.2g} "
+                         f"/ {100 * path['within_relative'][j]:.2g} |")
         lines.append(f"| {name} | all | {path['seconds'].sum():.3f} | "
                      f"{path['iterations'].sum():.0f} | | {path['at_c_tol'].sum():.3f} "
                      f"({path['iterations_c_tol'].sum():.0f}) | "
                      f"{path['at_relative'].sum():.3f} "
-                     f"({path['iterations_relative'].sum():.0f}) |")
+                     f"({path['iterations_relative'].sum():.0f}) | |")
     return "\n".join(lines) + "\n"
 
 
