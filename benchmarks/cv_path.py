@@ -74,6 +74,9 @@ def fold_path(estimator, X, y, folds, Cs=GRID) -> dict:
             seconds = time.process_time() - start
             gap = np.array([entry["gap"] for entry in fit.history_])
             primal = np.array([entry["primal"] for entry in fit.history_])
+            if len(stamps) != gap.shape[0]:
+                raise RuntimeError(f"{estimator.__name__}(C={C:g}) called its callback "
+                                   f"{len(stamps)} times for {gap.shape[0]} history entries")
             out["seconds"][j] += seconds
             out["iterations"][j] += fit.n_iter_
             out["converged"][j] += bool(fit.converged_)
