@@ -80,12 +80,10 @@ def fold_path(estimator, X, y, folds, Cs=GRID) -> dict:
             out["seconds"][j] += seconds
             out["iterations"][j] += fit.n_iter_
             out["converged"][j] += bool(fit.converged_)
-            for key, met in (("at_c_tol", gap <= slack * TOL),
-                             ("at_relative", gap <= TOL * primal)):
+            for rule, met in (("c_tol", gap <= slack * TOL), ("relative", gap <= TOL * primal)):
                 first = np.flatnonzero(met)
-                out[key][j] += stamps[first[0]] - start if first.size else seconds
-                out[key.replace("at_", "iterations_")][j] += (first[0] + 1 if first.size
-                                                              else fit.n_iter_)
+                out[f"at_{rule}"][j] += stamps[first[0]] - start if first.size else seconds
+                out[f"iterations_{rule}"][j] += first[0] + 1 if first.size else fit.n_iter_
             # the objective's w: BinarySVM's has the weight of its constant feature too
             w = (np.append(fit.coef_, fit.intercept_ / fit.intercept_scaling)
                  if hasattr(fit, "intercept_") else fit.coef_)
