@@ -172,38 +172,63 @@ class _Queries:
         return self.cum0[start + i] - self.cum0[start + i0]
 
 
-#: Per device, the longest (D, Z) of the default discount built so far (see _default_tables).
-_DEFAULT_TABLES: dict = {}
+def _default_discount_sums(size: int) -> tuple[np.ndarray, ...]:
+    """(D, Z) of the default discount, ``size`` entries each: D[0] = 0 and D[m] = 1/log2(1 + m)
+    as :class:`aprank.losses.NDCG` states it (torch's log2 differs from C's, the kernels', in
+    the last bit at some m), Z[m] = D[0] + ... + D[m] added in order, as the kernels add their
+    norm."""
+    D = np.concatenate([[0.0], NDCG().D(np.arange(1, size))])
+    return D, np.cumsum(D)
 
 
-def _default_tables(size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """(D, Z) of the default discount on ``device``, ``size`` entries each: D[0] = 0 and
-    D[m] = 1/log2(1 + m) as :class:`aprank.losses.NDCG` states it, Z[m] = D[0] + ... + D[m]
-    added in order, as the kernels add their norm.
+def _harmonic_numbers(size: int) -> tuple[np.ndarray, ...]:
+    """(H,), ``size`` entries: H[0] = 0 and H[m] = 1 + 1/2 + ... + 1/m added in order, so that
+    every device ranks with the same table (a GPU's parallel scan rounds otherwise in the last
+    bit)."""
+    return (np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, size, dtype=np.float64))]),)
 
-    Built on the host and copied to the device once per device and length (a longer one
-    serves every shorter): torch's log2 differs from C's, the kernels', in the last bit at
-    some m, and a CUDA cumsum adds in a tree."""
-    have = _DEFAULT_TABLES.get(device)
+
+#: Per (builder, device), the longest tables a builder has made so far (see _host_tables).
+_HOST_TABLES: dict = {}
+
+
+def _host_tables(build, size: int, device) -> tuple[torch.Tensor, ...]:
+    """``build(size)``'s tables on ``device``, ``size`` entries each: made on the host, where
+    sums run in order, and copied to the device once per device and length (a longer one
+    serves every shorter, and a table grows at least twofold)."""
+    have = _HOST_TABLES.get((build, device))
     if have is None or have[0].shape[0] < size:
         grow = max(size, 2 * have[0].shape[0] if have is not None else size)
-        D = np.concatenate([[0.0], NDCG().D(np.arange(1, grow))])
-        have = (torch.from_numpy(D).to(device), torch.from_numpy(np.cumsum(D)).to(device))
-        _DEFAULT_TABLES[device] = have
-    return have[0][:size], have[1][:size]
+        have = tuple(torch.from_numpy(table).to(device) for table in build(grow))
+        _HOST_TABLES[(build, device)] = have
+    return tuple(table[:size] for table in have)
 
 
 @torch.library.custom_op("aprank::default_discount", mutates_args=())
 def _library_default_discount(m: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(D, Z) of :func:`_default_tables` for positions 0 ... m.shape[0] on m's device, as an
-    operator that torch.compile calls instead of tracing (the values come from the host)."""
-    D, Z = _default_tables(m.shape[0] + 1, m.device)
+    """(D, Z) of :func:`_default_discount_sums` for positions 0 ... m.shape[0] on m's device,
+    as an operator that torch.compile calls instead of tracing (the values come from the
+    host)."""
+    D, Z = _host_tables(_default_discount_sums, m.shape[0] + 1, m.device)
     return D.clone(), Z.clone()
 
 
 @_library_default_discount.register_fake
 def _(m):
     return m.new_empty(m.shape[0] + 1), m.new_empty(m.shape[0] + 1)
+
+
+@torch.library.custom_op("aprank::harmonic_numbers", mutates_args=())
+def _library_harmonic_numbers(m: torch.Tensor) -> torch.Tensor:
+    """H of :func:`_harmonic_numbers` for 0 ... m.shape[0] on m's device, as an operator that
+    torch.compile calls instead of tracing (the values come from the host)."""
+    H, = _host_tables(_harmonic_numbers, m.shape[0] + 1, m.device)
+    return H.clone()
+
+
+@_library_harmonic_numbers.register_fake
+def _(m):
+    return m.new_empty(m.shape[0] + 1)
 
 
 def _discount_table(discount, n: int, device) -> torch.Tensor:
@@ -231,8 +256,8 @@ class _Loss:
         n_max = n + 2            # a shape: the largest query has at most n samples
         m = torch.arange(1, n_max + 1, dtype=torch.float64, device=device)
         if code is KernelLoss.AP:
-            # H[m] = sum_{t <= m} 1/t, H[0] = 0
-            self.H = torch.cat([m.new_zeros(1), _cumsum(1.0 / m)])
+            # H[m] = sum_{t <= m} 1/t, H[0] = 0, summed in order on the host
+            self.H = _library_harmonic_numbers(m)
             self.Z = None
         elif discount is None:
             self.D, self.Z = _library_default_discount(m)

@@ -511,3 +511,19 @@ def test_auto_on_cuda_gives_triton_only_where_it_can_run(monkeypatch, capability
         assert _loss._run_for("auto", torch.device("cpu")).__name__ == "_run_kernels"
     finally:
         _loss._cuda_auto.cache_clear()
+
+
+def test_the_ap_harmonic_table_is_summed_in_order():
+    """The closed form of AP's search reads H[m] = 1 + 1/2 + ... + 1/m; the table is summed one
+    term after another, as the host does, whatever device it serves (a parallel scan rounds
+    otherwise in the last bit), and a longer table built first serves shorter ones."""
+    from aprank.torch._ops import _Loss
+    from aprank.losses import KernelLoss
+    want, total = [0.0], 0.0
+    for m in range(1, 5003):
+        total += 1.0 / m
+        want.append(total)
+    for n in (5000, 37, 5000):
+        H = _Loss(KernelLoss.AP, None, n, torch.device("cpu")).H
+        assert H.dtype == torch.float64 and H.shape == (n + 3,)
+        assert H.tolist() == want[:n + 3]

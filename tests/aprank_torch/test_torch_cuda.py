@@ -121,3 +121,18 @@ def test_ndcg_module_moves_its_discount_to_cuda():
     got = crit(torch.tensor(s, device="cuda"), torch.tensor(y, device="cuda"))
     assert got.device.type == "cuda"
     assert got.item() == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_the_loss_tables_on_cuda_are_the_host_sums(loss):
+    """AP's harmonic numbers and the default NDCG discount's norms, as the torch search reads
+    them on the GPU, equal the host's sums in order to the last bit (a device scan adds in a
+    tree and rounds otherwise)."""
+    from aprank.losses import KernelLoss
+    from aprank.torch._ops import _Loss
+    code = KernelLoss.AP if loss == "ap" else KernelLoss.NDCG
+    n = 300_000
+    on_gpu = _Loss(code, None, n, torch.device("cuda"))
+    on_host = _Loss(code, None, n, torch.device("cpu"))
+    for name in ("H",) if loss == "ap" else ("D", "Z"):
+        assert torch.equal(getattr(on_gpu, name).cpu(), getattr(on_host, name)), name
