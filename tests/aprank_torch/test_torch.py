@@ -517,8 +517,8 @@ def test_the_ap_harmonic_table_is_summed_in_order():
     """The closed form of AP's search reads H[m] = 1 + 1/2 + ... + 1/m; the table is summed one
     term after another, as the host does, whatever device it serves (a parallel scan rounds
     otherwise in the last bit), and a longer table built first serves shorter ones."""
-    from aprank.torch._ops import _Loss
     from aprank.losses import KernelLoss
+    from aprank.torch._ops import _Loss
     want, total = [0.0], 0.0
     for m in range(1, 5003):
         total += 1.0 / m
