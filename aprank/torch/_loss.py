@@ -53,8 +53,9 @@ def _as_score_tensor(scores) -> torch.Tensor:
     return scores
 
 
-def _as_is_pos(labels, shape, device) -> torch.Tensor:
-    """Labels as bool, {0, 1} or {-1, +1} (as aprank.validation.as_labels) -> bool tensor."""
+def _as_is_pos(labels, shape, device, validate: bool = True) -> torch.Tensor:
+    """Labels as bool, {0, 1} or {-1, +1} (as aprank.validation.as_labels) -> bool tensor.
+    Without ``validate`` the values are not looked at: positive where a label equals 1."""
     y = torch.as_tensor(labels, device=device)
     if tuple(y.shape) != tuple(shape):
         raise ValueError(f"labels has shape {tuple(y.shape)} but scores has shape {tuple(shape)}")
@@ -63,6 +64,8 @@ def _as_is_pos(labels, shape, device) -> torch.Tensor:
     if not (y.is_floating_point() or y.dtype in _INTEGER_DTYPES):
         raise ValueError(f"labels must be bool, {{0, 1}} or {{-1, +1}}, got dtype {y.dtype}")
     positive = y == 1
+    if not validate:
+        return positive
     for other in (0, -1):
         if bool((positive | (y == other)).all()):
             return positive
@@ -100,21 +103,22 @@ def _query_groups(qid, scores: torch.Tensor):
     return group, ids
 
 
-def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> int:
+def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> tuple[int, int]:
     """The checks that look at the values, with one wait for the device between them: the
     scores are finite, and queries without positives (which have no AP or NDCG) are refused
-    or left out. Returns how many queries have positives."""
-    if empty not in ("error", "skip"):
-        raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
+    or left out. Returns how many queries have positives and how many positives there are
+    (which sizes the torch operations' search)."""
     finite = torch.isfinite(scores.detach())
-    used = _per_group(group, is_pos.long(), n_groups, bool(blocks)) > 0
-    n_bad, n_used = torch.stack([(~finite).sum(), used.sum()]).tolist()
+    positives = _per_group(group, is_pos.long(), n_groups, bool(blocks))
+    used = positives > 0
+    n_bad, n_used, n_positives = torch.stack([(~finite).sum(), used.sum(),
+                                              positives.sum()]).tolist()
     if n_bad:
         bad = np.unravel_index(int(torch.argmin(finite.flatten().to(torch.uint8))), scores.shape)
         where = ", ".join(str(int(b)) for b in bad)
         raise ValueError(f"scores[{where}] = {scores[bad].item()!r} is not finite")
     if n_used == n_groups:
-        return n_used
+        return n_used, n_positives
     if ids is None:
         raise ValueError("AP and NDCG are undefined without positive samples, and the batch has "
                          "none")
@@ -124,7 +128,15 @@ def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> int:
             f"AP and NDCG are undefined without positive samples, and query {first!r} has none"
             + ("; pass empty='skip' to leave such queries out" if empty == "error"
                else " (nor does any other)"))
-    return n_used
+    return n_used, n_positives
+
+
+def _count_used(is_pos, group, n_groups, blocks) -> torch.Tensor:
+    """How many queries have positives, as a tensor on the device (at least 1: the divisor of
+    the mean), for a call that does not look at the values."""
+    if blocks is None:
+        blocks = _equal_blocks(group, n_groups)
+    return (_per_group(group, is_pos.long(), n_groups, blocks) > 0).sum().clamp(min=1)
 
 
 # ---------------------------------------------------------------------------- backends
@@ -135,12 +147,17 @@ _KERNEL_ALGORITHM = "auto"
 
 def _kernel_chunk(s, is_pos, group, algorithm, loss):
     """objective per group present in the chunk (by group id) and grad per sample."""
+    if not is_pos.any():
+        # every query here lacks positives (a thread's part of a batch, or an unchecked
+        # batch): no hinge and no gradient, which a problem would refuse as having nothing
+        # to solve
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(s.shape[0])
     problem = RankingProblem(is_pos, loss, qid=group, empty="skip")
     result = problem.solve(s, algorithm)
     return result.query_ids, result.objective, result.coef - result.truth_coef
 
 
-def _run_kernels(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+def _run_kernels(s, is_pos, group, n_groups, loss, discount, blocks, n_threads, n_positives):
     """The compiled kernels through RankingProblem: one compiled loop over the queries, split
     over threads when the batch is large (the kernels run without the GIL; a problem solves
     all of its queries, so each thread's part is a problem of its own)."""
@@ -183,11 +200,11 @@ def _torch_ops(search, s, is_pos, group, n_groups, loss, discount, blocks, **opt
     return terms.objective, terms.grad
 
 
-def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
-    """The torch-ops inference. The count of positives sizes the search's buffers: one look at
-    the data, as the validation's, before the search (which has none)."""
+def _run_torch(s, is_pos, group, n_groups, loss, discount, blocks, n_threads, n_positives):
+    """The torch-ops inference; ``n_positives`` (at least the count of positives: the
+    validation's count, or the samples' without it) sizes the search's buffers."""
     return _torch_ops(hinge_terms, s, is_pos, group, n_groups, loss, discount, blocks,
-                      n_positives=int(is_pos.sum()))
+                      n_positives=n_positives)
 
 
 @functools.cache
@@ -197,21 +214,21 @@ def _compiled_terms():
     return torch.compile(hinge_terms, fullgraph=True, dynamic=False)
 
 
-def _positives_bucket(is_pos) -> int:
-    """The count of positives rounded up to a power of two (at most n): the compiled search is
-    specialised to the buffer size this bound implies, and a bucket rather than the count
-    keeps the recompiles to log2(n) per input shape."""
-    return min(is_pos.numel(), 1 << max(int(is_pos.sum()) - 1, 0).bit_length())
+def _positives_bucket(n_positives: int, n: int) -> int:
+    """A bound on the positives rounded up to a power of two (at most n, the samples): the
+    compiled search is specialised to the buffer size this bound implies, and a bucket rather
+    than the count keeps the recompiles to log2(n) per input shape."""
+    return min(n, 1 << max(n_positives - 1, 0).bit_length())
 
 
-def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+def _run_compiled(s, is_pos, group, n_groups, loss, discount, blocks, n_threads, n_positives):
     """The torch-ops inference compiled by torch.compile(fullgraph=True): the same operations
     as _run_torch, fused into few kernels, given a bound on the positives (a power of two)."""
     return _torch_ops(_compiled_terms(), s, is_pos, group, n_groups, loss, discount, blocks,
-                      n_positives=_positives_bucket(is_pos))
+                      n_positives=_positives_bucket(n_positives, s.numel()))
 
 
-def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads):
+def _run_triton(s, is_pos, group, n_groups, loss, discount, blocks, n_threads, n_positives):
     """The search and the finish in two Triton kernels (:mod:`aprank.torch._triton`; Triton is
     optional), around a sort and per-query counts in torch operations."""
     if _triton is None:
@@ -290,9 +307,9 @@ class _StructuredHinge(torch.autograd.Function):
 
     @staticmethod
     def forward(scores, is_pos, group, n_groups, loss, discount, blocks, run, n_threads,
-                reduction, n_used):
+                reduction, n_used, n_positives):
         objective, grad = run(_flat(scores), is_pos, group, n_groups, loss, discount, blocks,
-                              n_threads)
+                              n_threads, n_positives)
         value = _REDUCE[reduction][0](objective.to(scores.device), n_used)
         # the subgradient in the scores' shape and dtype: what autograd accumulates into .grad
         return value.to(scores.dtype), _in_shape(grad, scores)
@@ -314,7 +331,7 @@ class _StructuredHinge(torch.autograd.Function):
         # second autograd node, whose cost each plain backward would pay for nothing
         spread = (_Spread.apply(scores, grad, factor) if torch.is_grad_enabled()
                   else grad * factor)
-        return spread, None, None, None, None, None, None, None, None, None, None
+        return spread, None, None, None, None, None, None, None, None, None, None, None
 
 
 class _Spread(torch.autograd.Function):
@@ -378,7 +395,7 @@ def _refuse_loss(name: str, options: dict) -> None:
 # ---------------------------------------------------------------------------- public
 def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
                backend: str = "auto", empty: str = "skip", n_threads=None,
-               process_group=None) -> torch.Tensor:
+               process_group=None, validate: bool = True) -> torch.Tensor:
     """The exact structured hinge of a ranking loss: per query,
 
         max_R [Delta(R*, R) + sum_k coef_k(R) s_k] - sum_k coef_k(R*) s_k,
@@ -417,7 +434,8 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     empty : {"skip", "error"}, default "skip"
         "skip": a query without positives contributes 0 and is left out of the mean, as a
         class missing from a minibatch should be; "error": ValueError naming it. A batch with
-        no positive at all is always a ValueError: AP and NDCG are undefined.
+        no positive at all is a ValueError (AP and NDCG are undefined) unless
+        ``validate=False``.
     n_threads : int, optional
         Threads for the compiled kernels on large batches (default
         ``torch.get_num_threads()``).
@@ -426,6 +444,15 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
         loss of the global batch, every rank's samples gathered, ``qid`` global across ranks;
         every rank gets the same value, and a gradient only for its own samples, scaled so
         that DDP's average over the ranks is the single-process gradient (see the Notes).
+    validate : bool, default True
+        Check the values: finite scores, labels in {0, 1} or {-1, +1}, and queries without
+        positives (``empty``). The checks read the batch on the host: one wait for the device
+        per call. False skips them: a label is positive where it is True or equals 1, a query
+        without positives contributes 0 and leaves the mean (``empty="skip"``; "error" needs
+        the checks), a batch without positives gives 0, and non-finite scores give undefined
+        values. With a (B, L) score matrix or one query (``qid=None``), and AP or NDCG's
+        default discount, nothing in the call then reads the batch on the host (see the
+        Notes).
 
     Returns
     -------
@@ -444,9 +471,16 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
     derivative of the global loss with respect to them, so that DDP, which averages the
     replicas' gradients, trains on exactly the gradient of the concatenated batch. A check
     that fails on one rank is raised on every rank.
+
+    ``validate=False`` is for a step that must not wait for the device (a step captured as a
+    CUDA graph, or one whose host runs ahead of the GPU). What still reads the batch on the
+    host: ``qid`` (its distinct ids), a user's NDCG discount (its norms are summed in order on
+    the host), ``process_group`` (the ranks exchange their batch sizes), and the
+    ``"kernels"`` backend (it runs on the host). The ``"torch"`` backend then sizes its search
+    for every sample being positive, which is slower when positives are few.
     """
     return _hinge(scores, labels, qid, reduction, loss, None, backend, empty, n_threads,
-                  process_group)
+                  process_group, validate)
 
 
 # Under torch.compile the loss runs eagerly (a graph break; the model around it compiles):
@@ -457,7 +491,7 @@ def hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, loss="ap",
 # what the API reference shows).
 @torch.compiler.disable
 def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_threads,
-           process_group):
+           process_group, validate):
     """:func:`hinge_loss` with ``discount``, the NDCG discount as a float64 tensor (a module's
     buffer, on the scores' device) or None (built from ``loss`` when the torch operations
     need it)."""
@@ -472,6 +506,13 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
+    if empty not in ("error", "skip"):
+        raise ValueError(f"empty={empty!r} must be 'error' or 'skip'")
+    if validate not in (True, False):
+        raise ValueError(f"validate={validate!r} must be True or False")
+    if empty == "error" and not validate:
+        raise ValueError("empty='error' looks for queries without positives, which "
+                         "validate=False does not; pass validate=True, or empty='skip'")
     if not isinstance(loss, Loss) and not (isinstance(loss, str) and loss in LOSSES):
         # get_loss would list every loss, most of which the hinge here refuses
         raise ValueError(f"unknown loss {loss!r}; choose one of {_hinge_losses()} or pass a "
@@ -489,24 +530,30 @@ def _hinge(scores, labels, qid, reduction, loss, discount, backend, empty, n_thr
         n_threads = torch.get_num_threads()
     if int(n_threads) < 1:
         raise ValueError(f"n_threads={n_threads!r} must be a positive integer")
-    is_pos = _as_is_pos(labels, scores.shape, scores.device)
+    is_pos = _as_is_pos(labels, scores.shape, scores.device, validate)
     group, ids = _query_groups(qid, scores)
     is_pos = _flat(is_pos)
     n_groups = 1 if ids is None else int(ids.numel())
     # a matrix's columns, and a single query, are equal consecutive blocks; for other qid the
     # backends check (None)
     blocks = True if scores.ndim == 2 or ids is None else None
-    n_used = _check_data(scores, is_pos, group, n_groups, ids, empty, blocks)
+    if validate:
+        n_used, n_positives = _check_data(scores, is_pos, group, n_groups, ids, empty, blocks)
+    else:
+        # nothing read on the host: the mean's divisor stays on the device, and the samples
+        # bound the positives
+        n_used, n_positives = _count_used(is_pos, group, n_groups, blocks), is_pos.numel()
     user_discount = getattr(loss, "discount", None)
     if user_discount is not None:
-        # the discount must reach the largest query's last position (one look at the data,
-        # as the rest of this validation)
-        loss.kernel_spec(int(torch.bincount(group).max()))
+        # the discount must reach the largest query's last position: equal blocks tell it by
+        # their shape, other queries by one look at the data
+        loss.kernel_spec(is_pos.numel() // n_groups if blocks
+                         else int(torch.bincount(group).max()))
         if discount is None:
             discount = torch.tensor(user_discount, dtype=torch.float64, device=scores.device)
     value, _ = _StructuredHinge.apply(scores, is_pos, group, n_groups, loss, discount, blocks,
                                       _run_for(backend, scores.device), int(n_threads),
-                                      reduction, n_used)
+                                      reduction, n_used, int(n_positives))
     return value
 
 
@@ -526,8 +573,8 @@ def ap_hinge_loss(scores, labels, qid=None, reduction: str = "mean", **options) 
         "mean" over the queries that have positives, "sum", or "none" (one value per query,
         in the order of ``torch.unique(qid)``, or per column).
     **options
-        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss` (a
-        ``loss=`` is a TypeError: :func:`hinge_loss` takes the others).
+        ``backend``, ``empty``, ``n_threads``, ``process_group``, ``validate`` of
+        :func:`hinge_loss` (a ``loss=`` is a TypeError: :func:`hinge_loss` takes the others).
 
     Returns
     -------
@@ -558,8 +605,8 @@ def ndcg_hinge_loss(scores, labels, qid=None, reduction: str = "mean", *, discou
     discount : array-like, optional
         The discount, as ``aprank.losses.NDCG`` takes it (default 1/log2(1 + i)).
     **options
-        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss` (a
-        ``loss=`` is a TypeError: :func:`hinge_loss` takes the others).
+        ``backend``, ``empty``, ``n_threads``, ``process_group``, ``validate`` of
+        :func:`hinge_loss` (a ``loss=`` is a TypeError: :func:`hinge_loss` takes the others).
 
     Returns
     -------
@@ -591,7 +638,7 @@ def _ndcg(discount):
 
 class _HingeModule(torch.nn.Module):
     def __init__(self, reduction="mean", *, backend="auto", empty="skip", n_threads=None,
-                 process_group=None):
+                 process_group=None, validate=True):
         super().__init__()
         if reduction not in REDUCTIONS:
             raise ValueError(f"reduction={reduction!r} must be one of {REDUCTIONS}")
@@ -599,11 +646,11 @@ class _HingeModule(torch.nn.Module):
             raise ValueError(f"backend={backend!r} must be one of {BACKENDS}")
         self.reduction, self.backend = reduction, backend
         self.empty, self.n_threads = empty, n_threads
-        self.process_group = process_group
+        self.process_group, self.validate = process_group, validate
 
     def _options(self):
         return dict(backend=self.backend, empty=self.empty, n_threads=self.n_threads,
-                    process_group=self.process_group)
+                    process_group=self.process_group, validate=self.validate)
 
 
 class APHingeLoss(_HingeModule):
@@ -622,6 +669,8 @@ class APHingeLoss(_HingeModule):
     process_group : torch.distributed.ProcessGroup or True, optional
         The loss of the group's global batch (True: the default group), as
         :func:`hinge_loss`; None (default): this process's batch alone.
+    validate : bool, default True
+        As :func:`hinge_loss`: False skips the checks that read the batch on the host.
     """
 
     def forward(self, scores, labels, qid=None):
@@ -638,7 +687,8 @@ class NDCGHingeLoss(_HingeModule):
     discount : array-like, optional
         The discount, as ``aprank.losses.NDCG`` takes it; checked when the module is made.
     **options
-        ``backend``, ``empty``, ``n_threads``, ``process_group`` of :func:`hinge_loss`.
+        ``backend``, ``empty``, ``n_threads``, ``process_group``, ``validate`` of
+        :func:`hinge_loss`.
     """
 
     def __init__(self, reduction="mean", *, discount=None, **options):
@@ -658,4 +708,5 @@ class NDCGHingeLoss(_HingeModule):
         if discount is not None and discount.dtype != torch.float64:
             discount = None
         return _hinge(scores, labels, qid, self.reduction, self.loss, discount,
-                      self.backend, self.empty, self.n_threads, self.process_group)
+                      self.backend, self.empty, self.n_threads, self.process_group,
+                      self.validate)

@@ -194,6 +194,8 @@ def test_reduction_none_follows_sorted_query_ids():
     (dict(backend="cuda"), "backend"),
     (dict(empty="drop"), "empty"),
     (dict(n_threads=0), "n_threads"),
+    (dict(validate="no"), "validate"),
+    (dict(validate=False, empty="error"), "empty='error' looks for queries without positives"),
 ])
 def test_bad_input_is_refused_clearly(kwargs, match):
     args = dict(scores=torch.tensor([1.0, 0.0]), labels=torch.tensor([1, 0]))
@@ -288,6 +290,24 @@ def test_threads_give_the_same_answer():
     one = at.ap_hinge_loss(torch.tensor(s), y, q, "none", n_threads=1)
     two = at.ap_hinge_loss(torch.tensor(s), y, q, "none", n_threads=2)
     assert torch.equal(one, two)
+
+
+def test_a_thread_given_only_queries_without_positives():
+    """Two large queries, the second without positives: the threads split between them, and
+    the second thread's part (nothing to solve) gives 0 and no gradient."""
+    rng = np.random.default_rng(9)
+    n = 30_000
+    s, q = rng.standard_normal(2 * n), np.repeat([0, 1], n)
+    y = np.zeros(2 * n, dtype=bool)
+    y[rng.choice(n, 100, replace=False)] = True
+    got = []
+    for n_threads in (1, 2):
+        x = torch.tensor(s, requires_grad=True)
+        out = at.ap_hinge_loss(x, y, q, "none", n_threads=n_threads)
+        out.sum().backward()
+        got.append((out.detach(), x.grad))
+    assert got[1][0][1] == 0.0 and torch.equal(got[1][1][n:], torch.zeros(n, dtype=x.dtype))
+    assert torch.equal(got[0][0], got[1][0]) and torch.equal(got[0][1], got[1][1])
 
 
 def test_modules_and_float32_training_step():
@@ -489,7 +509,7 @@ def test_positives_bucket_bounds_the_count_in_powers_of_two():
     for n, P, want in [(10, 1, 1), (10, 2, 2), (10, 3, 4), (10, 5, 8), (10, 9, 10), (100, 0, 1)]:
         y = torch.zeros(n, dtype=torch.bool)
         y[:P] = True
-        assert _positives_bucket(y) == want
+        assert _positives_bucket(int(y.sum()), n) == want
 
 
 @pytest.mark.parametrize("capability, installed, want", [
@@ -527,3 +547,74 @@ def test_the_ap_harmonic_table_is_summed_in_order():
         H = _Loss(KernelLoss.AP, None, n, torch.device("cpu")).H
         assert H.dtype == torch.float64 and H.shape == (n + 3,)
         assert H.tolist() == want[:n + 3]
+
+
+def _batches_to_trust(rng):
+    """(scores, labels, qid) of every layout the loss takes, with queries lacking positives
+    (left out of the mean) and labels in each convention."""
+    S = np.round(rng.standard_normal((40, 6)), 1)
+    Y = rng.random((40, 6)) < 0.2
+    Y[:, 2] = False                                   # a class missing from the minibatch
+    yield S, Y, None
+    yield S, np.where(Y, 1, -1), None                 # {-1, +1}
+    s, y, q = random_batch(rng)
+    yield s, y.astype(np.float32), q                  # {0, 1}, many queries
+    yield s, y, None                                  # one query
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_validate_false_gives_the_checked_call_to_the_last_bit(loss, backend, reduction):
+    """On valid batches, skipping the checks changes nothing: the same value and gradient,
+    bit for bit, in every layout and reduction (the mean's divisor counted on the device)."""
+    rng = np.random.default_rng([31, LOSSES.index(loss)])
+    for _ in range(4):
+        for s, y, q in _batches_to_trust(rng):
+            got = []
+            for validate in (True, False):
+                x = torch.tensor(s, requires_grad=True)
+                out = at.hinge_loss(x, torch.tensor(y), None if q is None else torch.tensor(q),
+                                    reduction, loss=loss, backend=backend, validate=validate)
+                out.sum().backward()
+                got.append((out.detach(), x.grad))
+            assert torch.equal(got[0][0], got[1][0]) and torch.equal(got[0][1], got[1][1])
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("shape", [(64, 5), (300,)])
+def test_validate_false_reads_nothing_on_the_host(loss, shape):
+    """With the checks skipped, a score matrix or one query goes through the loss and its
+    backward without the host reading a value: the call runs on fake tensors, which have
+    none (with the checks, the same call must read them)."""
+    from torch._subclasses.fake_tensor import DataDependentOutputException, FakeTensorMode
+    for validate in (False, True):
+        with FakeTensorMode():
+            scores = torch.randn(*shape, requires_grad=True)
+            labels = torch.rand(*shape) < 0.3
+            if validate:
+                with pytest.raises(DataDependentOutputException):
+                    at.hinge_loss(scores, labels, loss=loss, backend="torch")
+                continue
+            for criterion in (at.APHingeLoss(backend="torch", validate=False),
+                              at.NDCGHingeLoss(backend="torch", validate=False),
+                              lambda s, y: at.hinge_loss(s, y.long(), loss=loss,
+                                                         backend="torch", validate=False)):
+                criterion(scores, labels).backward()
+                assert scores.grad.shape == scores.shape
+
+
+def test_validate_false_trusts_the_labels_and_skips_empty_batches():
+    """Without the checks: a label is positive where it equals 1, so {0, 1} and {-1, +1} read
+    alike; a batch without positives gives 0 and a zero gradient, where the checks refuse it."""
+    s = torch.tensor([0.3, 1.0, -0.2, 0.9], requires_grad=True)
+    want = at.ap_hinge_loss(s, [1, 0, 1, 0])
+    for labels in ([1, -1, 1, -1], [1.0, 0.0, 1.0, 0.0], [True, False, True, False]):
+        assert torch.equal(at.ap_hinge_loss(s, torch.tensor(labels), validate=False), want)
+    for reduction in ("mean", "sum"):
+        s.grad = None
+        out = at.ap_hinge_loss(s, torch.zeros(4), reduction=reduction, validate=False)
+        out.backward()
+        assert out.item() == 0.0 and torch.equal(s.grad, torch.zeros(4))
+    with pytest.raises(ValueError, match="the batch has none"):
+        at.ap_hinge_loss(s, torch.zeros(4))

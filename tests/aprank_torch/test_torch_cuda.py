@@ -136,3 +136,79 @@ def test_the_loss_tables_on_cuda_are_the_host_sums(loss):
     on_host = _Loss(code, None, n, torch.device("cpu"))
     for name in ("H",) if loss == "ap" else ("D", "Z"):
         assert torch.equal(getattr(on_gpu, name).cpu(), getattr(on_host, name)), name
+
+
+#: the backends whose step can run without the host reading the batch ("kernels" runs on it)
+DEVICE_BACKENDS = ["torch"] + (["triton"] if at._loss._triton is not None else [])
+
+
+def _step(scores, labels, loss, backend, validate=False):
+    scores.grad = None
+    out = at.hinge_loss(scores, labels, loss=loss, backend=backend, validate=validate)
+    out.backward()
+    return out
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("backend", DEVICE_BACKENDS)
+@pytest.mark.parametrize("shape", [(256, 40), (20_000,)])
+def test_validate_false_step_never_waits_for_the_gpu(loss, backend, shape):
+    """Forward and backward with the checks skipped, on a score matrix and on one query:
+    torch's sync debug mode raises on any synchronising call (after a first call, which
+    compiles the Triton kernels and copies the loss tables to the device once)."""
+    rng = np.random.default_rng(27)
+    x = torch.tensor(rng.standard_normal(shape), dtype=torch.float32, device="cuda",
+                     requires_grad=True)
+    y = torch.tensor(rng.random(shape) < 0.1, device="cuda")
+    _step(x, y, loss, backend)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        _step(x, y, loss, backend)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("backend", DEVICE_BACKENDS)
+@pytest.mark.parametrize("shape", [(256, 40), (20_000,)])
+def test_validate_false_step_captures_and_replays_as_a_cuda_graph(loss, backend, shape):
+    """The whole step (forward and backward) captured by torch.cuda.graph; replays on new
+    scores and labels copied into the captured tensors give the eager checked call's value
+    and gradient, bit for bit, ties included."""
+    rng = np.random.default_rng(28)
+    x = torch.zeros(shape, dtype=torch.float32, device="cuda", requires_grad=True)
+    y = torch.zeros(shape, dtype=torch.bool, device="cuda")
+
+    def draw(digits):
+        s = rng.standard_normal(shape)
+        return (torch.tensor(s if digits is None else np.round(s, digits), dtype=torch.float32),
+                torch.tensor(rng.random(shape) < 0.1))
+
+    s0, y0 = draw(None)
+    with torch.no_grad():
+        x.copy_(s0)
+        y.copy_(y0)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):          # warm-up, as torch.cuda.graph asks
+        for _ in range(3):
+            _step(x, y, loss, backend)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    x.grad = None
+    with torch.cuda.graph(graph):
+        value = at.hinge_loss(x, y, loss=loss, backend=backend, validate=False)
+        value.backward()
+    for digits in (None, 1, None, 1):
+        s, labels = draw(digits)
+        with torch.no_grad():
+            x.copy_(s)
+            y.copy_(labels)
+        graph.replay()
+        torch.cuda.synchronize()
+        fresh = s.cuda().requires_grad_()
+        want = at.hinge_loss(fresh, labels.cuda(), loss=loss, backend=backend)
+        want.backward()
+        assert torch.equal(value, want) and torch.equal(x.grad, fresh.grad), digits

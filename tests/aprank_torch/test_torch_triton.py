@@ -100,6 +100,25 @@ def test_triton_backend_ranks_a_matrix_per_column():
     np.testing.assert_allclose(x.grad.cpu().numpy(), x_ref.grad.numpy(), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_triton_backend_without_the_checks_gives_the_checked_call(reduction):
+    """validate=False on a score matrix (with a class missing from the batch) and on one
+    query: the value and gradient of the checked call, bit for bit."""
+    rng = np.random.default_rng([26, 4])
+    S = np.round(rng.standard_normal((90, 5)), 1)
+    Y = rng.random((90, 5)) < 0.2
+    Y[:, 3] = False
+    for s, y in [(S, Y), (S[:, 0], Y[:, 0] | (np.arange(90) == 7))]:
+        got = []
+        for validate in (True, False):
+            x = torch.tensor(s, device=DEVICE, requires_grad=True)
+            out = at.hinge_loss(x, torch.tensor(y, device=DEVICE), reduction=reduction,
+                                backend="triton", validate=validate)
+            out.sum().backward()
+            got.append((out.detach(), x.grad))
+        assert torch.equal(got[0][0], got[1][0]) and torch.equal(got[0][1], got[1][1])
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU the kernel runs on CUDA tensors")
 def test_triton_on_cpu_tensors_outside_the_interpreter_is_refused(monkeypatch):
     from aprank.torch import _triton
