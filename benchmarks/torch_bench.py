@@ -8,8 +8,16 @@ device, timed in one run. For scale, one more row per input: the same step with 
 binary cross-entropy (``binary_cross_entropy_with_logits``, mean), the cheapest loss a network
 trains with, whose forward + backward is a few elementwise kernels: near the least that a loss
 called eagerly costs on that device (its launches and autograd), for reading the ratios against.
+
+Before that row, the default backend (``"auto"``) twice more: with ``validate=False`` (the
+checks that read the batch on the host skipped), and on a CUDA device that step captured
+whole as a CUDA graph (``torch.cuda.graph``, forward and backward) and replayed, each replay
+after copying the scores into the captured tensor: what a training step that captures its
+loss pays.
 """
 from __future__ import annotations
+
+import warnings
 
 import torch
 
@@ -20,6 +28,10 @@ __all__ = ["bench", "format_bench", "describe_devices", "REFERENCE"]
 
 #: The backend column of the rows timing binary cross-entropy on the same tensor, for scale.
 REFERENCE = "BCE (for scale)"
+#: The backend column of the default backend's step without the checks, and of that step
+#: captured as a CUDA graph and replayed (CUDA devices only).
+UNCHECKED = "auto, validate=False"
+CAPTURED = "auto, validate=False, CUDA graph"
 
 
 def _sync(device):
@@ -92,6 +104,22 @@ def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool =
                     t = median_time(step, repeats, budget)
                     rows.append((name, case, str(dtype).replace("torch.", ""), backend, t, t_sort,
                                  t / t_sort))
+
+                def unchecked(x=x, labels=labels, device=device):
+                    s = x.detach().requires_grad_()
+                    ap_hinge_loss(s, labels, validate=False).backward()
+                    _sync(device)
+
+                steps = [(UNCHECKED, unchecked)]
+                if device.type == "cuda":
+                    steps.append((CAPTURED, _captured_step(x, labels, device)))
+                for backend, step in steps:
+                    if step is None:
+                        continue
+                    step()
+                    t = median_time(step, repeats, budget)
+                    rows.append((name, case, str(dtype).replace("torch.", ""), backend, t, t_sort,
+                                 t / t_sort))
                 target = labels.to(dtype)
 
                 def bce(x=x, target=target, device=device):
@@ -104,6 +132,37 @@ def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool =
                 rows.append((name, case, str(dtype).replace("torch.", ""), REFERENCE, t, t_sort,
                              t / t_sort))
     return rows
+
+
+def _captured_step(x, labels, device):
+    """A callable that copies ``x`` into the scores of a CUDA graph of the step (forward and
+    backward of the AP hinge, ``validate=False``) and replays it; None, with a warning saying
+    why, where the capture fails (the table's other rows are still measured)."""
+    scores = x.detach().clone().requires_grad_()
+    try:
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):          # warm-up on a side stream, as capture asks
+            for _ in range(3):
+                scores.grad = None
+                ap_hinge_loss(scores, labels, validate=False).backward()
+        torch.cuda.current_stream(device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        scores.grad = None
+        with torch.cuda.graph(graph):
+            ap_hinge_loss(scores, labels, validate=False).backward()
+    except RuntimeError as err:
+        warnings.warn(f"no {CAPTURED!r} row for a {tuple(x.shape)} {x.dtype} tensor: the "
+                      f"capture failed ({err})", RuntimeWarning, stacklevel=2)
+        return None
+
+    def replay():
+        with torch.no_grad():
+            scores.copy_(x)
+        graph.replay()
+        _sync(device)
+
+    return replay
 
 
 def describe_devices() -> str:

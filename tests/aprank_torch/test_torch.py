@@ -382,13 +382,13 @@ def test_training_experiment_runs_at_a_small_size():
 
 @pytest.mark.slow      # the torch benchmark's table
 def test_bench_rows_are_measured():
-    from benchmarks.torch_bench import REFERENCE, bench
+    from benchmarks.torch_bench import REFERENCE, UNCHECKED, bench
     # the CPU's rows (a GPU adds its own backends' rows after them)
     rows = bench(devices=["cpu"], repeats=1, budget=0.0)
-    assert {r[3] for r in rows} == {"kernels", "torch", REFERENCE}
-    # per device, input and dtype: the backends, then the cross-entropy for scale
-    assert [r[3] for r in rows[:3]] == ["kernels", "torch", REFERENCE]
-    assert all(r[4] > 0 and r[5] > 0 for r in rows)
+    assert {r[3] for r in rows} == {"kernels", "torch", UNCHECKED, REFERENCE}
+    # per device, input and dtype: the backends, "auto" unchecked, then the cross-entropy
+    assert [r[3] for r in rows[:4]] == ["kernels", "torch", UNCHECKED, REFERENCE]
+    assert len(rows) == 4 * 4 and all(r[4] > 0 and r[5] > 0 for r in rows)
 
 
 def test_loss_modules_pickle():
