@@ -53,7 +53,7 @@ def _as_score_tensor(scores) -> torch.Tensor:
     return scores
 
 
-def _as_is_pos(labels, shape, device, validate: bool = True) -> torch.Tensor:
+def _as_is_pos(labels, shape, device, validate: bool) -> torch.Tensor:
     """Labels as bool, {0, 1} or {-1, +1} (as aprank.validation.as_labels) -> bool tensor.
     Without ``validate`` the values are not looked at: positive where a label equals 1."""
     y = torch.as_tensor(labels, device=device)
@@ -109,7 +109,7 @@ def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> tuple[in
     or left out. Returns how many queries have positives and how many positives there are
     (which sizes the torch operations' search)."""
     finite = torch.isfinite(scores.detach())
-    positives = _per_group(group, is_pos.long(), n_groups, bool(blocks))
+    positives = _positives_per_query(is_pos, group, n_groups, blocks)
     used = positives > 0
     n_bad, n_used, n_positives = torch.stack([(~finite).sum(), used.sum(),
                                               positives.sum()]).tolist()
@@ -131,12 +131,16 @@ def _check_data(scores, is_pos, group, n_groups, ids, empty, blocks) -> tuple[in
     return n_used, n_positives
 
 
+def _positives_per_query(is_pos, group, n_groups, blocks) -> torch.Tensor:
+    """The positives of each query; ``blocks``: True for equal consecutive blocks, None where
+    unknown (summed by query index then)."""
+    return _per_group(group, is_pos.long(), n_groups, bool(blocks))
+
+
 def _count_used(is_pos, group, n_groups, blocks) -> torch.Tensor:
     """How many queries have positives, as a tensor on the device (at least 1: the divisor of
     the mean), for a call that does not look at the values."""
-    if blocks is None:
-        blocks = _equal_blocks(group, n_groups)
-    return (_per_group(group, is_pos.long(), n_groups, blocks) > 0).sum().clamp(min=1)
+    return (_positives_per_query(is_pos, group, n_groups, blocks) > 0).sum().clamp(min=1)
 
 
 # ---------------------------------------------------------------------------- backends
