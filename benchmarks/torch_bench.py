@@ -94,44 +94,40 @@ def bench(devices=None, repeats: int = 7, budget: float = 20.0, compiled: bool =
 
                 sort()
                 t_sort = median_time(sort, repeats, budget)
-                for backend in _backends(device.type, dtype, compiled):
-                    def step(x=x, labels=labels, backend=backend, device=device):
-                        s = x.detach().requires_grad_()
-                        ap_hinge_loss(s, labels, backend=backend).backward()
-                        _sync(device)
-
-                    step()
-                    t = median_time(step, repeats, budget)
-                    rows.append((name, case, str(dtype).replace("torch.", ""), backend, t, t_sort,
-                                 t / t_sort))
-
-                def unchecked(x=x, labels=labels, device=device):
-                    s = x.detach().requires_grad_()
-                    ap_hinge_loss(s, labels, validate=False).backward()
-                    _sync(device)
-
-                steps = [(UNCHECKED, unchecked)]
+                steps = [(backend, _hinge_step(x, labels, device, backend=backend))
+                         for backend in _backends(device.type, dtype, compiled)]
+                steps.append((UNCHECKED, _hinge_step(x, labels, device, validate=False)))
                 if device.type == "cuda":
-                    steps.append((CAPTURED, _captured_step(x, labels, device)))
+                    captured = _captured_step(x, labels, device)
+                    if captured is not None:
+                        steps.append((CAPTURED, captured))
+                steps.append((REFERENCE, _bce_step(x, labels.to(dtype), device)))
                 for backend, step in steps:
-                    if step is None:
-                        continue
                     step()
                     t = median_time(step, repeats, budget)
                     rows.append((name, case, str(dtype).replace("torch.", ""), backend, t, t_sort,
                                  t / t_sort))
-                target = labels.to(dtype)
-
-                def bce(x=x, target=target, device=device):
-                    s = x.detach().requires_grad_()
-                    torch.nn.functional.binary_cross_entropy_with_logits(s, target).backward()
-                    _sync(device)
-
-                bce()
-                t = median_time(bce, repeats, budget)
-                rows.append((name, case, str(dtype).replace("torch.", ""), REFERENCE, t, t_sort,
-                             t / t_sort))
     return rows
+
+
+def _hinge_step(x, labels, device, **options):
+    """The AP hinge's forward and backward on a fresh leaf of ``x``, with ``options``."""
+    def step():
+        s = x.detach().requires_grad_()
+        ap_hinge_loss(s, labels, **options).backward()
+        _sync(device)
+
+    return step
+
+
+def _bce_step(x, target, device):
+    """Binary cross-entropy's forward and backward on a fresh leaf of ``x``."""
+    def step():
+        s = x.detach().requires_grad_()
+        torch.nn.functional.binary_cross_entropy_with_logits(s, target).backward()
+        _sync(device)
+
+    return step
 
 
 def _captured_step(x, labels, device):
